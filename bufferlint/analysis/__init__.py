@@ -1,0 +1,28 @@
+"""The whole-program analysis: parse -> per-module index -> per-function summaries ->
+project-wide propagation to a fixpoint -> findings.
+
+``analyze_project`` is the single entry point the CLI (and tests) use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Collection
+
+from bufferlint.findings import AnalysisResult
+from bufferlint.packs import Vocabulary
+
+
+def analyze_project(
+    root: Path,
+    files: Collection[Path],
+    report_files: Collection[Path],
+    vocab: Vocabulary,
+) -> AnalysisResult:
+    """Analyse every file of the project rooted at ``root`` (``files``: all its Python files)
+    and return findings and errors for ``report_files`` only.
+
+    All paths are absolute. Files outside ``report_files`` still contribute sources, guards
+    and helper summaries; their own parse errors are not reported.
+    """
+    raise NotImplementedError("engine under construction")

@@ -1,0 +1,84 @@
+"""What the analysis reports: findings with their trace, and files it could not analyse.
+
+These are plain data shared by the engine, the reporters and the fixers; nothing here
+knows how a finding was computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range: 1-based lines, 1-based character columns, end exclusive."""
+
+    path: Path
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One hop of a borrowed value: where it came from, how it moved, where it was consumed."""
+
+    path: Path
+    line: int
+    note: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text in a 1-based, end-exclusive range with `replacement`."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A mechanical repair of one finding, with Ruff's applicability levels ("safe", "unsafe")."""
+
+    applicability: str
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    span: Span
+    message: str
+    function: str  # enclosing function as "package.module:Class.method" ("package.module" at top level)
+    trace: tuple[TraceStep, ...] = ()
+    fix: Fix | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.span.path
+
+    def sort_key(self) -> tuple:
+        return (str(self.span.path), self.span.line, self.span.column, self.rule)
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file (or config) that could not be analysed, with one human-readable line why."""
+
+    path: Path
+    message: str
+
+
+@dataclass
+class AnalysisResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files_seen: int = 0
+    files_parsed: int = 0
+    lines_seen: int = 0

@@ -1,0 +1,322 @@
+"""Rule packs: the declarative vocabulary the analysis knows about libraries.
+
+A pack (a TOML file in ``rules/``, or ``[tool.bufferlint]`` in a project's pyproject.toml)
+names the callables that produce borrowed values (sources), the attributes that mark them
+(markers), the predicates that keep them off async paths (guards), the calls that copy
+(sanitizers) or alias (views) them, and the async consumers (sinks). The engine hard-codes
+no library name: everything it knows about torch, SGLang or concurrent.futures comes
+from here, so users can describe their own zero-copy producers the same way.
+
+Callables are written as patterns:
+
+* ``pkg.mod.func`` or ``pkg.mod.Class``: a function or class by qualified name;
+* ``pkg.mod.Class.method``: that method (on receivers known to be of that class);
+* ``.method``: a method of that name on any receiver;
+* a ``(kw=value)`` suffix restricts a pattern to calls that pass that keyword constant,
+  e.g. ``.to(copy=True)``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+class PackError(Exception):
+    """A malformed pack or config: the message names the file and the key."""
+
+
+# ---------------------------------------------------------------------------
+# Call patterns
+
+
+_PATTERN = re.compile(r"^(?P<name>\.?[A-Za-z_][\w.]*)(?:\((?P<cond>[^)]*)\))?$")
+
+
+@dataclass(frozen=True)
+class CallPattern:
+    qualname: str | None  # "torch.clone", "concurrent.futures.Executor.submit"
+    method: str | None  # "clone" for ".clone"
+    required_kwargs: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> "CallPattern":
+        match = _PATTERN.match(text.strip())
+        if not match:
+            raise ValueError(f"not a call pattern: {text!r} (expected 'pkg.func', 'pkg.Class.method' or '.method')")
+        name = match.group("name")
+        kwargs: list[tuple[str, Any]] = []
+        for part in filter(None, (p.strip() for p in (match.group("cond") or "").split(","))):
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip().isidentifier():
+                raise ValueError(f"bad keyword condition {part!r} in {text!r} (expected kw=value)")
+            try:
+                kwargs.append((key.strip(), ast.literal_eval(value.strip())))
+            except (ValueError, SyntaxError):
+                raise ValueError(f"bad keyword value {value.strip()!r} in {text!r}") from None
+        if name.startswith("."):
+            return cls(None, name[1:], tuple(kwargs))
+        return cls(name, None, tuple(kwargs))
+
+    @property
+    def last_name(self) -> str:
+        return self.method if self.method else self.qualname.rsplit(".", 1)[-1]
+
+    def __str__(self) -> str:
+        base = f".{self.method}" if self.method else self.qualname
+        if self.required_kwargs:
+            base += "(" + ", ".join(f"{k}={v!r}" for k, v in self.required_kwargs) + ")"
+        return base
+
+
+# ---------------------------------------------------------------------------
+# Shapes: what a source hands out, and which part of it is borrowed
+
+
+@dataclass(frozen=True)
+class Shape:
+    """``borrowed``, ``_`` (owned), ``iter[S]``, ``list[S]``, ``dict[_, S]`` or ``tuple[S, ...]``."""
+
+    kind: str  # "borrowed" | "owned" | "iter" | "list" | "dict" | "tuple"
+    items: tuple["Shape", ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> "Shape":
+        shape, rest = cls._parse(text.replace(" ", ""))
+        if rest:
+            raise ValueError(f"unexpected {rest!r} in shape {text!r}")
+        return shape
+
+    @classmethod
+    def _parse(cls, text: str) -> tuple["Shape", str]:
+        if text.startswith("borrowed"):
+            return cls("borrowed"), text[len("borrowed"):]
+        if text.startswith("_"):
+            return cls("owned"), text[1:]
+        for kind in ("iter", "list", "dict", "tuple"):
+            if text.startswith(kind + "["):
+                rest = text[len(kind) + 1:]
+                items = []
+                while True:
+                    item, rest = cls._parse(rest)
+                    items.append(item)
+                    if rest.startswith(","):
+                        rest = rest[1:]
+                        continue
+                    if rest.startswith("]"):
+                        rest = rest[1:]
+                        break
+                    raise ValueError(f"expected ',' or ']' in shape near {rest!r}")
+                arity = {"iter": 1, "list": 1, "dict": 2}.get(kind)
+                if arity is not None and len(items) != arity:
+                    raise ValueError(f"{kind}[...] takes {arity} shape(s), got {len(items)}")
+                return cls(kind, tuple(items)), rest
+        raise ValueError(f"unknown shape at {text!r} (expected borrowed, _, iter[], list[], dict[], tuple[])")
+
+
+# ---------------------------------------------------------------------------
+# Vocabulary entries
+
+
+@dataclass(frozen=True)
+class OwnedIf:
+    """A source call is owned (not borrowed) when it passes ``kwarg=equals``, either itself
+    or, with ``receiver_call``, in an earlier call of that method on the same receiver
+    (``streamer.stream_files(..., owned=True)`` before ``streamer.get_tensors()``)."""
+
+    kwarg: str
+    equals: Any
+    receiver_call: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    calls: tuple[CallPattern, ...]
+    produces: Shape
+    owned_if: tuple[OwnedIf, ...] = ()
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class SinkSpec:
+    """An async consumer: every argument of the call is read later, on another thread."""
+
+    calls: tuple[CallPattern, ...]
+    unknown_receiver: bool = False  # ".submit" also matches receivers of unknown type
+    enabled_by: str | None = None  # the call is async only when this argument may be true
+    params: tuple[str, ...] = ()  # positional parameter names, to find `enabled_by` by position
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class GuardSpec:
+    calls: tuple[CallPattern, ...]
+    param: int = 0  # which argument the guard inspects
+    origin: str = ""
+
+
+@dataclass
+class Vocabulary:
+    """Everything the engine knows about libraries: the union of the loaded packs."""
+
+    markers: set[str] = field(default_factory=set)
+    sources: list[SourceSpec] = field(default_factory=list)
+    guards: list[GuardSpec] = field(default_factory=list)
+    sanitizers: list[CallPattern] = field(default_factory=list)
+    views: list[CallPattern] = field(default_factory=list)
+    view_attributes: set[str] = field(default_factory=set)
+    sinks: list[SinkSpec] = field(default_factory=list)
+    settlers: list[CallPattern] = field(default_factory=list)
+    packs: list[str] = field(default_factory=list)
+
+    def merge(self, other: "Vocabulary") -> None:
+        self.markers |= other.markers
+        self.sources += other.sources
+        self.guards += other.guards
+        self.sanitizers += other.sanitizers
+        self.views += other.views
+        self.view_attributes |= other.view_attributes
+        self.sinks += other.sinks
+        self.settlers += other.settlers
+        self.packs += other.packs
+
+    def interesting_names(self) -> set[str]:
+        """Identifiers whose mention makes a file worth parsing (see the project scanner)."""
+        names = set(self.markers)
+        for spec in self.sources:
+            names.update(p.last_name for p in spec.calls)
+        for spec in self.sinks:
+            names.update(p.last_name for p in spec.calls)
+        for spec in self.guards:
+            names.update(p.last_name for p in spec.calls)
+        return names
+
+
+PACK_KEYS = {"pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers"}
+
+
+def _patterns(value: Any, where: str) -> tuple[CallPattern, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        raise PackError(f"{where}: expected a call pattern string or a non-empty list of them")
+    try:
+        return tuple(CallPattern.parse(i) for i in items)
+    except ValueError as exc:
+        raise PackError(f"{where}: {exc}") from None
+
+
+def _table_list(data: dict, key: str, where: str) -> list[dict]:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise PackError(f"{where}: '{key}' must be an array of tables ([[{key}]])")
+    tables = []
+    for index, item in enumerate(value):
+        if isinstance(item, str):
+            item = {"call": item}
+        if not isinstance(item, dict):
+            raise PackError(f"{where}: {key}[{index}] must be a table or a call pattern string")
+        tables.append(item)
+    return tables
+
+
+def _check_keys(table: dict, allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise PackError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _string_list(data: dict, key: str, where: str) -> list[str]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PackError(f"{where}: '{key}' must be a list of strings")
+    return value
+
+
+def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()) -> Vocabulary:
+    """Validate one pack (or a ``[tool.bufferlint]`` table) and turn it into a Vocabulary.
+
+    ``extra_keys`` are keys the caller handles itself (the config's ``select`` etc.).
+    """
+    _check_keys(data, PACK_KEYS | set(extra_keys), origin)
+    vocab = Vocabulary(packs=[origin])
+    vocab.markers = set(_string_list(data, "markers", origin))
+    vocab.view_attributes = set(_string_list(data, "view-attributes", origin))
+    for key, target in (("sanitizers", vocab.sanitizers), ("views", vocab.views), ("settlers", vocab.settlers)):
+        if key in data:
+            target.extend(_patterns(data[key], f"{origin}: {key}"))
+
+    for i, table in enumerate(_table_list(data, "sources", origin)):
+        where = f"{origin}: sources[{i}]"
+        _check_keys(table, {"call", "produces", "owned-if", "doc"}, where)
+        try:
+            produces = Shape.parse(table.get("produces", "borrowed"))
+        except (ValueError, AttributeError) as exc:
+            raise PackError(f"{where}: produces: {exc}") from None
+        owned_if = []
+        for j, cond in enumerate(_table_list(table, "owned-if", where)):
+            _check_keys(cond, {"kwarg", "equals", "receiver-call"}, f"{where}.owned-if[{j}]")
+            if not isinstance(cond.get("kwarg"), str) or "equals" not in cond:
+                raise PackError(f"{where}.owned-if[{j}]: needs 'kwarg' (string) and 'equals'")
+            owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call")))
+        vocab.sources.append(SourceSpec(_patterns(table.get("call"), f"{where}.call"), produces, tuple(owned_if), origin))
+
+    for i, table in enumerate(_table_list(data, "sinks", origin)):
+        where = f"{origin}: sinks[{i}]"
+        _check_keys(table, {"call", "unknown-receiver", "enabled-by", "params", "doc"}, where)
+        params = tuple(_string_list(table, "params", where))
+        enabled_by = table.get("enabled-by")
+        if enabled_by is not None and not isinstance(enabled_by, str):
+            raise PackError(f"{where}: 'enabled-by' must be a parameter name")
+        unknown = table.get("unknown-receiver", False)
+        if not isinstance(unknown, bool):
+            raise PackError(f"{where}: 'unknown-receiver' must be true or false")
+        vocab.sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin))
+
+    for i, table in enumerate(_table_list(data, "guards", origin)):
+        where = f"{origin}: guards[{i}]"
+        _check_keys(table, {"call", "param", "doc"}, where)
+        param = table.get("param", 0)
+        if not isinstance(param, int) or param < 0:
+            raise PackError(f"{where}: 'param' must be a non-negative argument index")
+        vocab.guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin))
+    return vocab
+
+
+def load_pack(path: Path) -> Vocabulary:
+    """Read and validate a pack file; errors name the file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PackError(f"{path}: cannot read rule pack ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise PackError(f"{path}: rule pack is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PackError(f"{path}: invalid TOML ({exc})") from None
+    meta = data.get("pack", {})
+    if not isinstance(meta, dict):
+        raise PackError(f"{path}: [pack] must be a table")
+    _check_keys(meta, {"name", "description"}, f"{path}: [pack]")
+    return vocabulary_from_dict(data, str(path))
+
+
+def builtin_pack_dir() -> Path:
+    """The packs shipped with bufferlint: inside the wheel, or the repo's ``rules/`` in a checkout."""
+    here = Path(__file__).resolve().parent
+    shipped = here / "_packs"
+    return shipped if shipped.is_dir() else here.parent / "rules"
+
+
+def builtin_vocabulary() -> Vocabulary:
+    vocab = Vocabulary()
+    for path in sorted(builtin_pack_dir().glob("*.toml")):
+        vocab.merge(load_pack(path))
+    return vocab
