@@ -3,7 +3,8 @@
 A pack (a TOML file in ``rules/``, or ``[tool.bufferlint]`` in a project's pyproject.toml)
 names the callables that produce borrowed values (sources), the attributes that mark them
 (markers), the predicates that keep them off async paths (guards), the calls that copy
-(sanitizers) or alias (views) them, and the async consumers (sinks). The engine hard-codes
+(sanitizers) or alias (views) them, and the async consumers (sinks), plus the wrappers that re-yield their input (passthrough, e.g. ``tqdm``) and the
+calls that wait for submitted work (settlers). The engine hard-codes
 no library name: everything it knows about torch, SGLang or concurrent.futures comes
 from here, so users can describe their own zero-copy producers the same way.
 
@@ -176,6 +177,7 @@ class Vocabulary:
     view_attributes: set[str] = field(default_factory=set)
     sinks: list[SinkSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
+    passthrough: list[CallPattern] = field(default_factory=list)
     packs: list[str] = field(default_factory=list)
 
     def merge(self, other: "Vocabulary") -> None:
@@ -187,6 +189,7 @@ class Vocabulary:
         self.view_attributes |= other.view_attributes
         self.sinks += other.sinks
         self.settlers += other.settlers
+        self.passthrough += other.passthrough
         self.packs += other.packs
 
     def interesting_names(self) -> set[str]:
@@ -201,7 +204,9 @@ class Vocabulary:
         return names
 
 
-PACK_KEYS = {"pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers"}
+PACK_KEYS = {
+    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough",
+}
 
 
 def _patterns(value: Any, where: str) -> tuple[CallPattern, ...]:
@@ -250,7 +255,13 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     vocab = Vocabulary(packs=[origin])
     vocab.markers = set(_string_list(data, "markers", origin))
     vocab.view_attributes = set(_string_list(data, "view-attributes", origin))
-    for key, target in (("sanitizers", vocab.sanitizers), ("views", vocab.views), ("settlers", vocab.settlers)):
+    lists = (
+        ("sanitizers", vocab.sanitizers),
+        ("views", vocab.views),
+        ("settlers", vocab.settlers),
+        ("passthrough", vocab.passthrough),
+    )
+    for key, target in lists:
         if key in data:
             target.extend(_patterns(data[key], f"{origin}: {key}"))
 

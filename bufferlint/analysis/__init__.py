@@ -25,4 +25,6 @@ def analyze_project(
     All paths are absolute. Files outside ``report_files`` still contribute sources, guards
     and helper summaries; their own parse errors are not reported.
     """
-    raise NotImplementedError("engine under construction")
+    from bufferlint.analysis.program import analyze
+
+    return analyze(root, files, report_files, vocab)

@@ -1,0 +1,546 @@
+"""What a call does to borrowed values.
+
+Resolution order: Python builtins and container methods (the language); the project's own
+definitions through their summaries (the analysed tree decides for itself); the rule packs'
+vocabulary (sources, sanitizers, views, guards, sinks, settlers, pass-through wrappers);
+for methods on receivers of unknown type, every project method of that name; otherwise an
+unknown external call, which neither creates nor kills borrowed state.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from bufferlint.analysis.index import FunctionInfo, dotted_name
+from bufferlint.analysis.summaries import Summary
+from bufferlint.analysis.values import (
+    EMPTY,
+    Borrow,
+    Cond,
+    ParamRef,
+    Value,
+    clean,
+    const,
+    container,
+    deep_leaves,
+    identities,
+    index,
+    iterate,
+    join,
+    join_all,
+    map_leaves,
+    resolve,
+    view_of,
+)
+from bufferlint.analysis.vocabmatch import CallShape
+from bufferlint.findings import TraceStep
+from bufferlint.packs import Shape, SinkSpec, SourceSpec
+
+if TYPE_CHECKING:
+    from bufferlint.analysis.interpreter import FunctionInterpreter
+
+NOT_BY_NAME = {"__init__", "__call__", "__enter__", "__exit__", "get", "pop", "append", "items", "update", "copy"}
+
+
+class Args:
+    """A call's evaluated arguments."""
+
+    def __init__(self, it: "FunctionInterpreter", node: ast.Call) -> None:
+        self.positional: list[tuple[Value, bool]] = []
+        self.keywords: list[tuple[str | None, Value]] = []
+        self.kw_nodes: dict[str, ast.expr] = {}
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.positional.append((it.eval(arg.value), True))
+            else:
+                self.positional.append((it.eval(arg), False))
+        for kw in node.keywords:
+            self.keywords.append((kw.arg, it.eval(kw.value)))
+            if kw.arg:
+                self.kw_nodes[kw.arg] = kw.value
+
+    def keyword(self, name: str) -> Value | None:
+        for key, value in self.keywords:
+            if key == name:
+                return value
+        return None
+
+    def constant_kwarg(self, name: str) -> tuple[bool, object]:
+        value = self.keyword(name)
+        if value is not None and value.has_const:
+            return True, value.const
+        return False, None
+
+    def arg(self, position: int, name: str | None = None) -> Value | None:
+        if name is not None:
+            value = self.keyword(name)
+            if value is not None:
+                return value
+        if position < len(self.positional) and not any(s for _, s in self.positional[: position + 1]):
+            return self.positional[position][0]
+        return None
+
+    def flat(self, skip: Value | None = None) -> list[Value]:
+        """Every argument value as the callee will see it (starred and ** unpacked)."""
+        out = []
+        for value, starred in self.positional:
+            if value is not skip:
+                out.append(index(value, None) if starred else value)
+        for key, value in self.keywords:
+            if value is not skip:
+                out.append(index(value, None) if key is None else value)
+        return out
+
+    def fit(self, info: FunctionInfo) -> bool:
+        starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
+        keywords = {k for k, _ in self.keywords if k is not None}
+        return info.accepts(None if starred else len(self.positional), keywords, bound_receiver=True)
+
+    def origins(self, receiver: Value | None) -> tuple[bool, frozenset]:
+        """Whether the arguments carry a concrete borrowed value, and which of the caller's
+        parameters they derive from: the facts that decide whether the callee matters."""
+        values = self.flat() + ([receiver] if receiver is not None else [])
+        return _origins(values)
+
+
+def _origins(values) -> tuple[bool, frozenset]:
+    concrete, params = False, set()
+    for value in values:
+        for leaf in deep_leaves(value, through_lazy=True):
+            if isinstance(leaf, Borrow):
+                concrete = True
+            else:
+                params.add(leaf.index)
+    return concrete, frozenset(params)
+
+
+def evaluate_call(it: "FunctionInterpreter", node: ast.Call) -> Value:
+    func = node.func
+    receiver: Value | None = None
+    qualname: str | None = None
+    method: str | None = None
+    if isinstance(func, ast.Attribute):
+        receiver = it.eval(func.value)
+        if receiver.ref is not None and not receiver.leaves:
+            qualname = it.program.index.canonical(f"{receiver.ref}.{func.attr}")
+            receiver = None
+        else:
+            method = func.attr
+    else:
+        callee = it.eval(func)
+        qualname = callee.ref
+    if it.st is None:
+        return EMPTY
+    args = Args(it, node)
+    if it.st is None:
+        return EMPTY
+    name = dotted_name(func) or (method or "call")
+    call = Call(it, node, qualname, method, receiver, args, name)
+    return call.evaluate()
+
+
+class Call:
+    def __init__(self, it, node, qualname, method, receiver, args, name) -> None:
+        self.it = it
+        self.node = node
+        self.qualname = qualname
+        self.method = method
+        self.receiver = receiver
+        self.args = args
+        self.name = name
+        self.program = it.program
+        self.constructed: str | None = None
+        vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
+        self.shape = CallShape(vocab_name, method, receiver.types if receiver is not None else frozenset(), args.constant_kwarg)
+
+    def step(self, note: str) -> TraceStep:
+        return self.it.step(self.node, note)
+
+    # -- dispatch ------------------------------------------------------------------------
+
+    def evaluate(self) -> Value:
+        if self.qualname is not None:
+            if self.qualname.startswith("builtins."):
+                result = self.builtin(self.qualname[len("builtins."):])
+                if result is not None:
+                    return result
+            targets = self.project_targets_static()
+            if targets:
+                return self.apply_project(targets)
+            result = self.vocabulary()
+            if result is not None:
+                return result
+            self.demand("qualname", self.qualname, None)
+            return Value(types=frozenset({self.qualname}))
+        result = self.container_method()
+        if result is not None:
+            return result
+        targets = self.project_targets_typed()
+        if targets:
+            return self.apply_project(targets)
+        result = self.vocabulary()
+        if result is not None:
+            return result
+        if not self.known_external_receiver() and self.method not in NOT_BY_NAME and not self.receiver_is_borrowed():
+            targets = [info for info in self.program.methods_named(self.method) if self.args.fit(info)]
+            self.demand("method", self.method, self.receiver)
+            if targets:
+                return self.apply_project(targets, by_name=True)
+        return EMPTY
+
+    def demand(self, kind: str, name: str, receiver: Value | None) -> None:
+        """Ask for the files defining ``name`` if what we pass it may be borrowed."""
+        concrete, params = self.args.origins(receiver)
+        if self.program.is_hot(self.it.info.qualname, concrete, params):
+            self.it.demands.add((kind, name))
+
+    def receiver_is_borrowed(self) -> bool:
+        """A method of a (maybe) borrowed value is the tensor's own, not a project method."""
+        concrete, params = _origins([self.receiver])
+        return self.program.is_hot(self.it.info.qualname, concrete, params)
+
+    def known_external_receiver(self) -> bool:
+        types = self.receiver.types if self.receiver is not None else frozenset()
+        return any(t not in self.program.index.classes for t in types)
+
+    # -- the language --------------------------------------------------------------------
+
+    def builtin(self, name: str) -> Value | None:
+        args = self.args
+        first = args.arg(0)
+        if name in ("getattr", "hasattr") and first is not None:
+            attr = args.arg(1)
+            if attr is not None and attr.has_const and attr.const in self.it.vocab.markers:
+                return Value(cond=Cond(clean_if_false=identities(first)))
+            if name == "getattr" and attr is not None and attr.has_const and attr.const in self.it.vocab.view_attributes:
+                return view_of(first, self.step(f"`.{attr.const}` is a view of the borrowed value"))
+            return EMPTY
+        if name == "setattr" and len(self.node.args) >= 3:
+            attr, flag = args.arg(1), args.arg(2)
+            if attr is not None and attr.has_const and attr.const in self.it.vocab.markers:
+                if not (flag.has_const and not flag.const):
+                    self.it.mark(self.node.args[0], self.node)
+            return EMPTY
+        if first is None:
+            return None
+        if name in ("list", "tuple", "set", "frozenset", "sorted"):
+            return container(iterate(first))
+        if name in ("reversed", "iter"):
+            return container(iterate(first), lazy=True)
+        if name == "filter":
+            second = args.arg(1)
+            return container(iterate(second), lazy=True) if second is not None else EMPTY
+        if name == "next":
+            default = args.arg(1)
+            return join(iterate(first, self.step("element taken by `next()`")), default) or EMPTY
+        if name == "enumerate":
+            return container(Value(items=(EMPTY, iterate(first))), lazy=True)
+        if name == "zip":
+            parts = tuple(iterate(v) for v in args.flat())
+            return container(container(None, parts), lazy=True)
+        if name == "dict":
+            return container(index(iterate(first), 1))
+        return None
+
+    def container_method(self) -> Value | None:
+        receiver, method = self.receiver, self.method
+        if receiver is None or any(isinstance(leaf, Borrow) for leaf in receiver.leaves):
+            return None
+        args = self.args
+        target = self.node.func.value
+        if method in ("append", "add", "appendleft") and args.positional:
+            self.it.store_into(target, args.positional[-1][0], self.node)
+            return EMPTY
+        if method == "insert" and len(args.positional) >= 2:
+            self.it.store_into(target, args.positional[1][0], self.node)
+            return EMPTY
+        if method in ("extend", "update") and (args.positional or args.keywords):
+            for value in args.flat():
+                self.it.store_into(target, index(value, None), self.node)
+            return EMPTY
+        if method == "setdefault":
+            default = args.arg(1)
+            if default is not None:
+                self.it.store_into(target, default, self.node)
+            return join(index(receiver, None), default) or EMPTY
+        if method in ("get", "pop", "popitem", "popleft"):
+            return join(index(receiver, None), args.arg(1)) or EMPTY
+        if method == "values":
+            return container(index(receiver, None), lazy=True)
+        if method == "items":
+            return container(Value(items=(EMPTY, index(receiver, None))), lazy=True)
+        if method == "keys":
+            return EMPTY
+        if method == "copy" and (receiver.elems is not None or receiver.items is not None):
+            return receiver
+        return None
+
+    # -- the vocabulary ------------------------------------------------------------------
+
+    def vocabulary(self) -> Value | None:
+        vocab = self.it.vocab
+        receiver = self.receiver
+        if vocab.match("settlers", self.shape) is not None:
+            for value in self.args.flat() + ([receiver] if receiver is not None else []):
+                self.it.settle(value)
+            return EMPTY
+        if vocab.match("sanitizers", self.shape) is not None:
+            return EMPTY
+        source = vocab.match("sources", self.shape)
+        if source is not None:
+            return self.source(source)
+        sink = vocab.match("sinks", self.shape)
+        if sink is not None:
+            return self.sink(sink)
+        guard = vocab.match("guards", self.shape)
+        if guard is not None:
+            subject = self.args.arg(guard.param)
+            return Value(cond=Cond(clean_if_true=identities(subject) if subject is not None else frozenset()))
+        if vocab.match("views", self.shape) is not None:
+            subject = receiver if receiver is not None else self.args.arg(0)
+            if subject is None:
+                return EMPTY
+            return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))
+        if vocab.match("passthrough", self.shape) is not None:
+            first = self.args.arg(0)
+            return container(iterate(first), lazy=True) if first is not None else EMPTY
+        return None
+
+    def source(self, spec: SourceSpec) -> Value:
+        for cond in spec.owned_if:
+            if cond.receiver_call is None:
+                known, value = self.args.constant_kwarg(cond.kwarg)
+                if known and value == cond.equals:
+                    return EMPTY
+            elif self.receiver_called_with(cond.receiver_call, cond.kwarg, cond.equals):
+                return EMPTY
+        site = (self.it.info.qualname, self.node.lineno, self.node.col_offset)
+        step = self.step(f"`{self.name}(...)` hands out borrowed views of a reused buffer")
+        return _shape_value(spec.produces, Borrow(site, False, (step,)))
+
+    def receiver_called_with(self, method: str, kwarg: str, expected: object) -> bool:
+        """Did this function call ``<same receiver>.method(..., kwarg=expected)``?"""
+        receiver_name = dotted_name(self.node.func.value) if isinstance(self.node.func, ast.Attribute) else None
+        if receiver_name is None:
+            return False
+        for child in ast.walk(self.it.info.node):
+            if (
+                isinstance(child, ast.Call)
+                and isinstance(child.func, ast.Attribute)
+                and child.func.attr == method
+                and dotted_name(child.func.value) == receiver_name
+            ):
+                for kw in child.keywords:
+                    if kw.arg == kwarg and isinstance(kw.value, ast.Constant) and kw.value.value == expected:
+                        return True
+        return False
+
+    def sink(self, spec: SinkSpec) -> Value:
+        assume: frozenset = frozenset()
+        cleaned: frozenset = frozenset()
+        enabler = None
+        if spec.enabled_by:
+            position = spec.params.index(spec.enabled_by) if spec.enabled_by in spec.params else -1
+            enabler = self.args.arg(position, spec.enabled_by) if position >= 0 else self.args.keyword(spec.enabled_by)
+            if enabler is not None:
+                if enabler.has_const and not enabler.const:
+                    return EMPTY
+                assume, cleaned = self.enabling_condition(enabler)
+        payload = join_all(self.args.flat(skip=enabler))
+        self.note_guard_use(enabler, payload)
+        payload = clean(payload, cleaned)
+        return self.it.add_pending(self.node, payload, self.name, assume)
+
+    def note_guard_use(self, enabler: Value | None, payload: Value) -> None:
+        """A project predicate deciding whether values are consumed async is used as a guard."""
+        if enabler is not None and enabler.origin is not None and next(deep_leaves(payload), None) is not None:
+            self.it.used_as_guard.add(enabler.origin)
+
+    def enabling_condition(self, enabler: Value) -> tuple[frozenset, frozenset]:
+        """What an argument that switches the async path on tells: a guard's verdict cleans the
+        values it inspected; a parameter becomes an assumption of the summary."""
+        cleaned = enabler.cond.clean_if_true if enabler.cond is not None else frozenset()
+        params = [leaf for leaf in enabler.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
+        assume = frozenset({(params[0].index, True)}) if len(params) == 1 and len(enabler.leaves) == 1 else frozenset()
+        return assume, cleaned
+
+    # -- the project ---------------------------------------------------------------------
+
+    def project_targets_static(self) -> list[FunctionInfo]:
+        index = self.program.index
+        qualname = self.qualname
+        if qualname in index.functions:
+            return [index.functions[qualname]]
+        if qualname in index.classes:
+            init = index.class_method(qualname, "__init__")
+            self.constructed = qualname
+            return [index.functions[init]] if init in index.functions else []
+        return []
+
+    def project_targets_typed(self) -> list[FunctionInfo]:
+        index = self.program.index
+        found = []
+        for type_name in self.receiver.types if self.receiver is not None else ():
+            if type_name in index.classes:
+                qualname = index.class_method(type_name, self.method)
+                if qualname in index.functions:
+                    found.append(index.functions[qualname])
+        return found
+
+    def apply_project(self, targets: list[FunctionInfo], by_name: bool = False) -> Value:
+        """Apply the targets' summaries. A call resolved only by method name may reach any
+        same-named method, so it carries their sinks and the borrowed values they produce,
+        but not their parameter pass-through (which would join unrelated classes' results)."""
+        results = []
+        for info in targets:
+            self.it.callees.add(info.qualname)
+            summary = self.program.summary(info.qualname)
+            bound = self.bind(info)
+            for param, value in bound.items():
+                concrete, params = _origins([value])
+                self.program.flow(self.it.info.qualname, info.qualname, param, concrete, params)
+            if by_name and summary.returns != EMPTY:
+                summary = replace(summary, returns=map_leaves(summary.returns, _drop_params))
+            results.append(self.apply_summary(info, summary, bound))
+        result = join_all(results)
+        if self.constructed:
+            return Value(types=frozenset({self.constructed}))
+        if len(targets) == 1:
+            result = replace(result, origin=targets[0].qualname)
+        return result
+
+    def bind(self, info: FunctionInfo) -> dict[int, Value]:
+        bound: dict[int, Value] = {}
+        offset = 0
+        if info.binds_receiver and self.receiver is not None:
+            bound[0] = self.receiver
+            offset = 1
+        elif info.binds_receiver and self.constructed:
+            bound[0] = Value(types=frozenset({self.constructed}))
+            offset = 1
+        position = offset
+        extra: list[Value] = []
+        for value, starred in self.args.positional:
+            if starred:
+                element = index(value, None)
+                for i in range(position, info.n_positional):
+                    bound[i] = join(bound.get(i), element)
+                extra.append(element)
+                continue
+            if position < info.n_positional:
+                bound[position] = value
+            else:
+                extra.append(value)
+            position += 1
+        if info.vararg is not None and extra:
+            bound[info.vararg] = container(join_all(extra))
+        names = {name: i for i, name in enumerate(info.params)}
+        spill: list[Value] = []
+        for key, value in self.args.keywords:
+            if key is None:
+                element = index(value, None)
+                for i in range(len(info.params)):
+                    if i not in bound and i not in (info.vararg, info.kwarg):
+                        bound[i] = element
+                spill.append(element)
+            elif key in names:
+                bound[names[key]] = value
+            else:
+                spill.append(value)
+        if info.kwarg is not None and spill:
+            bound[info.kwarg] = container(join_all(spill))
+        return bound
+
+    def apply_summary(self, info: FunctionInfo, summary: Summary, bound: dict[int, Value]) -> Value:
+        it = self.it
+        call_step = self.step(f"passed to `{self.name}(...)`")
+        for reach in summary.sinks:
+            skip = False
+            cleaned: frozenset = frozenset()
+            assume = set(it.st.assume)
+            enablers = []
+            for param, truth in reach.assume:
+                actual = bound.get(param)
+                if actual is None:
+                    continue
+                if actual.has_const and bool(actual.const) != truth:
+                    skip = True
+                    break
+                if truth:
+                    enablers.append(actual)
+                    extra_assume, extra_clean = self.enabling_condition(actual)
+                    assume |= extra_assume
+                    cleaned |= extra_clean
+            actual = bound.get(reach.param)
+            if skip or actual is None:
+                continue
+            payload = resolve(actual, reach.path)
+            for enabler in enablers:
+                self.note_guard_use(enabler, payload)
+            payload = clean(payload, cleaned)
+            for leaf in set(deep_leaves(payload)):
+                trace = leaf.trace + (call_step,) + reach.trace
+                if isinstance(leaf, Borrow):
+                    site = reach.site or it.site(self.node, self.name)
+                    it.report(site, trace)
+                else:
+                    site = reach.site or (it.site(self.node, self.name) if "iter" in leaf.path else None)
+                    it.sinks.add(type(reach)(leaf.index, leaf.path, frozenset(assume), site, trace))
+        result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), (self.node.lineno, self.node.col_offset))
+        guards = {identity for p in summary.guards if p in bound for identity in identities(bound[p])}
+        checks = {identity for p in summary.marker_checks if p in bound for identity in identities(bound[p])}
+        if guards or checks:
+            result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
+        return result
+
+
+def _drop_params(leaf):
+    return None if isinstance(leaf, ParamRef) else leaf
+
+
+def _shape_value(shape: Shape, leaf: Borrow) -> Value:
+    if shape.kind == "borrowed":
+        return Value(leaves=frozenset({leaf}))
+    if shape.kind == "owned":
+        return EMPTY
+    if shape.kind == "tuple":
+        return container(None, tuple(_shape_value(s, leaf) for s in shape.items))
+    inner = _shape_value(shape.items[-1], leaf)
+    return container(inner, lazy=shape.kind == "iter")
+
+
+def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple) -> Value:
+    """A callee's result at this call: parameters replaced by the arguments, the callee's own
+    borrowed objects re-identified per call site."""
+    if value == EMPTY:
+        return EMPTY
+    own = set()
+    extra = []
+    for leaf in value.leaves:
+        if isinstance(leaf, ParamRef):
+            actual = bound.get(leaf.index)
+            if actual is not None:
+                resolved = resolve(actual, leaf.path)
+                extra.append(_append_trace(resolved, leaf.trace + (step,)))
+        else:
+            own.add(Borrow((leaf.site[0], callkey), leaf.view, leaf.trace + (step,)))
+    elems = _instantiate(value.elems, bound, step, callkey) if value.elems is not None else None
+    items = tuple(_instantiate(i, bound, step, callkey) for i in value.items) if value.items is not None else None
+    base = Value(
+        leaves=frozenset(own),
+        elems=elems if elems is not None and elems != EMPTY else None,
+        items=items,
+        lazy=value.lazy,
+        const=value.const,
+        has_const=value.has_const,
+        types=value.types,
+    )
+    return join_all([base] + extra)
+
+
+def _append_trace(value: Value, steps: tuple) -> Value:
+    from bufferlint.analysis.values import map_leaves
+
+    return map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + steps))

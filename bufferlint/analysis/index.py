@@ -1,0 +1,344 @@
+"""Per-module facts the interpreter needs to resolve names: module names, imports,
+functions and classes (with their bases), and module-level string constants.
+
+Only what is cheap to read from the syntax tree lives here; behaviour lives in summaries.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SOURCE_DIRS = ("src", "python", "lib")
+
+
+@dataclass
+class FunctionInfo:
+    qualname: str  # "pkg.mod.Class.method", "pkg.mod.func.<locals>.inner", "pkg.mod.<module>"
+    display: str  # "pkg.mod:Class.method"
+    node: ast.AST  # FunctionDef, AsyncFunctionDef, Lambda or Module
+    module: "ModuleInfo"
+    class_qualname: str | None = None
+    kind: str = "function"  # "function" | "method" | "staticmethod" | "classmethod" | "module"
+    params: list[str] = field(default_factory=list)  # positional-or-keyword then keyword-only
+    n_positional: int = 0
+    n_required: int = 0  # positional parameters without a default
+    required_kwonly: tuple[str, ...] = ()
+    vararg: int | None = None
+    kwarg: int | None = None
+    is_generator: bool = False
+    outer: "FunctionInfo | None" = None
+    local_defs: dict[str, str] = field(default_factory=dict)  # nested def name -> qualname
+    identifiers: frozenset | None = None  # filled lazily by the program's file selection
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def binds_receiver(self) -> bool:
+        return self.kind in ("method", "classmethod")
+
+    def accepts(self, n_args: int | None, keywords: set[str], bound_receiver: bool) -> bool:
+        """Could a call with ``n_args`` positional arguments (None: unknown, starred) and these
+        keywords bind to this signature? Used to narrow calls resolved by method name."""
+        offset = 1 if bound_receiver and self.binds_receiver else 0
+        named = set(self.params)
+        if self.kwarg is None and not keywords <= named:
+            return False
+        if not set(self.required_kwonly) <= keywords and self.kwarg is None:
+            return False
+        if n_args is None:
+            return True
+        given = n_args + offset
+        covered = given + len(keywords & set(self.params[given:self.n_positional]))
+        if covered < self.n_required:
+            return False
+        return self.vararg is not None or given <= self.n_positional
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    module: "ModuleInfo"
+    bases: list[str]  # resolved qualnames where possible
+    methods: dict[str, str] = field(default_factory=dict)  # name -> function qualname
+
+
+@dataclass
+class ModuleInfo:
+    name: str
+    path: Path
+    tree: ast.Module
+    text: str
+    is_package: bool
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualname
+    globals: dict[str, str] = field(default_factory=dict)  # top-level def/class name -> qualname
+    constants: dict[str, object] = field(default_factory=dict)  # NAME -> literal
+
+
+def module_name(path: Path, root: Path) -> tuple[str, bool]:
+    """Dotted module name of ``path`` within the project, and whether it is a package.
+
+    Files under ``src/``, ``python/`` or ``lib/`` count from there; namespace packages
+    (folders without ``__init__.py``) are accepted, as in PEP 420.
+    """
+    base = root
+    for name in SOURCE_DIRS:
+        candidate = root / name
+        if candidate.is_dir() and candidate in path.parents:
+            base = candidate
+            break
+    prefix: list[str] = []
+    top = base
+    while (top / "__init__.py").is_file() and top.parent != top:
+        prefix.insert(0, top.name)
+        top = top.parent
+    try:
+        parts = list(path.relative_to(base).with_suffix("").parts)
+    except ValueError:
+        parts = [path.stem]
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(prefix + parts) or path.stem, is_package
+
+
+def _resolve_relative(module: ModuleInfo, level: int, target: str | None) -> str:
+    package = module.name if module.is_package else module.name.rpartition(".")[0]
+    for _ in range(level - 1):
+        package = package.rpartition(".")[0]
+    return ".".join(p for p in (package, target) if p)
+
+
+def import_bindings(module: ModuleInfo, node: ast.Import | ast.ImportFrom) -> dict[str, str]:
+    """Local names an import statement binds, mapped to qualified names."""
+    out: dict[str, str] = {}
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                out[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                out[head] = head
+        return out
+    base = _resolve_relative(module, node.level, node.module) if node.level else (node.module or "")
+    for alias in node.names:
+        if alias.name != "*":
+            out[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return out
+
+
+def _required(args: ast.arguments) -> tuple[int, tuple[str, ...]]:
+    n_positional = len(args.posonlyargs) + len(args.args)
+    kwonly = tuple(a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None)
+    return n_positional - len(args.defaults), kwonly
+
+
+def _params(args: ast.arguments) -> tuple[list[str], int, int | None, int | None]:
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    names = list(positional)
+    vararg = kwarg = None
+    if args.vararg:
+        vararg = len(names)
+        names.append(args.vararg.arg)
+    names.extend(a.arg for a in args.kwonlyargs)
+    if args.kwarg:
+        kwarg = len(names)
+        names.append(args.kwarg.arg)
+    return names, len(positional), vararg, kwarg
+
+
+def _is_generator(node: ast.AST) -> bool:
+    for child in _walk_own_body(node):
+        if isinstance(child, (ast.Yield, ast.YieldFrom)):
+            return True
+    return False
+
+
+def _walk_own_body(node: ast.AST):
+    """Walk a function's body without descending into nested functions, lambdas or classes."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        yield child
+        stack.extend(ast.iter_child_nodes(child))
+
+
+@dataclass
+class ProjectIndex:
+    modules: dict[str, ModuleInfo] = field(default_factory=dict)
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    methods_by_name: dict[str, list[str]] = field(default_factory=dict)
+    functions_by_node: dict[int, FunctionInfo] = field(default_factory=dict)
+
+    def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
+        """Index a parsed module; returns its functions (module body included)."""
+        self.modules[module.name] = module
+        added: list[FunctionInfo] = []
+        top = FunctionInfo(f"{module.name}.<module>", module.name, module.tree, module, kind="module")
+        self._register(top, added)
+        for stmt in module.tree.body:
+            self._index_top_statement(module, stmt)
+        self._index_body(module, module.tree.body, module.name, None, top, added)
+        return added
+
+    def _index_top_statement(self, module: ModuleInfo, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            module.imports.update(import_bindings(module, stmt))
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    module.constants[target.id] = stmt.value.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.target, ast.Name):
+            module.constants[stmt.target.id] = stmt.value.value
+        elif isinstance(stmt, ast.If):  # `if TYPE_CHECKING:` / try-imports
+            for inner in stmt.body + stmt.orelse:
+                self._index_top_statement(module, inner)
+        elif isinstance(stmt, ast.Try):
+            for inner in stmt.body + [s for h in stmt.handlers for s in h.body]:
+                self._index_top_statement(module, inner)
+
+    def _register(self, info: FunctionInfo, added: list[FunctionInfo]) -> None:
+        self.functions[info.qualname] = info
+        self.functions_by_node[id(info.node)] = info
+        added.append(info)
+
+    def _index_body(self, module, body, prefix, class_info, outer, added) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._index_function(module, stmt, prefix, class_info, outer, added)
+            elif isinstance(stmt, ast.ClassDef):
+                qualname = f"{prefix}.{stmt.name}"
+                bases = [self._base_name(module, b) for b in stmt.bases]
+                info = ClassInfo(qualname, module, [b for b in bases if b])
+                self.classes[qualname] = info
+                if class_info is None and outer is not None and outer.kind == "module":
+                    module.globals[stmt.name] = qualname
+                self._index_body(module, stmt.body, qualname, info, outer, added)
+            elif isinstance(stmt, ast.stmt) and class_info is None:
+                self._index_body(module, nested_statements(stmt), prefix, class_info, outer, added)
+
+    def _index_function(self, module, node, prefix, class_info, outer, added) -> None:
+        kind = "function"
+        if class_info is not None:
+            decorators = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in node.decorator_list}
+            kind = "staticmethod" if "staticmethod" in decorators else "classmethod" if "classmethod" in decorators else "method"
+        qualname = f"{prefix}.{node.name}"
+        names, n_pos, vararg, kwarg = _params(node.args)
+        display_path = qualname[len(module.name) + 1:] if qualname.startswith(module.name + ".") else qualname
+        info = FunctionInfo(
+            qualname=qualname,
+            display=f"{module.name}:{display_path}",
+            node=node,
+            module=module,
+            class_qualname=class_info.qualname if class_info else None,
+            kind=kind,
+            params=names,
+            n_positional=n_pos,
+            n_required=_required(node.args)[0],
+            required_kwonly=_required(node.args)[1],
+            vararg=vararg,
+            kwarg=kwarg,
+            is_generator=_is_generator(node),
+            outer=outer if outer is not None and outer.kind != "module" else None,
+        )
+        self._register(info, added)
+        if class_info is not None:
+            class_info.methods[node.name] = qualname
+            self.methods_by_name.setdefault(node.name, []).append(qualname)
+        elif outer is not None and outer.kind == "module":
+            module.globals[node.name] = qualname
+        elif outer is not None:
+            outer.local_defs[node.name] = qualname
+        self._index_body(module, node.body, f"{qualname}.<locals>", None, info, added)
+
+    def _base_name(self, module: ModuleInfo, node: ast.expr) -> str | None:
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        if head in module.imports:
+            return module.imports[head] + ("." + rest if rest else "")
+        return f"{module.name}.{dotted}"
+
+    # -- resolution -------------------------------------------------------------------
+
+    def canonical(self, qualname: str, depth: int = 0) -> str:
+        """Follow re-exports (``from .impl import f`` in a package) to the defining name."""
+        if depth > 8 or qualname in self.functions or qualname in self.classes or qualname in self.modules:
+            return qualname
+        module_name, _, attr = qualname.rpartition(".")
+        while module_name:
+            module = self.modules.get(module_name)
+            if module is not None:
+                head, _, rest = attr.partition(".")
+                target = module.imports.get(head) or module.globals.get(head)
+                if target and target != qualname:
+                    return self.canonical(target + ("." + rest if rest else ""), depth + 1)
+                return qualname
+            module_name, _, prefix = module_name.rpartition(".")
+            attr = f"{prefix}.{attr}"
+        return qualname
+
+    def constant(self, qualname: str) -> tuple[bool, object]:
+        qualname = self.canonical(qualname)
+        module_name, _, name = qualname.rpartition(".")
+        module = self.modules.get(module_name)
+        if module is not None and name in module.constants:
+            return True, module.constants[name]
+        return False, None
+
+    def class_method(self, class_qualname: str, name: str, depth: int = 0) -> str | None:
+        """A method looked up through the project's class hierarchy (MRO by depth-first)."""
+        info = self.classes.get(self.canonical(class_qualname))
+        if info is None or depth > 10:
+            return None
+        if name in info.methods:
+            return info.methods[name]
+        for base in info.bases:
+            found = self.class_method(base, name, depth + 1)
+            if found:
+                return found
+        return None
+
+    def class_ancestors(self, class_qualname: str) -> list[str]:
+        out, stack = [], [class_qualname]
+        while stack and len(out) < 32:
+            name = self.canonical(stack.pop())
+            if name in out:
+                continue
+            out.append(name)
+            info = self.classes.get(name)
+            if info:
+                stack.extend(info.bases)
+        return out
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def nested_statements(stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements directly nested in a compound statement (if/for/while/try/with/match)."""
+    inner: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list):
+            inner.extend(block)
+    for handler in getattr(stmt, "handlers", []):
+        inner.extend(handler.body)
+    for case in getattr(stmt, "cases", []):
+        inner.extend(case.body)
+    return inner

@@ -1,0 +1,362 @@
+"""Project-wide propagation: choose the files that can matter, compute every function's
+summary to a fixpoint across functions, methods and modules, and collect the findings.
+
+Parsing every file of a large tree would dominate the run, so the analysis is driven by the
+vocabulary: a file is parsed when it mentions a pack name that creates or judges borrowed
+values (a source, marker or guard), when it defines a function that a parsed function passes
+borrowed values (or parameters that may receive them) to, or when it mentions a function
+that turned out to return borrowed values. Rounds
+repeat until no new file is needed, so the result is the same as analysing everything for
+every flow that name resolution can see.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import deque
+from pathlib import Path
+
+from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
+from bufferlint.analysis.summaries import EMPTY_SUMMARY, Site, Summary
+from bufferlint.analysis.values import Borrow, deep_leaves
+from bufferlint.analysis.vocabmatch import VocabIndex
+from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
+from bufferlint.packs import Vocabulary
+from bufferlint.source import parse_source, read_source
+
+MAX_ANALYSES_PER_FUNCTION = 12
+DEF_PATTERN = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+
+
+class Program:
+    def __init__(self, root: Path, vocab: Vocabulary) -> None:
+        self.root = root
+        self.vocab = VocabIndex(vocab)
+        self.raw_vocab = vocab
+        self.index = ProjectIndex()
+        self.summaries: dict[str, Summary] = {}
+        self.outcomes: dict[str, Outcome] = {}
+        self.callers: dict[str, set[str]] = {}
+        self.analyses: dict[str, int] = {}
+        self.active: set[str] = set()
+        self.hot: set[tuple[str, int]] = set()
+        self.worklist: deque[str] = deque()
+        self.queued: set[str] = set()
+        self._line_cache: dict[Path, list[str]] = {}
+
+    # -- queries used by the interpreter ---------------------------------------------
+
+    def summary(self, qualname: str) -> Summary:
+        return self.summaries.get(qualname, EMPTY_SUMMARY)
+
+    def methods_named(self, name: str | None) -> list[FunctionInfo]:
+        return [self.index.functions[q] for q in self.index.methods_by_name.get(name or "", ())]
+
+    def span(self, module: ModuleInfo, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", 1)
+        end_line = getattr(node, "end_lineno", None) or line
+        return Span(
+            module.path,
+            line,
+            self._column(module, line, getattr(node, "col_offset", 0)) + 1,
+            end_line,
+            self._column(module, end_line, getattr(node, "end_col_offset", 0) or 0) + 1,
+        )
+
+    def _column(self, module: ModuleInfo, line: int, byte_offset: int) -> int:
+        """ast columns count UTF-8 bytes; reports count characters."""
+        lines = self._line_cache.get(module.path)
+        if lines is None:
+            lines = self._line_cache[module.path] = module.text.splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        if text.isascii():
+            return byte_offset
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
+
+    # -- the fixpoint ---------------------------------------------------------------------
+
+    def enqueue(self, qualname: str) -> None:
+        if qualname not in self.queued and qualname in self.index.functions:
+            self.queued.add(qualname)
+            self.worklist.append(qualname)
+
+    def activate(self, qualname: str) -> None:
+        """Analyse this function (its summary can matter to a borrowed value)."""
+        if qualname not in self.active:
+            self.active.add(qualname)
+            self.enqueue(qualname)
+
+    def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
+        return concrete or any((qualname, p) in self.hot for p in params)
+
+    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset) -> None:
+        """A call passes a value into ``callee``'s parameter; borrowed ones make it hot."""
+        if (callee, param) not in self.hot and self.is_hot(caller, concrete, params):
+            self.hot.add((callee, param))
+            self.activate(callee)
+            self.enqueue(callee)
+
+    def solve(self) -> None:
+        while self.worklist:
+            qualname = self.worklist.popleft()
+            self.queued.discard(qualname)
+            info = self.index.functions.get(qualname)
+            count = self.analyses.get(qualname, 0)
+            if info is None or count >= MAX_ANALYSES_PER_FUNCTION:
+                continue
+            self.analyses[qualname] = count + 1
+            outcome = FunctionInterpreter(info, self).run()
+            self.outcomes[qualname] = outcome
+            for callee in outcome.callees:
+                self.callers.setdefault(callee, set()).add(qualname)
+            if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
+                self.summaries[qualname] = outcome.summary
+                for caller in self.callers.get(qualname, ()):
+                    self.enqueue(caller)
+
+
+class ProjectAnalysis:
+    """One run: file selection rounds around the Program's fixpoint."""
+
+    def __init__(self, root: Path, files, report_files, vocab: Vocabulary) -> None:
+        self.root = root
+        self.files = sorted(set(files) | set(report_files))
+        self.report_files = set(report_files)
+        self.program = Program(root, vocab)
+        self.result = AnalysisResult()
+        self.raw: dict[Path, bytes] = {}
+        self.module_files: dict[str, Path] = {}
+        self.defines: dict[str, set[Path]] = {}
+        self.parsed: set[Path] = set()
+        self.trigger_names: set[str] = set()
+        self.functions: list[FunctionInfo] = []
+
+    def run(self) -> AnalysisResult:
+        self.scan()
+        self.trigger_names = self.seed_names()
+        pending = self.files_mentioning(self.trigger_names)
+        while pending or self.program.worklist:
+            for path in sorted(pending):
+                self.parse(path)
+            self.program.solve()
+            pending = self.next_files()
+            for qualname in self.functions_to_revisit(pending):
+                self.program.enqueue(qualname)
+        self.collect()
+        return self.result
+
+    # -- reading and selecting files ---------------------------------------------------------
+
+    def scan(self) -> None:
+        for path in self.files:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                self.error(path, f"cannot read file: {exc.strerror or exc}")
+                continue
+            self.result.files_seen += 1
+            self.result.lines_seen += data.count(b"\n")
+            self.raw[path] = data
+            name, _ = module_name(path, self.root)
+            self.module_files.setdefault(name, path)
+            for match in DEF_PATTERN.finditer(data):
+                self.defines.setdefault(match.group(1).decode("ascii", "replace"), set()).add(path)
+
+    def seed_names(self) -> set[str]:
+        """Names whose mention can create or judge a borrowed value: sources, markers, guards.
+        Sinks and helpers are reached from there by demand."""
+        vocab = self.program.raw_vocab
+        names = set(vocab.markers)
+        for spec in vocab.sources:
+            names.update(p.last_name for p in spec.calls)
+        for spec in vocab.guards:
+            names.update(p.last_name for p in spec.calls)
+        return names
+
+    def files_mentioning(self, names: set[str]) -> set[Path]:
+        names = {n for n in names if n}
+        if not names:
+            return set()
+        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+        return {p for p, data in self.raw.items() if p not in self.parsed and pattern.search(data)}
+
+    def parse(self, path: Path) -> None:
+        """Parse and index a file; analyse its functions that mention a trigger name."""
+        if path in self.parsed:
+            return
+        self.parsed.add(path)
+        source = read_source(path, self.raw.get(path))
+        if isinstance(source, FileError):
+            self.error(path, source.message)
+            return
+        tree = parse_source(source)
+        if isinstance(tree, FileError):
+            self.error(path, tree.message)
+            return
+        self.result.files_parsed += 1
+        name, is_package = module_name(path, self.root)
+        module = ModuleInfo(name, path, tree, source.text, is_package)
+        functions = self.program.index.add_module(module)
+        self.functions.extend(functions)
+        self.activate_mentioning(functions, self.trigger_names)
+
+    def activate_mentioning(self, functions: list[FunctionInfo], names: set[str]) -> None:
+        """Analyse the functions whose own code names a source, marker, guard or producer."""
+        guards = self.guard_qualnames()
+        for info in functions:
+            if info.qualname not in self.program.active and (
+                not identifiers(info).isdisjoint(names) or info.qualname in guards
+            ):
+                self.program.activate(info.qualname)
+
+    def guard_qualnames(self) -> set[str]:
+        index = self.program.index
+        return {
+            index.canonical(p.qualname) for spec in self.program.raw_vocab.guards for p in spec.calls if p.qualname
+        }
+
+    def error(self, path: Path, message: str) -> None:
+        if path in self.report_files:
+            self.result.errors.append(FileError(path, message))
+
+    def next_files(self) -> set[Path]:
+        """Files that the last round showed may matter: definitions of what borrowed values
+        (or parameters that may receive them) are passed to, and mentions of functions
+        that turned out to return borrowed values."""
+        wanted: set[Path] = set()
+        for outcome in self.program.outcomes.values():
+            for kind, name in outcome.demands:
+                wanted |= self.defines.get(name, set()) if kind == "method" else self.module_of(name)
+        producers = set()
+        for qualname, summary in self.program.summaries.items():
+            short = qualname.rsplit(".", 1)[-1]
+            if short not in self.trigger_names and not short.startswith("<") and _returns_borrowed(summary):
+                producers.add(short)
+        if producers:
+            self.trigger_names |= producers
+            wanted |= self.files_mentioning(producers)
+            self.activate_mentioning(self.functions, producers)
+        return {p for p in wanted if p not in self.parsed}
+
+    def module_of(self, qualname: str) -> set[Path]:
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self.module_files.get(".".join(parts[:cut]))
+            if path is not None:
+                return {path}
+        return set()
+
+    def functions_to_revisit(self, new_files: set[Path]) -> list[str]:
+        """Functions whose calls may now resolve into the new files."""
+        new_defs = {n for n, paths in self.defines.items() if paths & new_files}
+        new_modules = {n for n, p in self.module_files.items() if p in new_files}
+        revisit = []
+        for qualname, outcome in self.program.outcomes.items():
+            for kind, name in outcome.demands:
+                if (kind == "method" and name in new_defs) or (
+                    kind == "qualname" and any(name.startswith(m + ".") for m in new_modules)
+                ):
+                    revisit.append(qualname)
+                    break
+        return revisit
+
+    # -- findings ------------------------------------------------------------------------
+
+    def collect(self) -> None:
+        best: dict[tuple, tuple] = {}
+        used_as_guard: set[str] = set()
+        for outcome in self.program.outcomes.values():
+            used_as_guard |= outcome.used_as_guard
+            for (rule, site), trace in outcome.findings.items():
+                key = (rule, site.span)
+                if key not in best or len(trace) < len(best[key][1]):
+                    best[key] = (site, trace)
+        for (rule, _), (site, trace) in best.items():
+            if site.span.path in self.report_files:
+                self.result.findings.append(
+                    Finding(rule, site.span, bl001_message(site, trace), site.function, _dedupe(trace))
+                )
+        self.collect_guards(used_as_guard)
+        self.result.findings.sort(key=Finding.sort_key)
+
+    def collect_guards(self, used_as_guard: set[str]) -> None:
+        """BL002: a configured or used guard that does not reject marked values."""
+        program = self.program
+        checked: dict[str, int] = {}
+        for spec in program.raw_vocab.guards:
+            for pattern in spec.calls:
+                if pattern.qualname:
+                    qualname = program.index.canonical(pattern.qualname)
+                    if qualname in program.index.functions:
+                        checked[qualname] = spec.param
+        for qualname in used_as_guard:
+            checked.setdefault(qualname, 0)
+        markers = sorted(program.raw_vocab.markers)
+        if not markers:
+            return
+        for qualname, param in checked.items():
+            info = program.index.functions.get(qualname)
+            if info is None or info.module.path not in self.report_files or info.kind == "module":
+                continue
+            param += 1 if info.binds_receiver else 0
+            if param in program.summary(qualname).guards:
+                continue
+            node = info.node
+            span = program.span(info.module, node)
+            span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
+            message = (
+                f"guard `{node.name}` does not return False for values marked "
+                f"`{markers[0]}`: borrowed views it approves are consumed asynchronously "
+                "while their producer reuses the buffer"
+            )
+            trace = (TraceStep(info.module.path, node.lineno, f"`{node.name}` never checks the borrowed-value marker"),)
+            self.result.findings.append(Finding("BL002", span, message, info.display, trace))
+
+
+def identifiers(info: FunctionInfo) -> frozenset:
+    """The names, attributes and strings a function's own code (not nested functions) uses."""
+    cached = info.identifiers
+    if cached is None:
+        found = set()
+        stack = list(ast.iter_child_nodes(info.node))
+        while stack:
+            child = stack.pop()
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Name):
+                found.add(child.id)
+            elif isinstance(child, ast.Attribute):
+                found.add(child.attr)
+            elif isinstance(child, ast.Constant) and isinstance(child.value, str) and len(child.value) < 80:
+                found.add(child.value)
+            stack.extend(ast.iter_child_nodes(child))
+        cached = info.identifiers = frozenset(found)
+    return cached
+
+
+def _returns_borrowed(summary: Summary) -> bool:
+    return any(isinstance(leaf, Borrow) for leaf in deep_leaves(summary.returns, through_lazy=True))
+
+
+def bl001_message(site: Site, trace: tuple) -> str:
+    return (
+        f"borrowed buffer view reaches async sink `{site.sink}` without a guard; "
+        "its producer may reuse the buffer before the task reads it"
+    )
+
+
+def _dedupe(trace: tuple) -> tuple:
+    out: list[TraceStep] = []
+    for step in trace:
+        if not out or out[-1] != step:
+            out.append(step)
+    return tuple(out)
+
+
+def analyze(root: Path, files, report_files, vocab: Vocabulary) -> AnalysisResult:
+    return ProjectAnalysis(root, files, report_files, vocab).run()
+
+
+

@@ -1,0 +1,53 @@
+"""Per-function summaries: what a call to a function does to borrowed values, written in
+terms of its parameters so that every call site can instantiate it.
+
+The project-wide fixpoint (``program.py``) recomputes a function's summary whenever a
+callee's summary changes, until nothing changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bufferlint.analysis.values import EMPTY, Value
+from bufferlint.findings import Span, TraceStep
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a finding is reported: a call in the function holding the borrowed value."""
+
+    span: Span
+    function: str  # display name, "pkg.mod:Class.method"
+    sink: str  # what consumes the value asynchronously, for the message
+
+
+@dataclass(frozen=True)
+class SinkReach:
+    """Parameter ``param`` (at access ``path``) reaches an async sink unguarded.
+
+    ``assume``: (parameter index, truth) pairs that must hold for the sink to run async
+    (``maybe_executor_submit`` submits only when ``use_async`` is true).
+    ``site``: where to report when the caller passes a borrowed value; None means "at the
+    caller's call", because this function merely forwards what it was given.
+    """
+
+    param: int
+    path: tuple
+    assume: frozenset
+    site: Site | None
+    trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Summary:
+    returns: Value = EMPTY  # generators: a lazy container of what they yield
+    sinks: frozenset = frozenset()  # SinkReach
+    guards: frozenset = frozenset()  # params proven unborrowed when the result is true
+    marker_checks: frozenset = frozenset()  # params proven unborrowed when the result is false
+
+    def is_trivial(self) -> bool:
+        return self == EMPTY_SUMMARY
+
+
+EMPTY_SUMMARY = Summary()

@@ -1,0 +1,317 @@
+"""The abstract domain: what the analysis knows about a Python value at one program point.
+
+A value is described by *leaves* (what the object itself is, or is a view of) and by its
+contents (``elems`` for iteration and indexing, ``items`` for known tuple positions). Two
+kinds of leaves exist:
+
+* ``Borrow``: a concrete borrowed object (from a source or a marker ``setattr``), identified by
+  its allocation site. ``view=True`` means a derived view of that object: it reads the same
+  reused buffer but, being another Python object, does not carry the marker.
+* ``ParamRef``: "whatever the caller passed as parameter *i*, at access path *p*". Function
+  summaries are written in terms of these, and instantiated at each call site.
+
+Access paths are tuples of ``"iter"`` (an element taken by iteration: the producer advances),
+``"item"`` (an element taken by indexing or unpacking), ``int`` (a known tuple position) and
+``"view"`` (a derived view).
+
+Everything here is immutable, so states can be compared to detect a fixpoint. Traces ride
+along but do not take part in equality, which keeps the lattice finite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, Union
+
+from bufferlint.findings import TraceStep
+
+MAX_PATH = 6
+MAX_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Borrow:
+    site: tuple
+    view: bool = False
+    trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+
+    @property
+    def base(self) -> tuple:
+        return ("b", self.site)
+
+    @property
+    def identity(self) -> tuple | None:
+        """The object a marker check on this value inspects (views carry no marker)."""
+        return None if self.view else self.base
+
+    def as_view(self, step: TraceStep | None = None) -> "Borrow":
+        trace = self.trace + (step,) if step and not self.view else self.trace
+        return Borrow(self.site, True, trace)
+
+    def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
+        return Borrow(self.site, self.view, trace)
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    index: int
+    path: tuple = ()
+    trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+
+    @property
+    def base(self) -> tuple:
+        path = self.path[: self.path.index("view")] if "view" in self.path else self.path
+        return ("p", self.index, path)
+
+    @property
+    def identity(self) -> tuple | None:
+        return None if "view" in self.path else ("p", self.index, self.path)
+
+    def extend(self, op: object, step: TraceStep | None = None) -> "ParamRef | None":
+        if op == "view" and self.path and self.path[-1] == "view":
+            return self
+        if len(self.path) >= MAX_PATH:
+            return None
+        trace = self.trace + (step,) if step else self.trace
+        return ParamRef(self.index, self.path + (op,), trace)
+
+    def with_trace(self, trace: tuple[TraceStep, ...]) -> "ParamRef":
+        return ParamRef(self.index, self.path, trace)
+
+
+Leaf = Union[Borrow, ParamRef]
+
+
+@dataclass(frozen=True)
+class Cond:
+    """What a truth test of this value tells about borrowed objects.
+
+    ``clean_if_true``: when the value is true these objects are not borrowed (a guard);
+    ``clean_if_false``: when it is false they are not (a marker check).
+    """
+
+    clean_if_true: frozenset = frozenset()
+    clean_if_false: frozenset = frozenset()
+
+    def negate(self) -> "Cond":
+        return Cond(self.clean_if_false, self.clean_if_true)
+
+
+@dataclass(frozen=True)
+class Value:
+    leaves: frozenset = frozenset()
+    elems: "Value | None" = None
+    items: "tuple[Value, ...] | None" = None
+    lazy: bool = False  # elements are produced on demand (generator, iterator)
+    cond: Cond | None = None
+    const: object = None  # a literal (True, False, a marker string); None when unknown
+    has_const: bool = False
+    ref: str | None = None  # a static reference: module, class or function qualname
+    types: frozenset = frozenset()  # qualnames of the classes this object may be an instance of
+    pending: frozenset = frozenset()  # ids of async submissions this value (a future) stands for
+    origin: str | None = None  # the project function whose call produced this value (guard tracking)
+
+    def is_empty(self) -> bool:
+        return self == EMPTY
+
+
+EMPTY = Value()
+
+
+def const(value: object) -> Value:
+    return Value(const=value, has_const=True)
+
+
+def join_leaves(a: frozenset, b: frozenset) -> frozenset:
+    return a | b if b else a
+
+
+def join(a: Value | None, b: Value | None) -> Value | None:
+    if a is None or a is b:
+        return b if a is None else a
+    if b is None:
+        return a
+    if a == b:
+        return a
+    items = None
+    elems = join(a.elems, b.elems)
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    elif a.items is not None and b.items is None and b.elems is None:
+        items = a.items  # the other side holds no elements: positions stay known
+    elif b.items is not None and a.items is None and a.elems is None:
+        items = b.items
+    else:
+        for side in (a, b):
+            if side.items is not None:
+                for item in side.items:
+                    elems = join(elems, item)
+    cond = None
+    if a.cond is not None and b.cond is not None:
+        cond = Cond(a.cond.clean_if_true & b.cond.clean_if_true, a.cond.clean_if_false & b.cond.clean_if_false)
+    same_const = a.has_const and b.has_const and a.const == b.const and type(a.const) is type(b.const)
+    return Value(
+        leaves=a.leaves | b.leaves,
+        elems=elems,
+        items=items,
+        lazy=a.lazy or b.lazy,
+        cond=cond,
+        const=a.const if same_const else None,
+        has_const=same_const,
+        ref=a.ref if a.ref == b.ref else None,
+        types=a.types | b.types,
+        pending=a.pending | b.pending,
+        origin=a.origin if a.origin == b.origin else None,
+    )
+
+
+def join_all(values: Iterable[Value | None]) -> Value:
+    result: Value | None = None
+    for value in values:
+        result = join(result, value)
+    return result or EMPTY
+
+
+def container(elems: Value | None, items: tuple[Value, ...] | None = None, lazy: bool = False) -> Value:
+    """A new container (list, tuple, dict, closure, partial) holding these values."""
+    if items is not None:
+        elems = join(elems, join_all(items))
+    elems = cap(elems, MAX_DEPTH)
+    if elems is not None and elems.is_empty():
+        elems = None
+    if items is not None and all(i.is_empty() for i in items):
+        items = None if elems is None else items
+    return Value(elems=elems, items=items, lazy=lazy)
+
+
+def cap(value: Value | None, depth: int) -> Value | None:
+    """Flatten nesting beyond ``depth`` so loops that nest containers still converge."""
+    if value is None:
+        return None
+    if depth <= 0:
+        flat = frozenset(deep_leaves(value, through_lazy=True))
+        return Value(leaves=flat) if flat else None
+    elems = cap(value.elems, depth - 1)
+    items = tuple(cap(i, depth - 1) or EMPTY for i in value.items) if value.items is not None else None
+    if elems is value.elems and (items is None or items == value.items):
+        return value
+    return replace(value, elems=elems, items=items)
+
+
+def deep_pending(value: Value | None) -> frozenset:
+    """Every pending submission a value stands for, including futures held in containers."""
+    if value is None:
+        return frozenset()
+    out = set(value.pending)
+    for item in value.items or ():
+        out |= deep_pending(item)
+    out |= deep_pending(value.elems)
+    return frozenset(out)
+
+
+def deep_leaves(value: Value | None, through_lazy: bool = False) -> Iterator[Leaf]:
+    """Every leaf reachable in the value: the object itself and what it contains.
+
+    A lazy iterator's elements do not exist yet, so they are skipped unless asked for.
+    """
+    if value is None:
+        return
+    yield from value.leaves
+    if value.items is not None:
+        for item in value.items:
+            yield from deep_leaves(item, through_lazy)
+    if value.elems is not None and (through_lazy or not value.lazy):
+        yield from deep_leaves(value.elems, through_lazy)
+
+
+def map_leaves(value: Value, fn) -> Value:
+    """Rebuild ``value`` with each leaf replaced by ``fn(leaf)`` (None drops it)."""
+    mapped = [(leaf, fn(leaf)) for leaf in value.leaves]
+    elems = map_leaves(value.elems, fn) if value.elems is not None else None
+    items = tuple(map_leaves(i, fn) for i in value.items) if value.items is not None else None
+    unchanged = all(old is new for old, new in mapped) and elems is value.elems
+    if unchanged and (items is None or all(a is b for a, b in zip(items, value.items))):
+        return value
+    leaves = frozenset(new for _, new in mapped if new is not None)
+    return replace(value, leaves=leaves, elems=elems, items=items)
+
+
+def clean(value: Value, identities: frozenset) -> Value:
+    """Drop every leaf whose object (or the object it is a view of) is known not borrowed."""
+    if not identities:
+        return value
+    return map_leaves(value, lambda leaf: None if leaf.base in identities else leaf)
+
+
+def view_of(value: Value, step: TraceStep | None = None) -> Value:
+    """A derived view (or maybe-alias) of the value: same memory, new object, no marker."""
+    leaves = []
+    for leaf in value.leaves:
+        if isinstance(leaf, Borrow):
+            leaves.append(leaf.as_view(step))
+        else:
+            extended = leaf.extend("view", step)
+            if extended is not None:
+                leaves.append(extended)
+    return Value(leaves=frozenset(leaves))
+
+
+def iterate(value: Value, step: TraceStep | None = None) -> Value:
+    """What ``for x in value`` binds ``x`` to."""
+    return _element(value, "iter", step)
+
+
+def index(value: Value, key: object = None, step: TraceStep | None = None) -> Value:
+    """What ``value[key]`` (or unpacking) gives; ``key`` is a known int position or None."""
+    if isinstance(key, int) and value.items is not None and -len(value.items) <= key < len(value.items):
+        extra = Value(leaves=_extend_params(value.leaves, key, step))
+        return join(value.items[key], extra) if extra.leaves else value.items[key]
+    return _element(value, "item" if not isinstance(key, int) else key, step)
+
+
+def _element(value: Value, op: object, step: TraceStep | None) -> Value:
+    parts: list[Value | None] = [value.elems]
+    if value.items is not None:
+        parts.extend(value.items)
+    leaves = set(_extend_params(value.leaves, op, step))
+    # An element of a tensor (a row) is a view of it.
+    leaves.update(leaf.as_view(step) for leaf in value.leaves if isinstance(leaf, Borrow))
+    parts.append(Value(leaves=frozenset(leaves)))
+    return join_all(parts)
+
+
+def _extend_params(leaves: frozenset, op: object, step: TraceStep | None) -> frozenset:
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, ParamRef):
+            extended = leaf.extend(op, step)
+            if extended is not None:
+                out.append(extended)
+    return frozenset(out)
+
+
+def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
+    """Follow a summary's access path into an actual argument value."""
+    for op in path:
+        if op == "iter":
+            value = iterate(value, step)
+        elif op == "view":
+            value = view_of(value, step)
+        elif op == "item":
+            value = index(value, None, step)
+        else:
+            value = index(value, op, step)
+        step = None
+    return value
+
+
+def with_trace_prefix(value: Value, prefix: tuple[TraceStep, ...]) -> Value:
+    """Prepend steps to every leaf's trace (used when a value crosses a call)."""
+    if not prefix:
+        return value
+    return map_leaves(value, lambda leaf: leaf.with_trace(prefix + leaf.trace))
+
+
+def identities(value: Value) -> frozenset:
+    """The objects a marker check on this value inspects: the value itself, never its views."""
+    return frozenset(i for i in (leaf.identity for leaf in value.leaves) if i is not None)

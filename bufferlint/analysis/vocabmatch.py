@@ -1,0 +1,79 @@
+"""Match calls against the rule packs' call patterns, indexed by the called name.
+
+A call is described by its static qualified name (``torch.clone``) or by a method name with
+the receiver's known classes (``ThreadPoolExecutor`` -> ``...ThreadPoolExecutor.submit``)
+or no known class at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from bufferlint.packs import CallPattern, Vocabulary
+
+
+@dataclass(frozen=True)
+class CallShape:
+    qualname: str | None  # static target, when the callee is a name we could resolve
+    method: str | None  # attribute name, for calls on an object
+    receiver_types: frozenset  # receiver classes, when known
+    kwargs: Callable[[str], tuple[bool, object]]  # keyword -> (is a known constant, value)
+
+    @property
+    def last_name(self) -> str | None:
+        return self.method or (self.qualname.rsplit(".", 1)[-1] if self.qualname else None)
+
+
+class VocabIndex:
+    KINDS = ("sources", "sinks", "guards", "sanitizers", "views", "settlers", "passthrough")
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        self._by_name: dict[str, list[tuple[str, object, CallPattern]]] = {}
+        for spec in vocab.sources:
+            self._add("sources", spec, spec.calls)
+        for spec in vocab.sinks:
+            self._add("sinks", spec, spec.calls)
+        for spec in vocab.guards:
+            self._add("guards", spec, spec.calls)
+        for kind in ("sanitizers", "views", "settlers", "passthrough"):
+            for pattern in getattr(vocab, kind):
+                self._add(kind, pattern, (pattern,))
+        self.markers = frozenset(vocab.markers)
+        self.view_attributes = frozenset(vocab.view_attributes)
+
+    def _add(self, kind: str, spec: object, patterns) -> None:
+        for pattern in patterns:
+            self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
+
+    def names(self) -> set[str]:
+        return set(self._by_name)
+
+    def match(self, kind: str, call: CallShape):
+        """The first spec of ``kind`` whose pattern matches the call, else None."""
+        name = call.last_name
+        if name is None:
+            return None
+        for spec_kind, spec, pattern in self._by_name.get(name, ()):
+            if spec_kind == kind and self._matches(pattern, spec, call):
+                return spec
+        return None
+
+    def _matches(self, pattern: CallPattern, spec: object, call: CallShape) -> bool:
+        for key, expected in pattern.required_kwargs:
+            known, value = call.kwargs(key)
+            if not known or value != expected or type(value) is not type(expected):
+                return False
+        if pattern.method is not None:
+            return call.method == pattern.method
+        if call.qualname is not None:
+            return call.qualname == pattern.qualname
+        if call.method is None:
+            return False
+        owner, _, method = pattern.qualname.rpartition(".")
+        if method != call.method:
+            return False
+        if call.receiver_types:
+            return owner in call.receiver_types
+        return bool(getattr(spec, "unknown_receiver", False))
