@@ -61,16 +61,18 @@ def _read_bytes(path: Path) -> bytes | FileError:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         return FileError(path, f"cannot read file: {exc.strerror or exc}")
-    with os.fdopen(fd, "rb") as handle:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return FileError(path, "not a regular file")
         if info.st_size > MAX_BYTES:
             return FileError(path, f"file too large to analyse ({info.st_size / _MIB:.1f} MiB)")
-        try:
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
-        except OSError as exc:
-            return FileError(path, f"cannot read file: {exc.strerror or exc}")
+    except OSError as exc:
+        return FileError(path, f"cannot read file: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
 
 
 def parse_source(src: SourceFile) -> ast.Module | FileError:
