@@ -40,8 +40,12 @@ def read_source(path: Path) -> SourceFile | FileError:
         return FileError(path, "contains a NUL byte (binary file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # unknown codec in the cookie, or a cookie contradicting the BOM
-        return FileError(path, f"bad encoding declaration: {exc.msg}")
+    except SyntaxError as exc:
+        if exc.msg.startswith("encoding problem"):
+            return FileError(path, "bad encoding declaration: the coding comment contradicts the UTF-8 BOM")
+        if "invalid or missing" not in exc.msg:
+            return FileError(path, f"bad encoding declaration: {exc.msg}")  # unknown encoding: NAME
+        encoding = "utf-8"  # the first lines are not UTF-8: decoding below says where
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:

@@ -37,6 +37,22 @@ def test_latin1_without_cookie_names_encoding_line_and_offset(tmp_path: Path) ->
     assert "PEP 263" in error.message
 
 
+def test_non_utf8_in_the_lines_that_may_hold_a_cookie(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes("# caf\xe9\nx = 1\n".encode("latin-1"))
+    assert read_source(path) == FileError(
+        path,
+        "cannot decode as utf-8 at line 1 (byte offset 5: invalid continuation byte); "
+        "declare the encoding with a PEP 263 coding comment",
+    )
+
+
+def test_cookie_contradicting_bom(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"\xef\xbb\xbf# coding: latin-1\nx = 1\n")
+    assert read_source(path) == FileError(path, "bad encoding declaration: the coding comment contradicts the UTF-8 BOM")
+
+
 def test_unknown_coding_cookie(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_bytes(b"# coding: klingon\nx = 1\n")
