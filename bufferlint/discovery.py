@@ -11,8 +11,9 @@ is always analysed and reported (pre-commit passes files one by one and expects 
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from fnmatch import fnmatchcase
+import re
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -39,19 +40,24 @@ def find_project_root(paths: Sequence[Path]) -> Path:
     return common
 
 
-def is_excluded(path: Path, root: Path, patterns: Iterable[str]) -> bool:
-    """Whether ``path`` itself (not its parents) matches one of the exclude patterns."""
-    try:
-        rel = path.relative_to(root).as_posix()
-    except ValueError:  # outside the project: only its name can match
-        rel = path.name
+def exclude_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
+    """A predicate on a path relative to the project root (``/`` separators): whether the
+    path itself, not its parents, matches one of the patterns. Compiled once per walk:
+    it runs for every file and directory of the project."""
+    regexes = []
     for pattern in patterns:
         pattern = pattern.strip().rstrip("/").removeprefix("./")
-        if fnmatchcase(path.name, pattern) or fnmatchcase(rel, pattern):
-            return True
-        if pattern.startswith("**/") and fnmatchcase(rel, pattern[3:]):
-            return True
-    return False
+        regexes.append(fnmatch.translate(pattern))
+        if pattern.startswith("**/"):  # also at the top level
+            regexes.append(fnmatch.translate(pattern[3:]))
+    if not regexes:
+        return lambda rel: False
+    combined = re.compile("|".join(regexes))
+
+    def excluded(rel: str) -> bool:
+        return bool(combined.match(rel.rpartition("/")[2]) or combined.match(rel))
+
+    return excluded
 
 
 def discover(
@@ -63,14 +69,19 @@ def discover(
     """Every Python file below ``start`` (default: ``root``), sorted, skipping excluded
     files and not descending into excluded directories or symlinked directories.
     Patterns are relative to ``root``; ``on_error`` hears about unlistable directories."""
+    excluded = exclude_matcher(exclude)
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(start or root, onerror=on_error):
-        base = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if not is_excluded(base / d, root, exclude)]
+        try:
+            prefix = Path(dirpath).relative_to(root).as_posix() + "/"
+        except ValueError:  # a directory outside the project: only names can match
+            prefix = ""
+        prefix = prefix.removeprefix("./")
+        dirnames[:] = [d for d in dirnames if not excluded(prefix + d)]
         found.extend(
-            base / name
+            Path(dirpath, name)
             for name in filenames
-            if name.endswith(PYTHON_SUFFIXES) and not is_excluded(base / name, root, exclude)
+            if name.endswith(PYTHON_SUFFIXES) and not excluded(prefix + name)
         )
     return sorted(found)
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from bufferlint.config import DEFAULT_EXCLUDE, Settings, load_settings
-from bufferlint.discovery import discover, expand_paths, find_project_root, is_excluded
+from bufferlint.discovery import discover, exclude_matcher, expand_paths, find_project_root
 from bufferlint.findings import FileError
 from bufferlint.packs import Vocabulary
 from conftest import write
@@ -99,10 +99,16 @@ def test_exclude_replaces_defaults(tmp_path: Path) -> None:
         ("uild", "pkg/build", False),
         ("other/build", "pkg/build", False),
         ("build", "pkg/build/gen.py", False),  # parents are pruned by discover(), not matched here
+        ("*.py", "pkg/build/gen.py", True),
+        ("gen.py", "gen.pyi", False),
     ],
 )
-def test_is_excluded_patterns(tmp_path: Path, pattern: str, path: str, excluded: bool) -> None:
-    assert is_excluded(tmp_path / path, tmp_path, [pattern]) is excluded
+def test_exclude_patterns(pattern: str, path: str, excluded: bool) -> None:
+    assert exclude_matcher([pattern])(path) is excluded
+
+
+def test_no_patterns_exclude_nothing() -> None:
+    assert exclude_matcher([])("build") is False
 
 
 def test_symlinked_directories_are_not_followed(tmp_path: Path) -> None:
