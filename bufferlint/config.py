@@ -10,7 +10,7 @@ the key: a misconfigured run must stop rather than silently check less than aske
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ class Settings:
     select: tuple[str, ...] = ("BL",)
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
-    extend_exclude: tuple[str, ...] = field(default=())
+    extend_exclude: tuple[str, ...] = ()
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -71,13 +71,13 @@ def rule_selectors(values: Any, where: str) -> tuple[str, ...]:
 
 
 def _string_list(table: dict, key: str, where: str) -> tuple[str, ...]:
-    value = table[key]
+    value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ConfigError(f"{where}: '{key}' must be a list of non-empty strings")
     return tuple(value)
 
 
-def read_table(pyproject: Path) -> dict | None:
+def _read_table(pyproject: Path) -> dict | None:
     """The ``[tool.bufferlint]`` table of a pyproject.toml, or None when it has none."""
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
@@ -100,7 +100,7 @@ def load_settings(root: Path, config_path: Path | None = None) -> Settings:
     pyproject = config_path if config_path is not None else root / "pyproject.toml"
     if config_path is None and not pyproject.is_file():
         return Settings(vocab=_builtin(), root=root)
-    table = read_table(pyproject)
+    table = _read_table(pyproject)
     if table is None:
         return Settings(vocab=_builtin(), root=root, config_path=pyproject)
 
@@ -110,7 +110,7 @@ def load_settings(root: Path, config_path: Path | None = None) -> Settings:
     except PackError as exc:
         raise ConfigError(str(exc)) from None
     settings = Settings(vocab=_builtin(), root=root, config_path=pyproject)
-    for pack in _string_list(table, "rule-packs", where) if "rule-packs" in table else ():
+    for pack in _string_list(table, "rule-packs", where):
         settings.vocab.merge(_load_pack(pyproject.parent / pack, where))
     settings.vocab.merge(inline)
     if "select" in table:
