@@ -409,6 +409,21 @@ def test_debug_reraises(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         cli.main(["check", "pkg"])
 
 
+def test_interrupt(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    def interrupted(files):
+        raise KeyboardInterrupt
+
+    use_engine(monkeypatch, interrupted)
+    assert cli.main(["check", "pkg"]) == 130
+    assert capsys.readouterr().err == "bufferlint: interrupted\n"
+
+
+def test_main_returns_argparse_exit_codes_instead_of_raising(capsys) -> None:
+    assert cli.main(["check", "--format", "xml"]) == 2
+    assert "invalid choice: 'xml'" in capsys.readouterr().err
+    assert cli.main(["rules", "--help"]) == 0
+
+
 # ---------------------------------------------------------------------------
 # Subprocess: what a user's shell and pre-commit see (no engine needed)
 
