@@ -2,10 +2,10 @@
 an async consumer that may read it after the producer has refilled the buffer."""
 
 from bufferlint.catalog.rule import Invalid, Rule, Valid
+from bufferlint.catalog.runai import ITERATOR
 
-# The producer every example shares: SGLang's RunAI iterator, which marks each yielded
-# tensor because it views the streamer's reused CPU buffer.
-_PRELUDE = '''\
+_PRELUDE = (
+    '''\
 """A model loader fed by the RunAI Model Streamer (condensed from SGLang)."""
 
 from concurrent.futures import ThreadPoolExecutor
@@ -16,20 +16,24 @@ from runai_model_streamer import SafetensorsStreamer
 RUNAI_STREAMER_TENSOR_ATTR = "_sglang_runai_streamer_tensor"
 
 
-def runai_safetensors_weights_iterator(files: list[str]):
-    """Yield (name, tensor); every tensor is a zero-copy view of the streamer's CPU
-    buffer, which the streamer refills as soon as the next tensor is requested."""
-    with SafetensorsStreamer() as streamer:
-        streamer.stream_files(files)
-        for name, tensor in streamer.get_tensors():
-            setattr(tensor, RUNAI_STREAMER_TENSOR_ATTR, True)
-            yield name, tensor
+'''
+    + ITERATOR
+    + '''\
 
 
 def copy_into(param: torch.nn.Parameter, weight: torch.Tensor) -> None:
     param.data.copy_(weight)
 
 
+'''
+)
+
+# The loader's loop up to the point where each example consumes `w` its own way.
+_LOOP = _PRELUDE + '''\
+def load_weights(model: torch.nn.Module, files: list[str]) -> None:
+    params = dict(model.named_parameters())
+    with ThreadPoolExecutor(max_workers=8) as executor:
+        for name, w in runai_safetensors_weights_iterator(files):
 '''
 
 RULE = Rule(
@@ -79,12 +83,8 @@ with ThreadPoolExecutor(max_workers=8) as executor:
 ''',
     invalid=(
         Invalid(
-            _PRELUDE
+            _LOOP
             + '''\
-def load_weights(model: torch.nn.Module, files: list[str]) -> None:
-    params = dict(model.named_parameters())
-    with ThreadPoolExecutor(max_workers=8) as executor:
-        for name, w in runai_safetensors_weights_iterator(files):
             executor.submit(copy_into, params[name], w)
 ''',
             lines=(29,),
@@ -112,22 +112,14 @@ def load_model(model: torch.nn.Module, files: list[str]) -> None:
     ),
     valid=(
         Valid(
-            _PRELUDE
+            _LOOP
             + '''\
-def load_weights(model: torch.nn.Module, files: list[str]) -> None:
-    params = dict(model.named_parameters())
-    with ThreadPoolExecutor(max_workers=8) as executor:
-        for name, w in runai_safetensors_weights_iterator(files):
             executor.submit(copy_into, params[name], w.clone())
 ''',
         ),
         Valid(
-            _PRELUDE
+            _LOOP
             + '''\
-def load_weights(model: torch.nn.Module, files: list[str]) -> None:
-    params = dict(model.named_parameters())
-    with ThreadPoolExecutor(max_workers=8) as executor:
-        for name, w in runai_safetensors_weights_iterator(files):
             if getattr(w, RUNAI_STREAMER_TENSOR_ATTR, False):
                 copy_into(params[name], w)
                 continue
@@ -135,12 +127,8 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
 ''',
         ),
         Valid(
-            _PRELUDE
+            _LOOP
             + '''\
-def load_weights(model: torch.nn.Module, files: list[str]) -> None:
-    params = dict(model.named_parameters())
-    with ThreadPoolExecutor(max_workers=8) as executor:
-        for name, w in runai_safetensors_weights_iterator(files):
             executor.submit(copy_into, params[name], w).result()
 ''',
         ),

@@ -2,12 +2,14 @@
 sees borrowed values but never checks the marker that identifies them."""
 
 from bufferlint.catalog.rule import Invalid, Rule, Valid
+from bufferlint.catalog.runai import ITERATOR
 
 # The examples are one module standing in for sglang/srt/model_loader/utils.py, so that
 # its functions are the guard and the sink the runai-streamer pack names.
 _PATH = "sglang/srt/model_loader/utils.py"
 
-_HEAD = '''\
+_HEAD = (
+    '''\
 """Weight-loading helpers (condensed from sglang/srt/model_loader/utils.py and weight_utils.py)."""
 
 import concurrent.futures
@@ -19,16 +21,13 @@ from runai_model_streamer import SafetensorsStreamer
 RUNAI_STREAMER_TENSOR_ATTR = "_sglang_runai_streamer_tensor"
 
 
-def runai_safetensors_weights_iterator(files: list[str]):
-    """Yield (name, tensor); every tensor is a zero-copy view of the streamer's reused CPU buffer."""
-    with SafetensorsStreamer() as streamer:
-        streamer.stream_files(files)
-        for name, tensor in streamer.get_tensors():
-            setattr(tensor, RUNAI_STREAMER_TENSOR_ATTR, True)
-            yield name, tensor
+'''
+    + ITERATOR
+    + '''\
 
 
 '''
+)
 
 _TAIL = '''\
 
@@ -118,7 +117,7 @@ def should_async_load(weight: torch.Tensor) -> bool:
     return weight.device.type == "cpu"
 '''
             + _TAIL,
-            lines=(21,),
+            lines=(22,),
             path=_PATH,
         ),
     ),
