@@ -540,7 +540,7 @@ def test_real_engine_clean_project(tmp_path: Path) -> None:
 
 @pytest.mark.engine
 def test_real_engine_finding_and_noqa(tmp_path: Path) -> None:
-    [example] = [e for e in RULES["BL001"].invalid[:1]]
+    example = RULES["BL001"].invalid[0]
     write(tmp_path, {"loader.py": example.code})
     proc = run_cli("check", "--format", "json", "loader.py", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
