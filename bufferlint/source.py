@@ -1,9 +1,17 @@
-"""Reading and parsing one source file, turning every way it can fail into a FileError."""
+"""Reading and parsing one Python file, turning every way it can fail into a FileError.
+
+The analysis must keep going when one file of a large project is binary, mis-encoded,
+unreadable or not valid Python: each problem becomes one line in the report and the
+other files are still analysed. Both the engine and the CLI (for suppression comments)
+read files through here, so they agree on what a file's text is.
+"""
 
 from __future__ import annotations
 
 import ast
 import io
+import os
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +19,9 @@ from pathlib import Path
 from bufferlint.findings import FileError
 
 MAX_BYTES = 5 * 1024 * 1024
+"""Larger files are generated code or data; parsing them costs more than it can find."""
+
+_MIB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -20,29 +31,67 @@ class SourceFile:
 
 
 def read_source(path: Path, data: bytes | None = None) -> SourceFile | FileError:
+    """Read ``path`` as Python source text, decoded the way the interpreter would decode it
+    (PEP 263 coding cookie or UTF-8 BOM, else UTF-8). ``data``: its bytes, if already read."""
     if data is None:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            return FileError(path, f"cannot read file: {exc.strerror or exc}")
-    if len(data) > MAX_BYTES:
-        return FileError(path, f"file too large to analyse ({len(data) / 2**20:.1f} MiB)")
+        data = read_bytes(path)
+    if isinstance(data, FileError):
+        return data
     if b"\0" in data:
         return FileError(path, "contains a NUL byte (binary file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
     except SyntaxError as exc:
-        return FileError(path, f"bad encoding declaration: {exc.msg}")
-    except (LookupError, UnicodeDecodeError) as exc:
-        return FileError(path, f"cannot decode file: {exc}")
-    return SourceFile(path, text.lstrip("\ufeff"))
-
-
-def parse_source(source: SourceFile) -> ast.Module | FileError:
+        if exc.msg.startswith("encoding problem"):
+            return FileError(path, "bad encoding declaration: the coding comment contradicts the UTF-8 BOM")
+        if "invalid or missing" not in exc.msg:
+            return FileError(path, f"bad encoding declaration: {exc.msg}")  # unknown encoding: NAME
+        encoding = "utf-8"  # the first lines are not UTF-8: decoding below says where
     try:
-        return ast.parse(source.text, filename=str(source.path))
-    except SyntaxError as exc:
-        return FileError(source.path, f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}")
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return FileError(source.path, f"cannot parse file: {type(exc).__name__}: {exc}")
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        name = "utf-8" if encoding == "utf-8-sig" else encoding
+        return FileError(
+            path,
+            f"cannot decode as {name} at line {line} (byte offset {exc.start}: {exc.reason}); "
+            "declare the encoding with a PEP 263 coding comment",
+        )
+    return SourceFile(path, text)
+
+
+def read_bytes(path: Path) -> bytes | FileError:
+    # O_NONBLOCK so that a FIFO named *.py fails the regular-file check instead of hanging.
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        return FileError(path, f"cannot read file: {exc.strerror or exc}")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return FileError(path, "not a regular file")
+        if info.st_size > MAX_BYTES:
+            return FileError(path, f"file too large to analyse ({info.st_size / _MIB:.1f} MiB)")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError as exc:
+        return FileError(path, f"cannot read file: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+
+
+def parse_source(src: SourceFile) -> ast.Module | FileError:
+    """Parse the file's text; a file Python itself cannot compile yields a FileError, never
+    an exception."""
+    try:
+        return ast.parse(src.text, filename=str(src.path), type_comments=False)
+    except SyntaxError as exc:  # includes IndentationError and TabError
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        if exc.lineno and exc.offset:
+            where += f", column {exc.offset}"
+        return FileError(src.path, f"syntax error{where}: {exc.msg}")
+    except ValueError as exc:
+        return FileError(src.path, f"cannot parse: {exc}")
+    except (RecursionError, MemoryError):
+        return FileError(src.path, "cannot parse: expression nested too deeply")
+

@@ -24,7 +24,7 @@ from bufferlint.analysis.values import Borrow, deep_leaves
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.packs import Vocabulary
-from bufferlint.source import parse_source, read_source
+from bufferlint.source import parse_source, read_bytes, read_source
 
 MAX_ANALYSES_PER_FUNCTION = 12
 DEF_PATTERN = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
@@ -151,10 +151,9 @@ class ProjectAnalysis:
 
     def scan(self) -> None:
         for path in self.files:
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                self.error(path, f"cannot read file: {exc.strerror or exc}")
+            data = read_bytes(path)
+            if isinstance(data, FileError):
+                self.error(path, data.message)
                 continue
             self.result.files_seen += 1
             self.result.lines_seen += data.count(b"\n")

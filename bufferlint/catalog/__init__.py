@@ -1,0 +1,20 @@
+"""The rule catalog: one module per rule, each with its docs and the examples that are
+its executable specification (tests run them through the engine)."""
+
+from __future__ import annotations
+
+from bufferlint.catalog import bl001, bl002
+from bufferlint.catalog.rule import Invalid, Rule, Valid
+
+RULES: dict[str, Rule] = {rule.code: rule for rule in (bl001.RULE, bl002.RULE)}
+
+__all__ = ["RULES", "Invalid", "Rule", "Valid", "get_rule"]
+
+
+def get_rule(code: str) -> Rule:
+    """The rule with this code (case-insensitive) or kebab-case name; KeyError otherwise."""
+    wanted = code.strip()
+    for rule in RULES.values():
+        if wanted.upper() == rule.code or wanted.lower() == rule.name:
+            return rule
+    raise KeyError(code)

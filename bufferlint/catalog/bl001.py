@@ -1,0 +1,136 @@
+"""BL001: a borrowed value (a zero-copy view of a buffer its producer reuses) is handed to
+an async consumer that may read it after the producer has refilled the buffer."""
+
+from bufferlint.catalog.rule import Invalid, Rule, Valid
+from bufferlint.catalog.runai import ITERATOR
+
+_PRELUDE = (
+    '''\
+"""A model loader fed by the RunAI Model Streamer (condensed from SGLang)."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+from runai_model_streamer import SafetensorsStreamer
+
+RUNAI_STREAMER_TENSOR_ATTR = "_sglang_runai_streamer_tensor"
+
+
+'''
+    + ITERATOR
+    + '''\
+
+
+def copy_into(param: torch.nn.Parameter, weight: torch.Tensor) -> None:
+    param.data.copy_(weight)
+
+
+'''
+)
+
+# The loader's loop up to the point where each example consumes `w` its own way.
+_LOOP = _PRELUDE + '''\
+def load_weights(model: torch.nn.Module, files: list[str]) -> None:
+    params = dict(model.named_parameters())
+    with ThreadPoolExecutor(max_workers=8) as executor:
+        for name, w in runai_safetensors_weights_iterator(files):
+'''
+
+RULE = Rule(
+    code="BL001",
+    name="borrowed-value-to-async-sink",
+    summary="borrowed value reaches an async sink without a guard",
+    doc='''\
+## What it does
+
+Finds values that borrow a buffer their producer reuses (zero-copy views such as the
+tensors yielded by the RunAI Model Streamer, marked with `_sglang_runai_streamer_tensor`)
+that are passed to an async consumer (`Executor.submit`, `threading.Thread`,
+`loop.run_in_executor`, `Pool.apply_async`, ...) when nothing makes the consumer finish
+before the producer advances: no copy, no check of the marker, no wait on the result.
+
+The producers, markers, copies and consumers come from the rule packs (`bufferlint rules`
+lists the rules, `rules/*.toml` the packs); `[tool.bufferlint]` adds your own.
+
+## Why is this bad?
+
+The consumer runs later, on another thread. By then the producer has handed out the next
+value and overwritten the buffer the view points into, so the consumer reads the wrong
+data. Nothing fails: the model loads with silently corrupted weights, and only when the
+timing is unlucky (fast storage makes it likelier, a debugger or extra logging hides it).
+
+## Example
+
+```python
+with ThreadPoolExecutor(max_workers=8) as executor:
+    for name, w in runai_safetensors_weights_iterator(files):
+        executor.submit(copy_into, params[name], w)  # w's buffer is refilled next iteration
+```
+
+## Use instead
+
+Consume borrowed values before the producer advances: copy them (`w.clone()`), load
+marked values synchronously, or wait for the submitted work in the same iteration.
+
+```python
+with ThreadPoolExecutor(max_workers=8) as executor:
+    for name, w in runai_safetensors_weights_iterator(files):
+        if getattr(w, "_sglang_runai_streamer_tensor", False):
+            copy_into(params[name], w)  # synchronous: done before the buffer is reused
+            continue
+        executor.submit(copy_into, params[name], w)
+```
+''',
+    invalid=(
+        Invalid(
+            _LOOP
+            + '''\
+            executor.submit(copy_into, params[name], w)
+''',
+            lines=(29,),
+        ),
+        # The loader gets the iterator from its caller, and waits only after the loop:
+        # by then the streamer has refilled the buffer many times.
+        Invalid(
+            _PRELUDE
+            + '''\
+def load_weights(model: torch.nn.Module, weights, executor: ThreadPoolExecutor) -> None:
+    params = dict(model.named_parameters())
+    futures = []
+    for name, w in weights:
+        futures.append(executor.submit(copy_into, params[name], w))
+    for future in futures:
+        future.result()
+
+
+def load_model(model: torch.nn.Module, files: list[str]) -> None:
+    with ThreadPoolExecutor(max_workers=8) as executor:
+        load_weights(model, runai_safetensors_weights_iterator(files), executor)
+''',
+            lines=(29,),
+        ),
+    ),
+    valid=(
+        Valid(
+            _LOOP
+            + '''\
+            executor.submit(copy_into, params[name], w.clone())
+''',
+        ),
+        Valid(
+            _LOOP
+            + '''\
+            if getattr(w, RUNAI_STREAMER_TENSOR_ATTR, False):
+                copy_into(params[name], w)
+                continue
+            executor.submit(copy_into, params[name], w)
+''',
+        ),
+        Valid(
+            _LOOP
+            + '''\
+            executor.submit(copy_into, params[name], w).result()
+''',
+        ),
+    ),
+)

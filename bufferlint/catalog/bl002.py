@@ -1,0 +1,147 @@
+"""BL002: a guard (a predicate that decides whether a value may go to an async consumer)
+sees borrowed values but never checks the marker that identifies them."""
+
+from bufferlint.catalog.rule import Invalid, Rule, Valid
+from bufferlint.catalog.runai import ITERATOR
+
+# The examples are one module standing in for sglang/srt/model_loader/utils.py, so that
+# its functions are the guard and the sink the runai-streamer pack names.
+_PATH = "sglang/srt/model_loader/utils.py"
+
+_HEAD = (
+    '''\
+"""Weight-loading helpers (condensed from sglang/srt/model_loader/utils.py and weight_utils.py)."""
+
+import concurrent.futures
+from typing import Any, Callable, Iterable, Optional
+
+import torch
+from runai_model_streamer import SafetensorsStreamer
+
+RUNAI_STREAMER_TENSOR_ATTR = "_sglang_runai_streamer_tensor"
+
+
+'''
+    + ITERATOR
+    + '''\
+
+
+'''
+)
+
+_TAIL = '''\
+
+
+def maybe_executor_submit(
+    *,
+    executor: concurrent.futures.ThreadPoolExecutor,
+    futures: list[concurrent.futures.Future],
+    use_async: bool,
+    func: Callable[..., Any],
+    func_args: Iterable[Any] = (),
+    func_kwargs: Optional[dict[str, Any]] = None,
+) -> None:
+    """Run func(*func_args, **func_kwargs) on the executor when use_async, else inline."""
+    if func_kwargs is None:
+        func_kwargs = {}
+    if use_async:
+        futures.append(executor.submit(func, *func_args, **func_kwargs))
+    else:
+        func(*func_args, **func_kwargs)
+
+
+def weight_loader(param: torch.nn.Parameter, weight: torch.Tensor) -> None:
+    param.data.copy_(weight)
+
+
+def load_weights(model: torch.nn.Module, files: list[str]) -> None:
+    params = dict(model.named_parameters())
+    futures: list[concurrent.futures.Future] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as executor:
+        for name, w in runai_safetensors_weights_iterator(files):
+            maybe_executor_submit(
+                executor=executor,
+                futures=futures,
+                use_async=should_async_load(w),
+                func=weight_loader,
+                func_args=(params[name], w),
+            )
+        concurrent.futures.wait(futures)
+'''
+
+RULE = Rule(
+    code="BL002",
+    name="guard-ignores-marker",
+    summary="guard ignores the borrowed-value marker",
+    doc='''\
+## What it does
+
+Finds guards (the predicates a rule pack names, such as SGLang's `should_async_load`,
+that decide whether a value may be consumed asynchronously) that receive borrowed values
+but never look at the marker attribute that identifies them (for the RunAI Model Streamer,
+`_sglang_runai_streamer_tensor`). The finding points at the guard's `def` line; the trace
+shows the borrowed value reaching it. The async call the guard controls is not reported
+again under BL001: the guard is where the fix belongs.
+
+## Why is this bad?
+
+Every caller trusts the guard to keep borrowed values off the thread pool. A guard that
+decides on something else (here: "CPU tensors are loaded asynchronously") sends zero-copy
+views of a reused buffer to a worker thread that reads them after the producer has
+refilled the buffer, so weights are silently corrupted in every loader that calls it.
+
+## Example
+
+```python
+def should_async_load(weight: torch.Tensor) -> bool:
+    return weight.device.type == "cpu"
+```
+
+## Use instead
+
+Check the marker first, so marked values are always consumed synchronously:
+
+```python
+def should_async_load(weight: torch.Tensor) -> bool:
+    if getattr(weight, "_sglang_runai_streamer_tensor", False):
+        return False
+    return weight.device.type == "cpu"
+```
+''',
+    invalid=(
+        Invalid(
+            _HEAD
+            + '''\
+def should_async_load(weight: torch.Tensor) -> bool:
+    """Load host tensors on the thread pool to overlap host-to-device copies."""
+    return weight.device.type == "cpu"
+'''
+            + _TAIL,
+            lines=(22,),
+            path=_PATH,
+        ),
+    ),
+    valid=(
+        Valid(
+            _HEAD
+            + '''\
+def should_async_load(weight: torch.Tensor) -> bool:
+    """Load host tensors on the thread pool, except views of a reused buffer."""
+    if getattr(weight, "_sglang_runai_streamer_tensor", False):
+        return False
+    return weight.device.type == "cpu"
+'''
+            + _TAIL,
+            path=_PATH,
+        ),
+        Valid(
+            _HEAD
+            + '''\
+def should_async_load(weight: torch.Tensor) -> bool:
+    return weight.device.type == "cpu" and not getattr(weight, RUNAI_STREAMER_TENSOR_ATTR, False)
+'''
+            + _TAIL,
+            path=_PATH,
+        ),
+    ),
+)

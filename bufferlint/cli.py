@@ -1,0 +1,168 @@
+"""The ``bufferlint`` command.
+
+Exit codes are a contract with CI and pre-commit: 0 no findings, 1 findings, 2 the run
+could not do what was asked (bad usage, bad configuration, or paths that could not be
+analysed; every other file is still analysed and reported). No traceback ever reaches
+the user; ``BUFFERLINT_DEBUG=1`` re-raises internal errors for bug reports.
+
+Subcommands are registered in ``build_parser``; each sets a ``handler(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from bufferlint import __version__, analysis
+from bufferlint.catalog import RULES, get_rule
+from bufferlint.config import ConfigError, Settings, load_settings, rule_selectors
+from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
+from bufferlint.findings import AnalysisResult, Finding
+from bufferlint.reporters import REPORTERS
+from bufferlint.reporters.text import summary
+from bufferlint.source import SourceFile, read_source
+from bufferlint.suppressions import suppressed
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with how bufferlint was called or configured: one line, exit 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or argparse's own usage error (exit 2)
+        return int(exc.code or 0)
+    try:
+        return args.handler(args)
+    except (UsageError, ConfigError) as exc:
+        print(f"bufferlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("bufferlint: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if os.environ.get("BUFFERLINT_DEBUG") == "1":
+            raise
+        print(
+            f"bufferlint: internal error: {type(exc).__name__}: {exc} (set BUFFERLINT_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bufferlint",
+        description="Find zero-copy views of reused buffers that reach async consumers.",
+    )
+    parser.add_argument("--version", action="version", version=f"bufferlint {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="analyse files and report findings")
+    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
+                       help="files or directories to report on (default: .)")
+    check.add_argument("--format", choices=sorted(REPORTERS), default="text", help="output format (default: text)")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (still 2 on errors)")
+    check.add_argument("--project-root", type=Path, metavar="DIR",
+                       help="the project the paths belong to (default: nearest pyproject.toml above them)")
+    check.add_argument("--config", type=Path, metavar="PATH", help="pyproject.toml to read [tool.bufferlint] from")
+    check.add_argument("--select", action="append", metavar="CODES",
+                       help="comma-separated rule codes or prefixes to report (replaces the configured select)")
+    check.add_argument("--ignore", action="append", metavar="CODES",
+                       help="comma-separated rule codes or prefixes not to report (added to the configured ignore)")
+    check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
+    check.set_defaults(handler=run_check)
+
+    rule = commands.add_parser("rule", help="show the documentation of one rule")
+    rule.add_argument("code", help="rule code (BL001) or name")
+    rule.set_defaults(handler=show_rule)
+
+    rules = commands.add_parser("rules", help="list all rules")
+    rules.set_defaults(handler=list_rules)
+    return parser
+
+
+def run_check(args: argparse.Namespace) -> int:
+    paths = [absolute(p) for p in args.paths]
+    root = _project_root(args.project_root, paths)
+    settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
+    report_files, errors = expand_paths(paths, root, settings)
+
+    result = AnalysisResult()
+    if report_files:
+        files = sorted(set(discover(root, settings.excludes)) | set(report_files))
+        result = analysis.analyze_project(root, files, report_files, settings.vocab)
+    result.errors[:0] = errors
+    result.findings = _reportable(result.findings, settings)
+
+    cwd = Path.cwd()
+    color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    sys.stdout.write(REPORTERS[args.format](result, cwd, color=color))
+    if args.format == "text":
+        print(summary(result, len(report_files)), file=sys.stderr)
+    if result.errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_OK
+
+
+def _project_root(option: Path | None, paths: list[Path]) -> Path:
+    if option is None:
+        return find_project_root(paths)
+    root = absolute(option)
+    if not root.is_dir():
+        raise UsageError(f"--project-root {option}: not a directory")
+    return root
+
+
+def _apply_cli_rules(settings: Settings, args: argparse.Namespace) -> Settings:
+    """``--select`` replaces the configured selection, ``--ignore`` adds to it (as in Ruff)."""
+    changes = {}
+    if args.select:
+        changes["select"] = rule_selectors(_split_codes(args.select), "--select")
+    if args.ignore:
+        changes["ignore"] = settings.ignore + rule_selectors(_split_codes(args.ignore), "--ignore")
+    return dataclasses.replace(settings, **changes)
+
+
+def _split_codes(values: list[str]) -> list[str]:
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+def _reportable(findings: list[Finding], settings: Settings) -> list[Finding]:
+    """Drop findings of rules not selected and findings a suppression comment covers."""
+    sources: dict[Path, SourceFile | None] = {}
+    kept = []
+    for finding in findings:
+        if not settings.is_enabled(finding.rule):
+            continue
+        if finding.path not in sources:
+            source = read_source(finding.path)
+            sources[finding.path] = source if isinstance(source, SourceFile) else None
+        source = sources[finding.path]
+        if source is None or not suppressed(finding, source.text):
+            kept.append(finding)
+    return kept
+
+
+def show_rule(args: argparse.Namespace) -> int:
+    try:
+        rule = get_rule(args.code)
+    except KeyError:
+        raise UsageError(f"unknown rule {args.code!r} (known rules: {', '.join(RULES)})") from None
+    print(f"# {rule.code} {rule.name}\n\n{rule.summary}\n\n{rule.doc}", end="")
+    return EXIT_OK
+
+
+def list_rules(args: argparse.Namespace) -> int:
+    width = max(len(rule.name) for rule in RULES.values())
+    for rule in RULES.values():
+        print(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
+    return EXIT_OK

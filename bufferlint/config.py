@@ -1,0 +1,140 @@
+"""Project settings: ``[tool.bufferlint]`` in the project root's pyproject.toml.
+
+The table mixes two kinds of keys. The ones in CONFIG_KEYS steer the run (which rules,
+which files); every other key is rule-pack vocabulary and is validated by
+``vocabulary_from_dict``, so a project describes its own zero-copy producers exactly the
+way a shipped pack does. Any mistake is a ConfigError whose message names the file and
+the key: a misconfigured run must stop rather than silently check less than asked.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bufferlint.catalog import RULES
+from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, vocabulary_from_dict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_KEYS = frozenset({"rule-packs", "select", "ignore", "exclude", "extend-exclude"})
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
+    ".pytest_cache", "__pycache__", "build", "dist", "node_modules", "site-packages", ".eggs",
+    "*.egg-info",
+)
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message is one line naming file and problem."""
+
+
+@dataclass
+class Settings:
+    vocab: Vocabulary
+    root: Path
+    config_path: Path | None = None  # the pyproject.toml that was read, if any
+    select: tuple[str, ...] = ("BL",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        return self.exclude + self.extend_exclude
+
+    def is_enabled(self, code: str) -> bool:
+        """Ruff's rule: the most specific matching selector decides, ``ignore`` wins ties.
+
+        So ``select = ["BL"]`` with ``ignore = ["BL002"]`` runs BL001 only, and
+        ``select = ["BL002"]`` with ``ignore = ["BL"]`` runs BL002 only.
+        """
+        selected = max((len(s) for s in self.select if code.startswith(s)), default=-1)
+        ignored = max((len(s) for s in self.ignore if code.startswith(s)), default=-1)
+        return selected > ignored
+
+
+def rule_selectors(values: Any, where: str) -> tuple[str, ...]:
+    """Validate a list of rule codes or code prefixes ("BL001", "BL0", "BL")."""
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ConfigError(f"{where}: expected a list of rule codes such as [\"BL001\"]")
+    for value in values:
+        if not value or not any(code.startswith(value) for code in RULES):
+            raise ConfigError(f"{where}: unknown rule code or prefix {value!r} (known rules: {', '.join(RULES)})")
+    return tuple(values)
+
+
+def _string_list(table: dict, key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _read_table(pyproject: Path) -> dict | None:
+    """The ``[tool.bufferlint]`` table of a pyproject.toml, or None when it has none."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{pyproject}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{pyproject}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{pyproject}: invalid TOML ({exc})") from None
+    tool = data.get("tool", {})
+    table = tool.get("bufferlint") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: [tool.bufferlint] must be a table")
+    return table
+
+
+def load_settings(root: Path, config_path: Path | None = None) -> Settings:
+    """Settings for the project at ``root``: from ``config_path`` when given (it must
+    exist), else from ``root/pyproject.toml`` when there is one, else the defaults."""
+    pyproject = config_path if config_path is not None else root / "pyproject.toml"
+    if config_path is None and not pyproject.is_file():
+        return Settings(vocab=_builtin(), root=root)
+    table = _read_table(pyproject)
+    if table is None:
+        return Settings(vocab=_builtin(), root=root, config_path=pyproject)
+
+    where = f"{pyproject}: [tool.bufferlint]"
+    try:
+        inline = vocabulary_from_dict(table, origin=where, extra_keys=CONFIG_KEYS)
+    except PackError as exc:
+        raise ConfigError(str(exc)) from None
+    settings = Settings(vocab=_builtin(), root=root, config_path=pyproject)
+    for pack in _string_list(table, "rule-packs", where):
+        settings.vocab.merge(_load_pack(pyproject.parent / pack, where))
+    settings.vocab.merge(inline)
+    if "select" in table:
+        settings.select = rule_selectors(table["select"], f"{where} select")
+    if "ignore" in table:
+        settings.ignore = rule_selectors(table["ignore"], f"{where} ignore")
+    if "exclude" in table:
+        settings.exclude = _string_list(table, "exclude", where)
+    if "extend-exclude" in table:
+        settings.extend_exclude = _string_list(table, "extend-exclude", where)
+    return settings
+
+
+def _builtin() -> Vocabulary:
+    try:
+        return builtin_vocabulary()
+    except PackError as exc:  # a broken installation, not the user's config
+        raise ConfigError(f"shipped rule pack is invalid: {exc}") from None
+
+
+def _load_pack(path: Path, where: str) -> Vocabulary:
+    if not path.is_file():
+        raise ConfigError(f"{where} rule-packs: {path} does not exist")
+    try:
+        return load_pack(path)
+    except PackError as exc:
+        raise ConfigError(str(exc)) from None

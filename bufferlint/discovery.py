@@ -1,0 +1,105 @@
+"""Which files a run analyses and which it reports on.
+
+The paths on the command line choose what is reported, but a borrowed value can come from
+any module of the project, so the analysis always sees the whole project the paths belong
+to. Excludes work like Ruff's: a pattern is matched against each file's and directory's
+path relative to the project root and against its name, so ``build`` prunes every
+directory called build, ``tests/fixtures`` only that one, and ``*_pb2.py`` generated files
+anywhere. Excludes apply to what a directory walk finds; a file named on the command line
+is always analysed and reported (pre-commit passes files one by one and expects that).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from bufferlint.config import Settings
+from bufferlint.findings import FileError
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def absolute(path: Path | str) -> Path:
+    """Absolute and normalised (no ``..``), without resolving symlinks, so that paths shown
+    to the user keep the names they typed."""
+    return Path(os.path.abspath(path))
+
+
+def find_project_root(paths: Sequence[Path]) -> Path:
+    """The nearest directory at or above the paths' common parent that has a pyproject.toml,
+    else that common parent."""
+    parents = [p if p.is_dir() else p.parent for p in map(absolute, paths)]
+    common = Path(os.path.commonpath(parents))
+    for candidate in (common, *common.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    return common
+
+
+def exclude_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
+    """A predicate on a path relative to the project root (``/`` separators): whether the
+    path itself, not its parents, matches one of the patterns. Compiled once per walk:
+    it runs for every file and directory of the project."""
+    regexes = []
+    for pattern in patterns:
+        pattern = pattern.strip().rstrip("/").removeprefix("./")
+        regexes.append(fnmatch.translate(pattern))
+        if pattern.startswith("**/"):  # also at the top level
+            regexes.append(fnmatch.translate(pattern[3:]))
+    if not regexes:
+        return lambda rel: False
+    combined = re.compile("|".join(regexes))
+
+    def excluded(rel: str) -> bool:
+        return bool(combined.match(rel.rpartition("/")[2]) or combined.match(rel))
+
+    return excluded
+
+
+def discover(
+    root: Path,
+    exclude: Sequence[str],
+    start: Path | None = None,
+    on_error: Callable[[OSError], None] | None = None,
+) -> list[Path]:
+    """Every Python file below ``start`` (default: ``root``), sorted, skipping excluded
+    files and not descending into excluded directories or symlinked directories.
+    Patterns are relative to ``root``; ``on_error`` hears about unlistable directories."""
+    excluded = exclude_matcher(exclude)
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(start or root, onerror=on_error):
+        try:
+            prefix = Path(dirpath).relative_to(root).as_posix() + "/"
+        except ValueError:  # a directory outside the project: only names can match
+            prefix = ""
+        prefix = prefix.removeprefix("./")
+        dirnames[:] = [d for d in dirnames if not excluded(prefix + d)]
+        found.extend(
+            Path(dirpath, name)
+            for name in filenames
+            if name.endswith(PYTHON_SUFFIXES) and not excluded(prefix + name)
+        )
+    return sorted(found)
+
+
+def expand_paths(paths: Sequence[Path], root: Path, settings: Settings) -> tuple[list[Path], list[FileError]]:
+    """The files to report on (absolute, sorted, unique) and the paths that could not be
+    used. A directory means its Python files; a named file is taken whatever its name."""
+    report: set[Path] = set()
+    errors: list[FileError] = []
+
+    def unlistable(exc: OSError) -> None:
+        errors.append(FileError(absolute(exc.filename), f"cannot list directory: {exc.strerror or exc}"))
+
+    for path in map(absolute, paths):
+        if path.is_dir():
+            report.update(discover(root, settings.excludes, start=path, on_error=unlistable))
+        elif os.path.lexists(path):  # broken symlinks too: reading them reports why
+            report.add(path)
+        else:
+            errors.append(FileError(path, "no such file or directory"))
+    return sorted(report), errors

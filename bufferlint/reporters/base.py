@@ -1,0 +1,23 @@
+"""What every reporter shares: the call signature and how paths are shown."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Protocol
+
+from bufferlint.findings import AnalysisResult
+
+
+class Reporter(Protocol):
+    def __call__(self, result: AnalysisResult, cwd: Path, *, color: bool = False) -> str: ...
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """Relative to ``cwd`` when under it, else absolute; always with ``/`` separators, so
+    output is stable across platforms and clickable in editors and CI logs."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(cwd).as_posix()
+    except ValueError:
+        return absolute.as_posix()

@@ -1,0 +1,38 @@
+"""Machine-readable output: ``{"version": 1, "findings": [...], "errors": [...]}``.
+
+The shape is a public contract (editor plugins and CI scripts parse it): fields are only
+ever added, and a breaking change bumps ``version``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bufferlint.findings import AnalysisResult
+from bufferlint.reporters.base import display_path
+
+VERSION = 1
+
+
+def render(result: AnalysisResult, cwd: Path, *, color: bool = False) -> str:
+    """``color`` is accepted for the common reporter signature; JSON is never coloured."""
+    findings = [
+        {
+            "rule": f.rule,
+            "path": display_path(f.path, cwd),
+            "line": f.span.line,
+            "column": f.span.column,
+            "end_line": f.span.end_line,
+            "end_column": f.span.end_column,
+            "message": f.message,
+            "function": f.function,
+            "trace": [{"path": display_path(s.path, cwd), "line": s.line, "note": s.note} for s in f.trace],
+        }
+        for f in sorted(result.findings, key=lambda f: f.sort_key())
+    ]
+    errors = [
+        {"path": display_path(e.path, cwd), "message": e.message}
+        for e in sorted(result.errors, key=lambda e: str(e.path))
+    ]
+    return json.dumps({"version": VERSION, "findings": findings, "errors": errors}, indent=2) + "\n"

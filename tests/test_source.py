@@ -1,0 +1,126 @@
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+from bufferlint.findings import FileError
+from bufferlint.source import MAX_BYTES, SourceFile, parse_source, read_source
+
+
+def test_reads_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("name = 'café'\n", encoding="utf-8")
+    assert read_source(path) == SourceFile(path, "name = 'café'\n")
+
+
+def test_bom_is_stripped(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"\xef\xbb\xbfx = 1\n")
+    assert read_source(path).text == "x = 1\n"
+
+
+def test_coding_cookie_is_honoured(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes("# -*- coding: latin-1 -*-\nname = 'café'\n".encode("latin-1"))
+    assert read_source(path).text == "# -*- coding: latin-1 -*-\nname = 'café'\n"
+
+
+def test_latin1_without_cookie_names_encoding_line_and_offset(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    data = "x = 1\nname = 'café'\n".encode("latin-1")
+    path.write_bytes(data)
+    error = read_source(path)
+    assert isinstance(error, FileError) and error.path == path
+    offset = data.index(b"\xe9")
+    assert error.message.startswith(f"cannot decode as utf-8 at line 2 (byte offset {offset}: ")
+    assert "PEP 263" in error.message
+
+
+def test_non_utf8_in_the_lines_that_may_hold_a_cookie(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes("# caf\xe9\nx = 1\n".encode("latin-1"))
+    assert read_source(path) == FileError(
+        path,
+        "cannot decode as utf-8 at line 1 (byte offset 5: invalid continuation byte); "
+        "declare the encoding with a PEP 263 coding comment",
+    )
+
+
+def test_cookie_contradicting_bom(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"\xef\xbb\xbf# coding: latin-1\nx = 1\n")
+    assert read_source(path) == FileError(path, "bad encoding declaration: the coding comment contradicts the UTF-8 BOM")
+
+
+def test_unknown_coding_cookie(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"# coding: klingon\nx = 1\n")
+    assert read_source(path) == FileError(path, "bad encoding declaration: unknown encoding: klingon")
+
+
+def test_nul_byte(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"x = 1\n\0\n")
+    assert read_source(path) == FileError(path, "contains a NUL byte (binary file?)")
+
+
+def test_too_large(tmp_path: Path) -> None:
+    path = tmp_path / "big.py"
+    path.write_bytes(b"#" * (MAX_BYTES + 1))
+    assert read_source(path) == FileError(path, "file too large to analyse (5.0 MiB)")
+
+
+def test_exactly_the_limit_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.py"
+    path.write_bytes(b"#" * MAX_BYTES)
+    assert isinstance(read_source(path), SourceFile)
+
+
+def test_broken_symlink(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.symlink_to(tmp_path / "gone.py")
+    assert read_source(path) == FileError(path, "cannot read file: No such file or directory")
+
+
+def test_symlink_loop(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.symlink_to(path)
+    assert read_source(path) == FileError(path, "cannot read file: Too many levels of symbolic links")
+
+
+def test_directory(tmp_path: Path) -> None:
+    path = tmp_path / "pkg.py"
+    path.mkdir()
+    assert read_source(path) == FileError(path, "not a regular file")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_fifo_does_not_block(tmp_path: Path) -> None:
+    path = tmp_path / "pipe.py"
+    os.mkfifo(path)
+    assert read_source(path) == FileError(path, "not a regular file")
+
+
+def test_parse_ok(tmp_path: Path) -> None:
+    tree = parse_source(SourceFile(tmp_path / "a.py", "def f():\n    return 1\n"))
+    assert isinstance(tree, ast.Module) and isinstance(tree.body[0], ast.FunctionDef)
+
+
+def test_syntax_error_message(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    assert parse_source(SourceFile(path, "x = 1\ndef f(:\n    pass\n")) == FileError(
+        path, "syntax error at line 2, column 7: invalid syntax"
+    )
+
+
+def test_indentation_error_is_a_syntax_error(tmp_path: Path) -> None:
+    error = parse_source(SourceFile(tmp_path / "a.py", "def f():\nreturn 1\n"))
+    assert isinstance(error, FileError)
+    assert error.message.startswith("syntax error at line 2, column 1: expected an indented block")
+
+
+@pytest.mark.parametrize("text", ["-" * 100_000 + "1\n", "a" + ".b" * 200_000 + "\n"])
+def test_pathologically_nested_code(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "a.py"
+    assert parse_source(SourceFile(path, text)) == FileError(path, "cannot parse: expression nested too deeply")
