@@ -118,7 +118,8 @@ def run_example(tmp_path: Path, example) -> list[tuple[str, int]]:
     ("rule", "example"), [p for p in EXAMPLES if isinstance(p.values[1], Invalid)]
 )
 def test_invalid_examples(tmp_path: Path, rule, example: Invalid) -> None:
-    assert run_example(tmp_path, example) == sorted((rule.code, line) for line in example.lines)
+    found = [f for f in run_example(tmp_path, example) if f[0] == rule.code]
+    assert found == sorted((rule.code, line) for line in example.lines)
 
 
 @pytest.mark.engine

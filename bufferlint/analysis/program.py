@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
+from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Site, Summary
 from bufferlint.analysis.values import Borrow, deep_leaves
 from bufferlint.analysis.vocabmatch import VocabIndex
@@ -135,6 +136,7 @@ class ProjectAnalysis:
 
     def run(self) -> AnalysisResult:
         self.scan()
+        check = SyntaxCheck(sorted(p for p in self.report_files if p in self.raw))
         self.trigger_names = self.seed_names()
         pending = self.files_mentioning(self.trigger_names)
         while pending or self.program.worklist:
@@ -145,6 +147,9 @@ class ProjectAnalysis:
             for qualname in self.functions_to_revisit(pending):
                 self.program.enqueue(qualname)
         self.collect()
+        known = {error.path for error in self.result.errors}
+        self.result.errors += [error for error in check.errors() if error.path not in known]
+        self.result.errors.sort(key=lambda error: str(error.path))
         return self.result
 
     # -- reading and selecting files ---------------------------------------------------------

@@ -10,7 +10,8 @@ DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use 
 
 @dataclass(frozen=True)
 class Invalid:
-    """A module that must produce findings of the rule on exactly ``lines`` (and no others).
+    """A module that must produce findings of the rule on exactly ``lines`` (and no others of
+    this rule; a broken guard, for instance, is BL002 at its ``def`` and BL001 at its call sites).
 
     ``path`` is where the example is written, relative to the project root: rule packs name
     callables by qualified name, so an example that defines a packed callable must live in

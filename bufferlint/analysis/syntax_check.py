@@ -1,0 +1,51 @@
+"""Check that every reported file reads and parses, alongside the analysis.
+
+The analysis parses only the files that can matter to borrowed values; a file the user
+asked about must still be reported when it is not valid Python. On a large tree that check
+is most of the work, so it runs in worker processes while the main process analyses.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+from bufferlint.findings import FileError
+from bufferlint.source import parse_source, read_source
+
+PARALLEL_FROM = 200  # files; below this a pool costs more than it saves
+CHUNK = 64
+
+
+def _check(paths: list[Path]) -> list[FileError]:
+    errors = []
+    for path in paths:
+        source = read_source(path)
+        if not isinstance(source, FileError):
+            source = parse_source(source)
+        if isinstance(source, FileError):
+            errors.append(source)
+    return errors
+
+
+class SyntaxCheck:
+    """Started before the analysis, collected after it."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self.pool: ProcessPoolExecutor | None = None
+        self.futures: list[Future] = []
+        workers = min(2, os.cpu_count() or 1)
+        if len(paths) >= PARALLEL_FROM and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+            self.futures = [self.pool.submit(_check, paths[i : i + CHUNK]) for i in range(0, len(paths), CHUNK)]
+
+    def errors(self) -> list[FileError]:
+        if self.pool is None:
+            return _check(self.paths)
+        try:
+            return [error for future in self.futures for error in future.result()]
+        finally:
+            self.pool.shutdown()
