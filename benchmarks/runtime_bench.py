@@ -85,6 +85,9 @@ def child(variant: str, path: str, n: int, runs: int, workers: int) -> None:
     global torch
     import torch
 
+    # One intra-op thread: the loader's parallelism is the executor's. (With torch's default
+    # threads on a 2-CPU box every variant's figures swing with whatever else runs.)
+    torch.set_num_threads(1)
     params = {f"layers.{i}.weight": torch.empty(ROWS // 2, COLS) for i in range(n)}
     times, corrupted = [], 0
     for run in range(runs + 1):
