@@ -273,12 +273,14 @@ def borrow_reason(obj: Any) -> Optional[str]:
             attr = _marker_on(base)
             if attr is not None:
                 _register_memory(base, _describe(base))
+    extent = memory_extent(obj)
     if attr is not None:
         # Marked by someone else (e.g. SGLang's setattr): register the memory now so that
         # views made from here on are recognised too.
         _register_memory(obj, _describe(obj))
-        return f"marked {attr}"
-    extent = memory_extent(obj)
+        label = _registry.find(extent) if extent is not None else None
+        named = label is not None and not label.startswith(("tensor(", "ndarray("))
+        return f"marked {attr}" + (f", buffer of {label}" if named else "")
     if extent is None:
         return None
     label = _registry.find(extent)
