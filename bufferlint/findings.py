@@ -58,6 +58,7 @@ class Finding:
     function: str  # enclosing function as "package.module:Class.method" ("package.module" at top level)
     trace: tuple[TraceStep, ...] = ()
     fix: Fix | None = None
+    subject: str = ""  # source text of the borrowed value at the reported call (BL001), for fixes
 
     @property
     def path(self) -> Path:

@@ -351,7 +351,33 @@ class Call:
         payload = join_all(self.args.flat(skip=enabler))
         self.note_guard_use(enabler, payload)
         payload = clean(payload, cleaned)
-        return self.it.add_pending(self.node, payload, self.name, assume)
+        subject = self.subject(frozenset(deep_leaves(payload)))
+        return self.it.add_pending(self.node, payload, self.name, assume, subject)
+
+    def subject(self, leaves: frozenset) -> str:
+        """The source of the argument that carries these borrowed leaves (descending into a
+        tuple or list literal), so a fix can name the value to guard."""
+        base_ids = {leaf.base for leaf in leaves}
+
+        def carries(expr: ast.expr) -> bool:
+            saved = self.it.st
+            self.it.st = saved.copy()
+            try:
+                value = self.it.peek(expr)
+            finally:
+                self.it.st = saved
+            return any(leaf.base in base_ids for leaf in deep_leaves(value))
+
+        candidates = [a.value if isinstance(a, ast.Starred) else a for a in self.node.args]
+        candidates += [kw.value for kw in self.node.keywords]
+        for expr in candidates:
+            if isinstance(expr, (ast.Tuple, ast.List)):
+                inner = [e for e in expr.elts if not isinstance(e, ast.Starred) and carries(e)]
+                if inner:
+                    return ast.unparse(inner[0])
+            if carries(expr):
+                return ast.unparse(expr)
+        return ""
 
     def note_guard_use(self, enabler: Value | None, payload: Value) -> None:
         """A project predicate deciding whether values are consumed async is used as a guard."""
@@ -482,11 +508,11 @@ class Call:
             payload = clean(payload, cleaned)
             for leaf in set(deep_leaves(payload)):
                 trace = leaf.trace + (call_step,) + reach.trace
+                here = reach.site is None and (isinstance(leaf, Borrow) or "iter" in leaf.path)
+                site = it.site(self.node, self.name, self.subject(frozenset({leaf}))) if here else reach.site
                 if isinstance(leaf, Borrow):
-                    site = reach.site or it.site(self.node, self.name)
                     it.report(site, trace)
                 else:
-                    site = reach.site or (it.site(self.node, self.name) if "iter" in leaf.path else None)
                     it.sinks.add(type(reach)(leaf.index, leaf.path, frozenset(assume), site, trace))
         result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), (self.node.lineno, self.node.col_offset))
         guards = {identity for p in summary.guards if p in bound for identity in identities(bound[p])}

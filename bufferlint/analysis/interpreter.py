@@ -165,8 +165,8 @@ class FunctionInterpreter:
     def step(self, node: ast.AST, note: str) -> TraceStep:
         return TraceStep(self.module.path, getattr(node, "lineno", 1), note)
 
-    def site(self, node: ast.AST, sink: str) -> Site:
-        return Site(self.program.span(self.module, node), self.info.display, sink)
+    def site(self, node: ast.AST, sink: str, subject: str = "") -> Site:
+        return Site(self.program.span(self.module, node), self.info.display, sink, subject)
 
     # -- statements --------------------------------------------------------------------
 
@@ -533,13 +533,13 @@ class FunctionInterpreter:
         if self.st is not None and keys:
             self.st.pending = frozenset(p for p in self.st.pending if p.key not in keys)
 
-    def add_pending(self, node: ast.Call, payload: Value, sink: str, assume: frozenset) -> Value:
+    def add_pending(self, node: ast.Call, payload: Value, sink: str, assume: frozenset, subject: str = "") -> Value:
         leaves = frozenset(deep_leaves(payload))
         if not leaves or self.st is None:
             return EMPTY
         key = (node.lineno, node.col_offset)
         step = self.step(node, f"consumed asynchronously by `{sink}`")
-        pending = Pending(key, leaves, self.site(node, sink), self.st.assume | assume, step)
+        pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step)
         self.st.pending = self.st.pending | {pending}
         return Value(pending=frozenset({key}))
 

@@ -280,7 +280,7 @@ class ProjectAnalysis:
         for (rule, _), (site, trace) in best.items():
             if site.span.path in self.report_files:
                 self.result.findings.append(
-                    Finding(rule, site.span, bl001_message(site, trace), site.function, _dedupe(trace))
+                    Finding(rule, site.span, bl001_message(site, trace), site.function, _dedupe(trace), subject=site.subject)
                 )
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)

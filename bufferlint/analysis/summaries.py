@@ -20,6 +20,7 @@ class Site:
     span: Span
     function: str  # display name, "pkg.mod:Class.method"
     sink: str  # what consumes the value asynchronously, for the message
+    subject: str = field(default="", compare=False)  # source of the borrowed argument, for fixes
 
 
 @dataclass(frozen=True)
