@@ -3,8 +3,9 @@
 A pack (a TOML file in ``rules/``, or ``[tool.bufferlint]`` in a project's pyproject.toml)
 names the callables that produce borrowed values (sources), the attributes that mark them
 (markers), the predicates that keep them off async paths (guards), the calls that copy
-(sanitizers) or alias (views) them, and the async consumers (sinks), plus the wrappers that re-yield their input (passthrough, e.g. ``tqdm``) and the
-calls that wait for submitted work (settlers). The engine hard-codes
+(sanitizers) or alias (views) them, and the async consumers (sinks), plus the wrappers that re-yield their input (passthrough, e.g. ``tqdm``), the
+calls that wait for submitted work (settlers) and those whose result keeps its arguments
+for later (binds, e.g. ``functools.partial``). The engine hard-codes
 no library name: everything it knows about torch, SGLang or concurrent.futures comes
 from here, so users can describe their own zero-copy producers the same way.
 
@@ -178,6 +179,7 @@ class Vocabulary:
     sinks: list[SinkSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
+    binds: list[CallPattern] = field(default_factory=list)
     packs: list[str] = field(default_factory=list)
 
     def merge(self, other: "Vocabulary") -> None:
@@ -190,6 +192,7 @@ class Vocabulary:
         self.sinks += other.sinks
         self.settlers += other.settlers
         self.passthrough += other.passthrough
+        self.binds += other.binds
         self.packs += other.packs
 
     def interesting_names(self) -> set[str]:
@@ -205,7 +208,7 @@ class Vocabulary:
 
 
 PACK_KEYS = {
-    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough",
+    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough", "binds",
 }
 
 
@@ -260,6 +263,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         ("views", vocab.views),
         ("settlers", vocab.settlers),
         ("passthrough", vocab.passthrough),
+        ("binds", vocab.binds),
     )
     for key, target in lists:
         if key in data:

@@ -303,6 +303,8 @@ class Call:
             if subject is None:
                 return EMPTY
             return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))
+        if vocab.match("binds", self.shape) is not None:
+            return container(join_all(self.args.flat()))
         if vocab.match("passthrough", self.shape) is not None:
             first = self.args.arg(0)
             return container(iterate(first), lazy=True) if first is not None else EMPTY
@@ -357,7 +359,8 @@ class Call:
     def subject(self, leaves: frozenset) -> str:
         """The source of the argument that carries these borrowed leaves (descending into a
         tuple or list literal), so a fix can name the value to guard."""
-        base_ids = {leaf.base for leaf in leaves}
+        in_hand = {l for l in leaves if isinstance(l, Borrow) or l.path}
+        base_ids = {leaf.base for leaf in (in_hand or leaves)}
 
         def carries(expr: ast.expr) -> bool:
             saved = self.it.st

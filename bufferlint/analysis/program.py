@@ -132,6 +132,7 @@ class ProjectAnalysis:
         self.defines: dict[str, set[Path]] = {}
         self.parsed: set[Path] = set()
         self.trigger_names: set[str] = set()
+        self.new_triggers: set[str] = set()  # module constants holding a marker name
         self.functions: list[FunctionInfo] = []
 
     def run(self) -> AnalysisResult:
@@ -204,6 +205,8 @@ class ProjectAnalysis:
         module = ModuleInfo(name, path, tree, source.text, is_package)
         functions = self.program.index.add_module(module)
         self.functions.extend(functions)
+        markers = self.program.raw_vocab.markers
+        self.new_triggers |= {name for name, value in module.constants.items() if value in markers}
         self.activate_mentioning(functions, self.trigger_names)
 
     def activate_mentioning(self, functions: list[FunctionInfo], names: set[str]) -> None:
@@ -228,12 +231,12 @@ class ProjectAnalysis:
     def next_files(self) -> set[Path]:
         """Files that the last round showed may matter: definitions of what borrowed values
         (or parameters that may receive them) are passed to, and mentions of functions
-        that turned out to return borrowed values."""
+        that turned out to return borrowed values or of constants naming a marker."""
         wanted: set[Path] = set()
         for outcome in self.program.outcomes.values():
             for kind, name in outcome.demands:
                 wanted |= self.defines.get(name, set()) if kind == "method" else self.module_of(name)
-        producers = set()
+        producers, self.new_triggers = self.new_triggers - self.trigger_names, set()
         for qualname, summary in self.program.summaries.items():
             short = qualname.rsplit(".", 1)[-1]
             if short not in self.trigger_names and not short.startswith("<") and _returns_borrowed(summary):

@@ -26,7 +26,7 @@ class CallShape:
 
 
 class VocabIndex:
-    KINDS = ("sources", "sinks", "guards", "sanitizers", "views", "settlers", "passthrough")
+    KINDS = ("sources", "sinks", "guards", "sanitizers", "views", "settlers", "passthrough", "binds")
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -37,7 +37,7 @@ class VocabIndex:
             self._add("sinks", spec, spec.calls)
         for spec in vocab.guards:
             self._add("guards", spec, spec.calls)
-        for kind in ("sanitizers", "views", "settlers", "passthrough"):
+        for kind in ("sanitizers", "views", "settlers", "passthrough", "binds"):
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
         self.markers = frozenset(vocab.markers)

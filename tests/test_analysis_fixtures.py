@@ -1,0 +1,78 @@
+"""The fixture corpus: one file (or small package) per behaviour of the analysis, with the
+expected findings beside it in ``<name>.expected`` (``path:line: RULE`` per line), and the
+same expectation written as ``# expect: RULE`` on the reported line for the reader.
+
+Each fixture is analysed as a project of its own, so fixtures never see each other.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bufferlint.analysis import analyze_project
+from bufferlint.packs import builtin_vocabulary
+
+FIXTURES = Path(__file__).parent / "fixtures" / "analysis"
+EXPECT = re.compile(r"#\s*expect:\s*(BL\d{3})")
+CASES = sorted(p for p in FIXTURES.iterdir() if p.suffix == ".py" or p.is_dir())
+
+
+def project(case: Path, tmp_path: Path) -> Path:
+    root = tmp_path / case.stem
+    if case.is_dir():
+        shutil.copytree(case, root)
+    else:
+        root.mkdir()
+        shutil.copy(case, root / case.name)
+    return root
+
+
+def annotated(root: Path) -> list[str]:
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for rule in EXPECT.findall(line):
+                out.append(f"{path.relative_to(root).as_posix()}:{number}: {rule}")
+    return sorted(out)
+
+
+def expected(case: Path) -> list[str]:
+    text = case.with_name(case.stem + ".expected").read_text(encoding="utf-8")
+    return sorted(line.strip() for line in text.splitlines() if line.strip())
+
+
+def found(root: Path) -> list[str]:
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, builtin_vocabulary())
+    assert result.errors == []
+    return sorted(f"{f.path.relative_to(root).as_posix()}:{f.span.line}: {f.rule}" for f in result.findings)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_fixture_findings(case: Path, tmp_path: Path) -> None:
+    root = project(case, tmp_path)
+    assert found(root) == expected(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_expected_file_matches_annotations(case: Path, tmp_path: Path) -> None:
+    assert annotated(project(case, tmp_path)) == expected(case)
+
+
+def test_every_reported_trace_starts_at_a_source_and_ends_at_the_sink(tmp_path: Path) -> None:
+    root = project(FIXTURES / "cross_module", tmp_path)
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, builtin_vocabulary())
+    by_line = {(f.path.name, f.span.line): f for f in result.findings}
+    finding = by_line[("loader.py", 20)]
+    notes = [step.note for step in finding.trace]
+    assert "marked borrowed" in notes[0]
+    assert any("returned by `iterate_weights(...)`" in n for n in notes)
+    assert any("element taken by `for name, weight in ...`" in n for n in notes)
+    assert "consumed asynchronously" in notes[-1]
+    assert finding.function == "pkg.loader:Loader.load_into"
+    assert finding.subject == "weight"
