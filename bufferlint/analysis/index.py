@@ -27,14 +27,20 @@ class FunctionInfo:
     required_kwonly: tuple[str, ...] = ()
     vararg: int | None = None
     kwarg: int | None = None
-    is_generator: bool = False
     outer: "FunctionInfo | None" = None
     local_defs: dict[str, str] = field(default_factory=dict)  # nested def name -> qualname
-    identifiers: frozenset | None = None  # filled lazily by the program's file selection
+    _generator: bool | None = None
 
     @property
     def name(self) -> str:
         return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def is_generator(self) -> bool:
+        """Computed on first use: only analysed functions need it."""
+        if self._generator is None:
+            self._generator = _is_generator(self.node)
+        return self._generator
 
     @property
     def binds_receiver(self) -> bool:
@@ -244,7 +250,6 @@ class ProjectIndex:
             required_kwonly=_required(node.args)[1],
             vararg=vararg,
             kwarg=kwarg,
-            is_generator=_is_generator(node),
             outer=outer if outer is not None and outer.kind != "module" else None,
         )
         self._register(info, added)

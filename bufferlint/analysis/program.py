@@ -13,6 +13,7 @@ every flow that name resolution can see.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections import deque
 from pathlib import Path
@@ -181,10 +182,9 @@ class ProjectAnalysis:
         return names
 
     def files_mentioning(self, names: set[str]) -> set[Path]:
-        names = {n for n in names if n}
-        if not names:
+        pattern = _word_pattern(names, binary=True)
+        if pattern is None:
             return set()
-        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
         return {p for p, data in self.raw.items() if p not in self.parsed and pattern.search(data)}
 
     def parse(self, path: Path) -> None:
@@ -210,12 +210,28 @@ class ProjectAnalysis:
         self.activate_mentioning(functions, self.trigger_names)
 
     def activate_mentioning(self, functions: list[FunctionInfo], names: set[str]) -> None:
-        """Analyse the functions whose own code names a source, marker, guard or producer."""
+        """Analyse the functions whose code names a source, marker, guard or producer.
+
+        A text search over each function's lines (nested functions included): cheaper than
+        walking every syntax tree, and a few extra functions analysed cost little."""
         guards = self.guard_qualnames()
+        pattern = _word_pattern(names)
+        lines_by_module: dict[str, list[int]] = {}
         for info in functions:
-            if info.qualname not in self.program.active and (
-                not identifiers(info).isdisjoint(names) or info.qualname in guards
-            ):
+            if info.qualname in self.program.active:
+                continue
+            module = info.module
+            lines = lines_by_module.get(module.name)
+            if lines is None:
+                text = module.text
+                lines = lines_by_module[module.name] = (
+                    [text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)] if pattern else []
+                )
+            node = info.node
+            first = getattr(node, "lineno", 1)
+            last = getattr(node, "end_lineno", None) or 10**9
+            position = bisect.bisect_left(lines, first)
+            if (position < len(lines) and lines[position] <= last) or info.qualname in guards:
                 self.program.activate(info.qualname)
 
     def guard_qualnames(self) -> set[str]:
@@ -322,25 +338,14 @@ class ProjectAnalysis:
             self.result.findings.append(Finding("BL002", span, message, info.display, trace))
 
 
-def identifiers(info: FunctionInfo) -> frozenset:
-    """The names, attributes and strings a function's own code (not nested functions) uses."""
-    cached = info.identifiers
-    if cached is None:
-        found = set()
-        stack = list(ast.iter_child_nodes(info.node))
-        while stack:
-            child = stack.pop()
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            if isinstance(child, ast.Name):
-                found.add(child.id)
-            elif isinstance(child, ast.Attribute):
-                found.add(child.attr)
-            elif isinstance(child, ast.Constant) and isinstance(child.value, str) and len(child.value) < 80:
-                found.add(child.value)
-            stack.extend(ast.iter_child_nodes(child))
-        cached = info.identifiers = frozenset(found)
-    return cached
+def _word_pattern(names: set[str], binary: bool = False):
+    """A regex matching any of the names as a whole word (None for no names)."""
+    names = sorted(n for n in names if n)
+    if not names:
+        return None
+    if binary:
+        return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
 def _returns_borrowed(summary: Summary) -> bool:

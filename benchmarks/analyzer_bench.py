@@ -1,0 +1,95 @@
+"""Benchmark `bufferlint check` on a real tree: the sglang wheels (0.5.16 has the bug).
+
+Prints files, lines, wall seconds and peak memory of a cold `bufferlint check` run (a
+fresh process, as in CI), the findings per rule, and the yardstick: the same tree's plain
+`ast.parse` time on one core. Not a test: figures for the README and closing notes.
+
+    python benchmarks/analyzer_bench.py                 # downloads sglang==0.5.16 and 0.5.17
+    python benchmarks/analyzer_bench.py --tree DIR ...  # any unpacked tree(s)
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+CACHE = Path(tempfile.gettempdir()) / "bufferlint-bench"
+
+
+def unpack_wheel(version: str) -> Path:
+    target = CACHE / f"sglang-{version}"
+    if (target / "sglang").is_dir():
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", f"sglang=={version}", "-d", str(CACHE)],
+        check=True,
+    )
+    wheel = next(CACHE.glob(f"sglang-{version}-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(target, [n for n in archive.namelist() if n.startswith("sglang/")])
+    return target
+
+
+def ast_parse_seconds(tree: Path) -> tuple[int, int, float]:
+    files = sorted(tree.rglob("*.py"))
+    lines, start = 0, time.perf_counter()
+    for path in files:
+        source = path.read_bytes()
+        lines += source.count(b"\n")
+        try:
+            ast.parse(source)
+        except SyntaxError:
+            pass
+    return len(files), lines, time.perf_counter() - start
+
+
+def check(tree: Path) -> tuple[float, int, dict]:
+    """A cold run in a fresh process; peak RSS from the child's rusage."""
+    script = (
+        "import resource, sys, time\n"
+        "from bufferlint.cli import main\n"
+        "start = time.perf_counter()\n"
+        "code = main(['check', '--format', 'json', '--exit-zero', sys.argv[1]])\n"
+        "sys.stderr.write(f'\\nBENCH {time.perf_counter() - start} '\n"
+        "                 f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, str(tree)], capture_output=True, text=True, cwd=tree)
+    bench = [line for line in proc.stderr.splitlines() if line.startswith("BENCH ")]
+    if proc.returncode != 0 or not bench:
+        raise SystemExit(f"bufferlint failed on {tree}:\n{proc.stderr[-2000:]}")
+    _, seconds, rss_kib = bench[-1].split()
+    report = json.loads(proc.stdout)
+    return float(seconds), int(rss_kib), report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, action="append", help="an unpacked tree (default: sglang wheels)")
+    parser.add_argument("--versions", default="0.5.16,0.5.17", help="sglang versions to download")
+    args = parser.parse_args()
+    trees = args.tree or [unpack_wheel(v) for v in args.versions.split(",")]
+    print(f"{'tree':<28} {'files':>6} {'lines':>10} {'ast.parse s':>11} {'check s':>8} {'ratio':>6} {'peak MiB':>9}  findings")
+    for tree in trees:
+        files, lines, parse_s = ast_parse_seconds(tree)
+        seconds, rss_kib, report = check(tree)
+        rules = Counter(f["rule"] for f in report["findings"])
+        per_rule = ", ".join(f"{rule} {count}" for rule, count in sorted(rules.items())) or "none"
+        print(
+            f"{tree.name:<28} {files:>6} {lines:>10,} {parse_s:>11.1f} {seconds:>8.1f} "
+            f"{seconds / parse_s:>6.2f} {rss_kib / 1024:>9.0f}  {per_rule} ({len(report['errors'])} errors)"
+        )
+        for finding in report["findings"]:
+            print(f"    {finding['rule']} {finding['path']}:{finding['line']}  {finding['function']}")
+
+
+if __name__ == "__main__":
+    main()
