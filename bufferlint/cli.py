@@ -87,6 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list all rules")
     rules.set_defaults(handler=list_rules)
+
+    shim = commands.add_parser("shim", help="write a start-up module that makes the flagged loaders safe at runtime")
+    shim.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH")
+    shim.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the module to write")
+    shim.add_argument("--policy", choices=("sync", "copy", "raise"), default="sync",
+                      help="what a borrowed submission becomes (default: sync, the upstream fix)")
+    shim.add_argument("--project-root", type=Path, metavar="DIR")
+    shim.add_argument("--config", type=Path, metavar="PATH")
+    shim.set_defaults(handler=write_shim, select=None, ignore=None)
     return parser
 
 
@@ -166,3 +175,34 @@ def list_rules(args: argparse.Namespace) -> int:
     for rule in RULES.values():
         print(f"{rule.code}  {rule.name:<{width}}  {rule.summary}")
     return EXIT_OK
+
+
+def _analyse(args: argparse.Namespace) -> tuple[AnalysisResult, list[Path]]:
+    """The analysis a command asks for: scope, settings, then reportable findings."""
+    paths = [absolute(p) for p in args.paths]
+    root = _project_root(args.project_root, paths)
+    settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
+    report_files, errors = expand_paths(paths, root, settings)
+    result = AnalysisResult()
+    if report_files:
+        files = sorted(set(discover(root, settings.excludes)) | set(report_files))
+        result = analysis.analyze_project(root, files, report_files, settings.vocab)
+    result.errors[:0] = errors
+    result.findings = _reportable(result.findings, settings)
+    return result, report_files
+
+
+def write_shim(args: argparse.Namespace) -> int:
+    """``bufferlint shim``: patch exactly the functions that hand borrowed views to a sink."""
+    from bufferlint.shimgen import generate_shim
+
+    result, _ = _analyse(args)
+    for error in result.errors:
+        print(f"{error.path}: {error.message}", file=sys.stderr)
+    loaders = sorted({f.function for f in result.findings if f.rule == "BL001" and ":" in f.function})
+    output = absolute(args.output)
+    temporary = output.with_name(f".{output.name}.tmp")
+    temporary.write_text(generate_shim(loaders, policy=args.policy), encoding="utf-8")
+    os.replace(temporary, output)
+    print(f"Wrote {args.output}: patches {len(loaders)} loader(s) with policy {args.policy!r}.", file=sys.stderr)
+    return EXIT_ERROR if result.errors else EXIT_OK
