@@ -4,8 +4,9 @@ A pack (a TOML file in ``rules/``, or ``[tool.bufferlint]`` in a project's pypro
 names the callables that produce borrowed values (sources), the attributes that mark them
 (markers), the predicates that keep them off async paths (guards), the calls that copy
 (sanitizers) or alias (views) them, and the async consumers (sinks), plus the wrappers that re-yield their input (passthrough, e.g. ``tqdm``), the
-calls that wait for submitted work (settlers) and those whose result keeps its arguments
-for later (binds, e.g. ``functools.partial``). The engine hard-codes
+calls that wait for submitted work (settlers) or for all outstanding device work
+(synchronizers), and those whose result keeps its arguments for later (binds, e.g.
+``functools.partial``). The engine hard-codes
 no library name: everything it knows about torch, SGLang or concurrent.futures comes
 from here, so users can describe their own zero-copy producers the same way.
 
@@ -150,13 +151,17 @@ class SourceSpec:
 
 @dataclass(frozen=True)
 class SinkSpec:
-    """An async consumer: every argument of the call is read later, on another thread."""
+    """An async consumer: the call's arguments (or receiver) are read later, on another thread
+    or by the device, while the caller goes on."""
 
     calls: tuple[CallPattern, ...]
     unknown_receiver: bool = False  # ".submit" also matches receivers of unknown type
     enabled_by: str | None = None  # the call is async only when this argument may be true
     params: tuple[str, ...] = ()  # positional parameter names, to find `enabled_by` by position
     origin: str = ""
+    rule: str = "BL001"  # BL001: a task reads it later; BL004: a device copy reads it later
+    payload: str = "all"  # which values are read later: "all" arguments, "args", or the "receiver"
+    within: tuple[CallPattern, ...] = ()  # only inside `with <one of these>:` (a CUDA stream)
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,7 @@ class Vocabulary:
     settlers: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
+    synchronizers: list[CallPattern] = field(default_factory=list)
     packs: list[str] = field(default_factory=list)
 
     def merge(self, other: "Vocabulary") -> None:
@@ -193,6 +199,7 @@ class Vocabulary:
         self.settlers += other.settlers
         self.passthrough += other.passthrough
         self.binds += other.binds
+        self.synchronizers += other.synchronizers
         self.packs += other.packs
 
     def interesting_names(self) -> set[str]:
@@ -208,7 +215,7 @@ class Vocabulary:
 
 
 PACK_KEYS = {
-    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough", "binds",
+    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough", "binds", "synchronizers",
 }
 
 
@@ -264,6 +271,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         ("settlers", vocab.settlers),
         ("passthrough", vocab.passthrough),
         ("binds", vocab.binds),
+        ("synchronizers", vocab.synchronizers),
     )
     for key, target in lists:
         if key in data:
@@ -286,7 +294,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
     for i, table in enumerate(_table_list(data, "sinks", origin)):
         where = f"{origin}: sinks[{i}]"
-        _check_keys(table, {"call", "unknown-receiver", "enabled-by", "params", "doc"}, where)
+        _check_keys(table, {"call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within"}, where)
         params = tuple(_string_list(table, "params", where))
         enabled_by = table.get("enabled-by")
         if enabled_by is not None and not isinstance(enabled_by, str):
@@ -294,7 +302,16 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         unknown = table.get("unknown-receiver", False)
         if not isinstance(unknown, bool):
             raise PackError(f"{where}: 'unknown-receiver' must be true or false")
-        vocab.sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin))
+        rule = table.get("rule", "BL001")
+        if rule not in ("BL001", "BL004"):
+            raise PackError(f"{where}: 'rule' must be \"BL001\" (task) or \"BL004\" (device copy)")
+        payload = table.get("payload", "all")
+        if payload not in ("all", "args", "receiver"):
+            raise PackError(f"{where}: 'payload' must be \"all\", \"args\" or \"receiver\"")
+        within = _patterns(table["within"], f"{where}.within") if "within" in table else ()
+        vocab.sinks.append(
+            SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, rule, payload, within)
+        )
 
     for i, table in enumerate(_table_list(data, "guards", origin)):
         where = f"{origin}: guards[{i}]"

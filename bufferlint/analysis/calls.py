@@ -225,6 +225,8 @@ class Call:
             return EMPTY
         if first is None:
             return None
+        if name in ("list", "tuple", "set", "frozenset", "sorted", "dict"):
+            self.it.materialize(self.node, first, f"{name}(...)")
         if name in ("list", "tuple", "set", "frozenset", "sorted"):
             return container(iterate(first))
         if name in ("reversed", "iter"):
@@ -265,6 +267,12 @@ class Call:
             if default is not None:
                 self.it.store_into(target, default, self.node)
             return join(index(receiver, None), default) or EMPTY
+        if method == "clear":
+            if isinstance(target, ast.Name):
+                self.it.release(target.id, None)
+            return EMPTY
+        if method == "pop" and self.node.args and isinstance(target, ast.Name):
+            self.it.release(target.id, ast.unparse(self.node.args[0]))
         if method in ("get", "pop", "popitem", "popleft"):
             return join(index(receiver, None), args.arg(1)) or EMPTY
         if method == "values":
@@ -282,6 +290,9 @@ class Call:
     def vocabulary(self) -> Value | None:
         vocab = self.it.vocab
         receiver = self.receiver
+        if vocab.match("synchronizers", self.shape) is not None:
+            self.it.synchronize()
+            return EMPTY
         if vocab.match("settlers", self.shape) is not None:
             for value in self.args.flat() + ([receiver] if receiver is not None else []):
                 self.it.settle(value)
@@ -291,7 +302,7 @@ class Call:
         source = vocab.match("sources", self.shape)
         if source is not None:
             return self.source(source)
-        sink = vocab.match("sinks", self.shape)
+        sink = vocab.match("sinks", self.shape, self.it.contexts)
         if sink is not None:
             return self.sink(sink)
         guard = vocab.match("guards", self.shape)
@@ -350,17 +361,26 @@ class Call:
                 if enabler.has_const and not enabler.const:
                     return EMPTY
                 assume, cleaned = self.enabling_condition(enabler)
-        payload = join_all(self.args.flat(skip=enabler))
+        if spec.payload == "receiver":
+            payload = self.receiver or EMPTY
+        else:
+            payload = join_all(self.args.flat(skip=enabler))
+            if spec.payload == "all" and self.receiver is not None and spec.rule != "BL001":
+                payload = join(payload, self.receiver)
         self.note_guard_use(enabler, payload)
         payload = clean(payload, cleaned)
         subject = self.subject(frozenset(deep_leaves(payload)))
-        return self.it.add_pending(self.node, payload, self.name, assume, subject)
+        return self.it.add_pending(self.node, payload, self.name, assume, subject, rule=spec.rule)
 
     def subject(self, leaves: frozenset) -> str:
         """The source of the argument that carries these borrowed leaves (descending into a
         tuple or list literal), so a fix can name the value to guard."""
-        in_hand = {l for l in leaves if isinstance(l, Borrow) or l.path}
-        base_ids = {leaf.base for leaf in (in_hand or leaves)}
+        tiers = (
+            {leaf for leaf in leaves if isinstance(leaf, Borrow)},
+            {leaf for leaf in leaves if isinstance(leaf, ParamRef) and "iter" in leaf.path},
+            set(leaves),
+        )
+        base_ids = {leaf.base for leaf in next((tier for tier in tiers if tier), set())}
 
         def carries(expr: ast.expr) -> bool:
             saved = self.it.st
@@ -388,12 +408,7 @@ class Call:
             self.it.used_as_guard.add(enabler.origin)
 
     def enabling_condition(self, enabler: Value) -> tuple[frozenset, frozenset]:
-        """What an argument that switches the async path on tells: a guard's verdict cleans the
-        values it inspected; a parameter becomes an assumption of the summary."""
-        cleaned = enabler.cond.clean_if_true if enabler.cond is not None else frozenset()
-        params = [leaf for leaf in enabler.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
-        assume = frozenset({(params[0].index, True)}) if len(params) == 1 and len(enabler.leaves) == 1 else frozenset()
-        return assume, cleaned
+        return enabling_condition(enabler)
 
     # -- the project ---------------------------------------------------------------------
 
@@ -485,44 +500,74 @@ class Call:
     def apply_summary(self, info: FunctionInfo, summary: Summary, bound: dict[int, Value]) -> Value:
         it = self.it
         call_step = self.step(f"passed to `{self.name}(...)`")
+        edge = CallEdge(info.qualname, bound, frozenset(it.st.assume), call_step)
+        it.edges.append(edge)
         for reach in summary.sinks:
-            skip = False
-            cleaned: frozenset = frozenset()
-            assume = set(it.st.assume)
-            enablers = []
-            for param, truth in reach.assume:
-                actual = bound.get(param)
-                if actual is None:
-                    continue
-                if actual.has_const and bool(actual.const) != truth:
-                    skip = True
-                    break
-                if truth:
-                    enablers.append(actual)
-                    extra_assume, extra_clean = self.enabling_condition(actual)
-                    assume |= extra_assume
-                    cleaned |= extra_clean
-            actual = bound.get(reach.param)
-            if skip or actual is None:
-                continue
-            payload = resolve(actual, reach.path)
-            for enabler in enablers:
-                self.note_guard_use(enabler, payload)
-            payload = clean(payload, cleaned)
-            for leaf in set(deep_leaves(payload)):
+            for leaf, payload, assume, enablers in edge.through(reach):
+                for enabler in enablers:
+                    self.note_guard_use(enabler, payload)
                 trace = leaf.trace + (call_step,) + reach.trace
-                here = reach.site is None and (isinstance(leaf, Borrow) or "iter" in leaf.path)
-                site = it.site(self.node, self.name, self.subject(frozenset({leaf}))) if here else reach.site
+                here = isinstance(leaf, Borrow) or "iter" in leaf.path
+                site = it.site(self.node, self.name, self.subject(frozenset({leaf}))) if here else None
                 if isinstance(leaf, Borrow):
-                    it.report(site, trace)
+                    it.report(site, trace, reach.rule)
                 else:
-                    it.sinks.add(type(reach)(leaf.index, leaf.path, frozenset(assume), site, trace))
+                    it.add_reach(replace(reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace))
         result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), (self.node.lineno, self.node.col_offset))
         guards = {identity for p in summary.guards if p in bound for identity in identities(bound[p])}
         checks = {identity for p in summary.marker_checks if p in bound for identity in identities(bound[p])}
         if guards or checks:
             result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
         return result
+
+
+def enabling_condition(enabler: Value) -> tuple[frozenset, frozenset]:
+    """What an argument that switches the async path on tells: a guard's verdict cleans the
+    values it inspected; a parameter becomes an assumption of the summary."""
+    cleaned = enabler.cond.clean_if_true if enabler.cond is not None else frozenset()
+    params = [leaf for leaf in enabler.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
+    assume = frozenset({(params[0].index, True)}) if len(params) == 1 and len(enabler.leaves) == 1 else frozenset()
+    return assume, cleaned
+
+
+class CallEdge:
+    """A call of a project function with its bound arguments: how the callee's reaches
+    (summary ones now, reported-site ones in the program's final propagation) come back."""
+
+    __slots__ = ("callee", "bound", "assume", "step")
+
+    def __init__(self, callee: str, bound: dict, assume: frozenset, step: TraceStep) -> None:
+        self.callee, self.bound, self.assume, self.step = callee, bound, assume, step
+
+    def through(self, reach):
+        """For each leaf of the argument the reach's path selects: (leaf, payload, the
+        caller's assumptions, the values that enabled the sink)."""
+        cleaned: frozenset = frozenset()
+        assume = set(self.assume)
+        enablers = []
+        for param, truth in reach.assume:
+            actual = self.bound.get(param)
+            if actual is None:
+                continue
+            if actual.has_const and bool(actual.const) != truth:
+                return
+            if truth:
+                enablers.append(actual)
+                extra_assume, extra_clean = enabling_condition(actual)
+                assume |= extra_assume
+                cleaned |= extra_clean
+        actual = self.bound.get(reach.param)
+        if actual is None:
+            return
+        payload = clean(resolve(actual, reach.path), cleaned)
+        if reach.materialized:
+            if not payload.lazy:
+                return
+            leaves = deep_leaves(payload.elems, through_lazy=True)
+        else:
+            leaves = deep_leaves(payload)
+        for leaf in set(leaves):
+            yield leaf, payload, frozenset(assume), enablers
 
 
 def _drop_params(leaf):
@@ -573,3 +618,21 @@ def _append_trace(value: Value, steps: tuple) -> Value:
     from bufferlint.analysis.values import map_leaves
 
     return map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + steps))
+
+
+def shape_of(it: "FunctionInterpreter", node: ast.expr) -> CallShape | None:
+    """The call shape of a ``with`` item (``torch.cuda.stream(s)``), without evaluating it."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        receiver = it.peek(func.value)
+        if receiver.ref is not None and not receiver.leaves:
+            return CallShape(it.program.index.canonical(f"{receiver.ref}.{func.attr}"), None, frozenset(), _no_kwargs)
+        return CallShape(None, func.attr, receiver.types, _no_kwargs)
+    callee = it.peek(func)
+    return CallShape(callee.ref, None, frozenset(), _no_kwargs) if callee.ref else None
+
+
+def _no_kwargs(name: str) -> tuple[bool, object]:
+    return False, None

@@ -12,7 +12,7 @@ findings for borrowed values that are in hand here.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bufferlint.analysis.index import FunctionInfo, dotted_name
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, SinkReach, Site, Summary
@@ -41,6 +41,11 @@ from bufferlint.analysis.vocabmatch import CallShape
 from bufferlint.findings import TraceStep
 
 MAX_LOOP_ROUNDS = 12
+STEP_NOTES = {
+    "BL001": "consumed asynchronously by `{sink}`",
+    "BL003": "kept in `{sink}`, which outlives the producer's step",
+    "BL004": "copied to the device asynchronously by `{sink}`",
+}
 
 # Python's own container and iteration semantics (the language, not a library).
 CONTAINER_METHODS_ADD = {"append", "add", "insert", "appendleft"}
@@ -59,19 +64,22 @@ class Pending:
     site: Site
     assume: frozenset
     step: TraceStep = field(compare=False, hash=False)
+    rule: str = "BL001"
+    holder: tuple | None = None  # BL003: (container variable, key source) the value is kept in
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale")
 
-    def __init__(self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset()):
+    def __init__(self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset()):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
         self.pending: frozenset = pending
         self.cleaned: frozenset = cleaned
+        self.stale: frozenset = stale  # variables holding a view from a stream that has moved on
 
     def copy(self) -> "State":
-        return State(dict(self.vars), self.assume, self.pending, self.cleaned)
+        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -80,6 +88,7 @@ class State:
             and self.pending == other.pending
             and self.assume == other.assume
             and self.cleaned == other.cleaned
+            and self.stale == other.stale
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -93,7 +102,7 @@ def join_states(a: State | None, b: State | None) -> State | None:
     out = {}
     for name in a.vars.keys() | b.vars.keys():
         out[name] = join(a.vars.get(name), b.vars.get(name))
-    return State(out, a.assume & b.assume, a.pending | b.pending, a.cleaned & b.cleaned)
+    return State(out, a.assume & b.assume, a.pending | b.pending, a.cleaned & b.cleaned, a.stale | b.stale)
 
 
 @dataclass
@@ -105,6 +114,8 @@ class Outcome:
     callees: set
     used_as_guard: set
     demands: set  # (kind, name): unresolved callees we pass (maybe) borrowed values to
+    sited: set  # reaches reported in this function or below, propagated after the fixpoint
+    edges: list  # CallEdge per call of a project function
 
 
 class FunctionInterpreter:
@@ -121,9 +132,12 @@ class FunctionInterpreter:
         self.callees: set[str] = set()
         self.used_as_guard: set[str] = set()
         self.demands: set = set()
+        self.sited: set[SinkReach] = set()
+        self.edges: list = []
         self.loop_stack: list[tuple[list, list]] = []
         self.st = State()
-        self._receiver_flags = None
+        self.contexts: frozenset = frozenset()  # active `within` contexts (CUDA streams)
+        self.loop_assigned: list[set[str]] = []  # names each enclosing loop body assigns
 
     # -- entry -----------------------------------------------------------------------
 
@@ -152,7 +166,7 @@ class FunctionInterpreter:
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
-        return Outcome(summary, self.findings, self.callees, self.used_as_guard, self.demands)
+        return Outcome(summary, self.findings, self.callees, self.used_as_guard, self.demands, self.sited, self.edges)
 
     def _proven(self, cleaned_sets: list[frozenset]) -> frozenset:
         if not cleaned_sets:
@@ -210,6 +224,7 @@ class FunctionInterpreter:
         value = self.eval(stmt.value) if stmt.value is not None else const(None)
         if self.st is None:
             return
+        self.hand_back_stale(stmt.value, value, stmt)
         self.returns = join(self.returns, value)
         truthy = not (value.has_const and not value.const)
         falsy = not (value.has_const and value.const)
@@ -240,6 +255,9 @@ class FunctionInterpreter:
         for target in stmt.targets:
             if isinstance(target, ast.Name):
                 self.st.vars.pop(target.id, None)
+                self.release(target.id, None)
+            elif isinstance(target, ast.Subscript) and _root_name(target.value):
+                self.release(_root_name(target.value), ast.unparse(target.slice))
             else:
                 self.eval(target)
 
@@ -299,6 +317,21 @@ class FunctionInterpreter:
         self.loop(stmt, None, stmt.test)
 
     def loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None) -> None:
+        self.loop_assigned.append(_assigned_names(stmt.body))
+        try:
+            self._loop(stmt, bind, test)
+        finally:
+            self.loop_assigned.pop()
+        if self.st is not None and isinstance(stmt, (ast.For, ast.AsyncFor)):
+            targets = _assigned_names([stmt.target])
+            stale = {
+                name
+                for name in _assigned_names(stmt.body) - targets
+                if any(isinstance(leaf, Borrow) or "iter" in getattr(leaf, "path", ()) for leaf in deep_leaves(self.st.vars.get(name)))
+            }
+            self.st.stale = self.st.stale | frozenset(stale)
+
+    def _loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None) -> None:
         entry = self.st
         head = entry.copy()
         exit_states: list[State | None] = []
@@ -345,11 +378,19 @@ class FunctionInterpreter:
         self.st = result
 
     def stmt_With(self, stmt: ast.With) -> None:
+        from bufferlint.analysis.calls import shape_of
+
+        outer = self.contexts
         for item in stmt.items:
+            shape = shape_of(self, item.context_expr) if self.st is not None else None
+            context = self.vocab.context_of(shape) if shape is not None else None
             value = self.eval(item.context_expr)
+            if context:
+                self.contexts = self.contexts | {context}
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, value, stmt)
         self.exec_block(stmt.body)
+        self.contexts = outer
 
     stmt_AsyncWith = stmt_With
 
@@ -420,6 +461,9 @@ class FunctionInterpreter:
             return
         if isinstance(target, ast.Name):
             self.st.vars[target.id] = value
+            if target.id in self.st.stale:
+                self.st.stale = self.st.stale - {target.id}
+            self.release(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
             for i, elt in enumerate(target.elts):
@@ -428,17 +472,23 @@ class FunctionInterpreter:
                 else:
                     self.assign(elt, index(value, None if starred else i), stmt)
         elif isinstance(target, ast.Subscript):
-            self.store_into(target.value, value, stmt)
+            self.store_into(target.value, value, stmt, target.slice)
             self.eval(target.slice)
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
             if target.attr in self.vocab.markers:
                 self.mark(target.value, stmt)
+            elif self.outlives_step(target.value):
+                self.retain(stmt, value, f"{_short(target.value)}.{target.attr}", None)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt)
 
-    def store_into(self, container_expr: ast.expr, value: Value, stmt: ast.AST) -> None:
-        """``c[k] = v`` (or ``c.append(v)``): the container may now hold ``v``."""
+    def store_into(self, container_expr: ast.expr, value: Value, stmt: ast.AST, key: ast.expr | None = None) -> None:
+        """``c[k] = v`` (or ``c.append(v)``): the container may now hold ``v``; if the
+        container outlives the producer's step, the borrowed value is retained (BL003)."""
+        if self.st is not None and self.outlives_step(container_expr):
+            key_text = ast.unparse(key) if key is not None else None
+            self.retain(stmt, value, _short(container_expr), (_root_name(container_expr), key_text))
         if isinstance(container_expr, ast.Name) and self.st is not None:
             old = self.st.vars.get(container_expr.id)
             if old is None:
@@ -446,6 +496,64 @@ class FunctionInterpreter:
             self.st.vars[container_expr.id] = join(old, container(value))
         else:
             self.eval(container_expr)
+
+    def outlives_step(self, expr: ast.expr) -> bool:
+        """Does this container (or object) live across iterations of the enclosing loop?
+        Attributes, parameters, globals and locals created before the loop do; a local
+        (re)created in the loop body is dropped with its iteration."""
+        root = _root_name(expr)
+        if root is None:
+            return False
+        if root in self.info.params or not isinstance(expr, ast.Name):
+            return True
+        if not self.loop_assigned:
+            return False
+        return root not in self.loop_assigned[-1]
+
+    def retain(self, stmt: ast.AST, value: Value, holder_text: str, holder: tuple | None) -> None:
+        """Only values that may be borrowed are tracked (stores of parameters that no caller
+        ever passes a borrowed value are everywhere, and never a finding)."""
+        leaves = frozenset(
+            leaf for leaf in deep_leaves(value)
+            if isinstance(leaf, Borrow) or (self.info.qualname, leaf.index) in self.program.hot
+        )
+        if leaves:
+            self.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), rule="BL003", holder=holder)
+
+    def release(self, name: str, key: str | None) -> None:
+        """The container ``name`` drops what was kept under ``key`` (all of it for None)."""
+        if self.st is None or not self.st.pending:
+            return
+        self.st.pending = frozenset(
+            p
+            for p in self.st.pending
+            if not (p.holder is not None and p.holder[0] == name and (key is None or p.holder[1] == key))
+        )
+
+    def synchronize(self) -> None:
+        """``torch.cuda.synchronize()``: every async device copy issued so far is complete."""
+        if self.st is not None:
+            self.st.pending = frozenset(p for p in self.st.pending if p.rule != "BL004")
+
+    def materialize(self, node: ast.AST, value: Value, what: str, reach: SinkReach | None = None) -> None:
+        """``list(stream)``: every element is held at once while the producer advances (BL003)."""
+        if self.st is None:
+            return
+        if value.lazy:
+            leaves = frozenset(deep_leaves(value.elems, through_lazy=True))
+            site = reach.site if reach is not None and reach.site else self.site(node, what)
+            step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
+            for leaf in leaves:
+                trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
+                if isinstance(leaf, Borrow):
+                    self.report(site, trace, "BL003")
+                else:
+                    self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, site, trace, "BL003", True))
+            return
+        for leaf in value.leaves:
+            if isinstance(leaf, ParamRef) and reach is None:
+                step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
+                self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, self.site(node, what), (step,), "BL003", True))
 
     def mark(self, target: ast.expr, stmt: ast.AST) -> None:
         """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)."""
@@ -492,7 +600,7 @@ class FunctionInterpreter:
                 self.st.vars = {k: clean(v, ids) for k, v in self.st.vars.items()}
                 self.st.cleaned = self.st.cleaned | ids
                 self.st.pending = frozenset(
-                    Pending(p.key, frozenset(l for l in p.leaves if l.base not in ids), p.site, p.assume, p.step)
+                    replace(p, leaves=frozenset(l for l in p.leaves if l.base not in ids))
                     for p in self.st.pending
                 )
         params = [leaf for leaf in value.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
@@ -517,13 +625,19 @@ class FunctionInterpreter:
             for leaf in pending.leaves:
                 trace = leaf.trace + (pending.step,)
                 if isinstance(leaf, Borrow):
-                    self.report(pending.site, trace)
+                    self.report(pending.site, trace, pending.rule)
                 else:
-                    site = pending.site if "iter" in leaf.path else None
-                    self.sinks.add(SinkReach(leaf.index, leaf.path, pending.assume, site, trace))
+                    here = "iter" in leaf.path or pending.rule != "BL001"
+                    site = pending.site if here else None
+                    self.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.rule))
 
-    def report(self, site: Site, trace: tuple) -> None:
-        key = ("BL001", site)
+    def add_reach(self, reach: SinkReach) -> None:
+        """A reach whose report site is known does not change how callers are analysed: it
+        is propagated after the fixpoint (``Program.propagate_sited``), not in the summary."""
+        (self.sited if reach.site is not None else self.sinks).add(reach)
+
+    def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
+        key = (rule, site)
         if key not in self.findings or len(trace) < len(self.findings[key]):
             self.findings[key] = trace
 
@@ -533,13 +647,23 @@ class FunctionInterpreter:
         if self.st is not None and keys:
             self.st.pending = frozenset(p for p in self.st.pending if p.key not in keys)
 
-    def add_pending(self, node: ast.Call, payload: Value, sink: str, assume: frozenset, subject: str = "") -> Value:
+    def add_pending(
+        self,
+        node: ast.AST,
+        payload: Value,
+        sink: str,
+        assume: frozenset,
+        subject: str = "",
+        rule: str = "BL001",
+        holder: tuple | None = None,
+    ) -> Value:
         leaves = frozenset(deep_leaves(payload))
         if not leaves or self.st is None:
             return EMPTY
         key = (node.lineno, node.col_offset)
-        step = self.step(node, f"consumed asynchronously by `{sink}`")
-        pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step)
+        note = STEP_NOTES[rule].format(sink=sink)
+        step = self.step(node, note)
+        pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder)
         self.st.pending = self.st.pending | {pending}
         return Value(pending=frozenset({key}))
 
@@ -611,7 +735,9 @@ class FunctionInterpreter:
         for elt in node.elts:
             if isinstance(elt, ast.Starred):
                 starred = True
-                values.append(iterate(self.eval(elt.value)))
+                inner = self.eval(elt.value)
+                self.materialize(node, inner, "[*...]")
+                values.append(iterate(inner))
             else:
                 values.append(self.eval(elt))
         if isinstance(node, ast.Tuple) and not starred:
@@ -692,6 +818,7 @@ class FunctionInterpreter:
 
     def expr_Yield(self, node: ast.Yield) -> Value:
         value = self.eval(node.value) if node.value is not None else EMPTY
+        self.hand_back_stale(node.value, value, node)
         self.add_yield(value, node)
         return EMPTY
 
@@ -699,6 +826,16 @@ class FunctionInterpreter:
         value = self.eval(node.value)
         self.add_yield(iterate(value), node)
         return EMPTY
+
+    def hand_back_stale(self, expr: ast.expr | None, value: Value, stmt: ast.AST) -> None:
+        """``return last`` after ``for ...: last = w``: the caller gets a view whose buffer the
+        producer has refilled since (BL003 at the return)."""
+        if expr is None or self.st is None or not self.st.stale:
+            return
+        names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & self.st.stale
+        if names:
+            held = join_all(self.st.vars.get(name) for name in names)
+            self.add_pending(stmt, held, f"{sorted(names)[0]} (after its loop moved on)", frozenset(), rule="BL003")
 
     def add_yield(self, value: Value, node: ast.AST) -> None:
         step = self.step(node, "yielded to the caller")
@@ -747,6 +884,28 @@ class FunctionInterpreter:
         from bufferlint.analysis.calls import evaluate_call
 
         return evaluate_call(self, node)
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """The variable at the root of ``a.b[c].d`` or ``a.setdefault(k, {})[...]``."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        else:
+            return None
+
+
+def _assigned_names(stmts: list) -> set[str]:
+    names = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
 
 
 def _short(node: ast.AST) -> str:

@@ -19,6 +19,8 @@ import re
 from collections import deque
 from pathlib import Path
 
+from dataclasses import replace
+
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
@@ -118,6 +120,34 @@ class Program:
                 self.summaries[qualname] = outcome.summary
                 for caller in self.callers.get(qualname, ()):
                     self.enqueue(caller)
+
+
+    def propagate_sited(self) -> list[dict]:
+        """Carry reaches with a known report site up the call edges to a fixpoint: where a
+        caller passes a borrowed value, the finding is made (at the site, with the trace)."""
+        sited = {q: set(o.sited) for q, o in self.outcomes.items()}
+        incoming: dict[str, list] = {}
+        for caller, outcome in self.outcomes.items():
+            for edge in outcome.edges:
+                incoming.setdefault(edge.callee, []).append((caller, edge))
+        found: dict = {}
+        queue = deque((q, reach) for q, reaches in sited.items() for reach in reaches)
+        while queue:
+            callee, reach = queue.popleft()
+            for caller, edge in incoming.get(callee, ()):
+                for leaf, _, assume, _ in edge.through(reach):
+                    trace = leaf.trace + (edge.step,) + reach.trace
+                    if isinstance(leaf, Borrow):
+                        key = (reach.rule, reach.site)
+                        if key not in found or len(trace) < len(found[key]):
+                            found[key] = trace
+                        continue
+                    new = replace(reach, param=leaf.index, path=leaf.path, assume=assume, trace=trace)
+                    reaches = sited.setdefault(caller, set())
+                    if new not in reaches:
+                        reaches.add(new)
+                        queue.append((caller, new))
+        return [found]
 
 
 class ProjectAnalysis:
@@ -291,16 +321,19 @@ class ProjectAnalysis:
     def collect(self) -> None:
         best: dict[tuple, tuple] = {}
         used_as_guard: set[str] = set()
+        findings = self.program.propagate_sited()
         for outcome in self.program.outcomes.values():
             used_as_guard |= outcome.used_as_guard
-            for (rule, site), trace in outcome.findings.items():
+            findings.append(outcome.findings)
+        for found in findings:
+            for (rule, site), trace in found.items():
                 key = (rule, site.span)
                 if key not in best or len(trace) < len(best[key][1]):
                     best[key] = (site, trace)
         for (rule, _), (site, trace) in best.items():
             if site.span.path in self.report_files:
                 self.result.findings.append(
-                    Finding(rule, site.span, bl001_message(site, trace), site.function, _dedupe(trace), subject=site.subject)
+                    Finding(rule, site.span, MESSAGES[rule].format(sink=site.sink), site.function, _dedupe(trace), subject=site.subject)
                 )
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
@@ -353,11 +386,22 @@ def _returns_borrowed(summary: Summary) -> bool:
     return any(isinstance(leaf, Borrow) for leaf in deep_leaves(summary.returns, through_lazy=True))
 
 
-def bl001_message(site: Site, trace: tuple) -> str:
-    return (
-        f"borrowed buffer view reaches async sink `{site.sink}` without a guard; "
-        "its producer may reuse the buffer before the task reads it"
-    )
+MESSAGES = {
+    "BL001": (
+        "borrowed buffer view reaches async sink `{sink}` without a guard; its producer may reuse "
+        "the buffer before the task reads it"
+    ),
+    "BL003": (
+        "borrowed buffer view is kept in `{sink}` beyond its step; the producer reuses the buffer, "
+        "so clone it here (`.clone()`) or have the producer hand out owned tensors "
+        "(e.g. `stream_files(..., owned=True)`, runai-model-streamer >= 0.17)"
+    ),
+    "BL004": (
+        "non-blocking device copy `{sink}` reads a borrowed host buffer after the call returns; "
+        "synchronise (`torch.cuda.synchronize()` / `stream.synchronize()`) before the producer "
+        "advances, or copy with `non_blocking=False`"
+    ),
+}
 
 
 def _dedupe(trace: tuple) -> tuple:

@@ -25,7 +25,8 @@ class Site:
 
 @dataclass(frozen=True)
 class SinkReach:
-    """Parameter ``param`` (at access ``path``) reaches an async sink unguarded.
+    """Parameter ``param`` (at access ``path``) reaches an async sink unguarded (or, with
+    rule BL003/BL004, is retained past its step or copied to a device asynchronously).
 
     ``assume``: (parameter index, truth) pairs that must hold for the sink to run async
     (``maybe_executor_submit`` submits only when ``use_async`` is true).
@@ -38,6 +39,8 @@ class SinkReach:
     assume: frozenset
     site: Site | None
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+    rule: str = "BL001"  # BL001 async sink, BL003 retention, BL004 async device copy
+    materialized: bool = False  # BL003: reported only if the argument is a lazy borrowed stream
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ class CallShape:
 
 
 class VocabIndex:
-    KINDS = ("sources", "sinks", "guards", "sanitizers", "views", "settlers", "passthrough", "binds")
+    KINDS = ("sources", "sinks", "guards", "sanitizers", "views", "settlers", "passthrough", "binds", "synchronizers")
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
@@ -37,7 +37,7 @@ class VocabIndex:
             self._add("sinks", spec, spec.calls)
         for spec in vocab.guards:
             self._add("guards", spec, spec.calls)
-        for kind in ("sanitizers", "views", "settlers", "passthrough", "binds"):
+        for kind in ("sanitizers", "views", "settlers", "passthrough", "binds", "synchronizers"):
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
@@ -50,14 +50,27 @@ class VocabIndex:
     def names(self) -> set[str]:
         return set(self._by_name)
 
-    def match(self, kind: str, call: CallShape):
-        """The first spec of ``kind`` whose pattern matches the call, else None."""
+    def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
+        """The first spec of ``kind`` whose pattern matches the call, else None.
+        A sink declared ``within`` a context only matches inside one (``contexts``)."""
         name = call.last_name
         if name is None:
             return None
         for spec_kind, spec, pattern in self._by_name.get(name, ()):
-            if spec_kind == kind and self._matches(pattern, spec, call):
-                return spec
+            if spec_kind != kind or not self._matches(pattern, spec, call):
+                continue
+            within = getattr(spec, "within", ())
+            if within and not any(str(w) in contexts for w in within):
+                continue
+            return spec
+        return None
+
+    def context_of(self, call: CallShape) -> str | None:
+        """The ``within`` pattern a ``with`` item's call matches (a CUDA stream context)."""
+        for spec in self.vocab.sinks:
+            for pattern in spec.within:
+                if self._matches(pattern, spec, call):
+                    return str(pattern)
         return None
 
     def _matches(self, pattern: CallPattern, spec: object, call: CallShape) -> bool:
