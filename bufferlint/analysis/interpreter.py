@@ -471,6 +471,9 @@ class FunctionInterpreter:
                     self.assign(elt.value, container(index(value, None)), stmt)
                 else:
                     self.assign(elt, index(value, None if starred else i), stmt)
+        elif isinstance(target, ast.Subscript) and _is_slice(target.slice):
+            self.eval(target.value)  # `t[a:b] = w` copies w into t's own storage
+            self.eval(target.slice)
         elif isinstance(target, ast.Subscript):
             self.store_into(target.value, value, stmt, target.slice)
             self.eval(target.slice)
@@ -884,6 +887,10 @@ class FunctionInterpreter:
         from bufferlint.analysis.calls import evaluate_call
 
         return evaluate_call(self, node)
+
+
+def _is_slice(key: ast.expr) -> bool:
+    return isinstance(key, ast.Slice) or (isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts))
 
 
 def _root_name(node: ast.AST) -> str | None:
