@@ -31,7 +31,7 @@ from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
 from bufferlint.findings import AnalysisResult, Finding
-from bufferlint.fixes.runner import FixOutcome, Project, applicable, attach_fixes, fix_project
+from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
 from bufferlint.reporters import REPORTERS
 from bufferlint.reporters.base import display_path
 from bufferlint.reporters.text import summary
@@ -134,9 +134,6 @@ def run_check(args: argparse.Namespace) -> int:
     sys.stdout.write(REPORTERS[args.format](result, cwd, color=color))
     if args.format == "text":
         print(summary(result, len(report_files)), file=sys.stderr)
-        hint = _fixable_hint(result.findings, args.unsafe_fixes)
-        if hint:
-            print(hint, file=sys.stderr)
     if result.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_OK
@@ -176,20 +173,6 @@ def _run_fixes(args, result, project, files, report_files, settings, errors) -> 
     if final.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if final.findings and not args.exit_zero else EXIT_OK
-
-
-def _fixable_hint(findings: list[Finding], unsafe: bool) -> str:
-    safe = sum(applicable(f.fix, False) for f in findings)
-    hidden = sum(applicable(f.fix, True) for f in findings) - safe
-    if unsafe:
-        safe, hidden = safe + hidden, 0
-    if not safe and not hidden:
-        return ""
-    option = "`--fix --unsafe-fixes`" if unsafe else "`--fix`"
-    text = f"{_count(safe, 'finding')} fixable with {option}." if safe else "No findings fixable with `--fix`."
-    if hidden:
-        text += f" {_count(hidden, 'more fix', 'more fixes')} available with `--unsafe-fixes`."
-    return text
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:

@@ -200,19 +200,20 @@ def _plan_if_else(src: SourceModule, call: cst.Call, finding: Finding, context: 
     nl, unit = src.newline, src.indent_unit
 
     fn = _text(src, call.args[0].value)
-    rest = call.args[1:]
-    if rest:
-        first, last = src.range(rest[0]), src.range(rest[-1])
-        arguments = _slice(src, first.start.line, first.start.column, last.end.line, last.end.column)
-    else:
-        arguments = ""
-    inline = f"{fn}({arguments})"
+    inline = f"{fn}()"
+    if len(call.args) > 1:
+        # the call's own text from its "(", without the first argument: the layout,
+        # comments and trailing comma of the other arguments are kept
+        func, first, second, whole = (src.range(n) for n in (call.func, call.args[0], call.args[1], call))
+        head = _slice(src, func.end.line, func.end.column, first.start.line, first.start.column)
+        rest = _slice(src, second.start.line, second.start.column, whole.end.line, whole.end.column)
+        inline = _shift(fn + head + rest, src.indent_of(src.range(call).start.line), indent + unit)
     decided = f"{guard_name}({subject})"
     replacement = (
         f"if {decided}:{nl}"
         f"{indent}{unit}{_reindent(statement, unit)}{tail}{nl}"
         f"{indent}else:{nl}"
-        f"{indent}{unit}{_reindent(inline, unit)}"
+        f"{indent}{unit}{inline}"
     )
     edits = [Edit(start_line, start_col + 1, end_line, len(end_text) + 1, replacement)]
     if import_edit is not None:
@@ -313,6 +314,22 @@ def _reindent(text: str, unit: str) -> str:
     the caller); blank lines stay blank."""
     lines = text.splitlines(keepends=True)
     return "".join([lines[0]] + [(unit + line) if line.strip() else line for line in lines[1:]]) if lines else text
+
+
+def _shift(text: str, old: str, new: str) -> str:
+    """Move the continuation lines of ``text`` from indentation ``old`` to ``new``."""
+    lines = text.splitlines(keepends=True)
+    out = lines[:1]
+    for line in lines[1:]:
+        if not line.strip():
+            out.append(line)
+        elif new.startswith(old):
+            out.append(new[len(old):] + line)
+        elif old.startswith(new) and line.startswith(old):
+            out.append(line[len(old) - len(new):])
+        else:
+            out.append(line)
+    return "".join(out)
 
 
 def _plain(subject: str) -> bool:
