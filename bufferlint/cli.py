@@ -5,6 +5,15 @@ could not do what was asked (bad usage, bad configuration, or paths that could n
 analysed; every other file is still analysed and reported). No traceback ever reaches
 the user; ``BUFFERLINT_DEBUG=1`` re-raises internal errors for bug reports.
 
+Fixes (``check --fix``, ``--unsafe-fixes``, ``--diff``; ``bufferlint fix`` is ``check --fix``):
+the fixed files are re-analysed before anything is written, and the exit code is about
+what remains: 0 when no finding remains, 1 when some do (or, with ``--diff``, when there is
+a diff), 2 as above. A fix that does not remove its finding, or that breaks parsing, is
+not applied and is reported on stderr as ``path:line:col: error: fix for BL00x ...; not
+applied``; as in Ruff (which reverts a fix that introduces a syntax error and carries on)
+that does not by itself make the run fail: the finding is still reported, so the exit
+code is 1.
+
 Subcommands are registered in ``build_parser``; each sets a ``handler(args) -> int``.
 """
 
@@ -22,7 +31,9 @@ from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
 from bufferlint.findings import AnalysisResult, Finding
+from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
 from bufferlint.reporters import REPORTERS
+from bufferlint.reporters.base import display_path
 from bufferlint.reporters.text import summary
 from bufferlint.source import SourceFile, read_source
 from bufferlint.suppressions import suppressed
@@ -36,6 +47,9 @@ class UsageError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["fix"]:  # `bufferlint fix ARGS` is `bufferlint check --fix ARGS`
+        argv = ["check", "--fix", *argv[1:]]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or argparse's own usage error (exit 2)
@@ -79,7 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", action="append", metavar="CODES",
                        help="comma-separated rule codes or prefixes not to report (added to the configured ignore)")
     check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="also apply (with --fix/--diff) fixes that add a dependency or change performance")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them (exit 1 if there is a diff)")
     check.set_defaults(handler=run_check)
+
+    commands.add_parser("fix", help="alias of `check --fix` (takes the same options)", add_help=False)
 
     rule = commands.add_parser("rule", help="show the documentation of one rule")
     rule.add_argument("code", help="rule code (BL001) or name")
@@ -106,11 +127,16 @@ def run_check(args: argparse.Namespace) -> int:
     report_files, errors = expand_paths(paths, root, settings)
 
     result = AnalysisResult()
+    files: list[Path] = []
     if report_files:
         files = sorted(set(discover(root, settings.excludes)) | set(report_files))
         result = analysis.analyze_project(root, files, report_files, settings.vocab)
     result.errors[:0] = errors
     result.findings = _reportable(result.findings, settings)
+    project = Project(root, settings.vocab, files)
+    result.findings = attach_fixes(result.findings, project)
+    if args.fix or args.diff:
+        return _run_fixes(args, result, project, files, report_files, settings, errors)
 
     cwd = Path.cwd()
     color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
@@ -120,6 +146,46 @@ def run_check(args: argparse.Namespace) -> int:
     if result.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_OK
+
+
+def _run_fixes(args, result, project, files, report_files, settings, errors) -> int:
+    """``--fix`` / ``--diff``: apply the fixes with verification (see bufferlint.fixes.runner)."""
+
+    def reanalyse(root: Path, all_files: list[Path], reported: list[Path]) -> AnalysisResult:
+        again = analysis.analyze_project(root, all_files, reported, settings.vocab)
+        again.findings = _reportable(again.findings, settings)
+        return again
+
+    outcome: FixOutcome = fix_project(
+        result, project, files, report_files, reanalyse, unsafe=args.unsafe_fixes, write=not args.diff
+    )
+    final = outcome.result
+    known = {e.path for e in errors}
+    final.errors = errors + [e for e in final.errors if e.path not in known] + outcome.write_errors
+    cwd = Path.cwd()
+    for rejection in outcome.rejections:
+        print(rejection.describe(display_path(rejection.finding.path, cwd)), file=sys.stderr)
+    remaining = len(final.findings)
+    if args.diff:
+        sys.stdout.write(outcome.diff(lambda path: display_path(path, cwd)))
+        print(f"Would fix {_count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
+        if final.errors:
+            for error in final.errors:
+                print(f"{display_path(error.path, cwd)}: error: {error.message}", file=sys.stderr)
+            return EXIT_ERROR
+        return EXIT_FINDINGS if outcome.changed else EXIT_OK
+    color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    sys.stdout.write(REPORTERS[args.format](final, cwd, color=color))
+    if args.format == "text":
+        print(summary(final, len(report_files)), file=sys.stderr)
+    print(f"Fixed {_count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
+    if final.errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if final.findings and not args.exit_zero else EXIT_OK
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 def _project_root(option: Path | None, paths: list[Path]) -> Path:

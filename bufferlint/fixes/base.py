@@ -1,0 +1,384 @@
+"""The planning interface shared by the fixers.
+
+``plan_fix(finding, source_text, context) -> Fix | None`` computes a fix for one finding from
+the reported file's text alone, with LibCST: nodes are found by the finding's span
+(``libcst.metadata.PositionProvider``) and every fix is a list of text :class:`Edit`s, so
+everything outside the edited ranges stays byte-identical (formatting, comments, line
+endings). The only other thing a fixer may read is the project's own modules, to learn
+which of them define a configured guard or a marker constant.
+
+Library knowledge (guard names, marker attributes) comes from the :class:`Vocabulary`;
+nothing here names a particular library.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from bufferlint.findings import Edit, Finding, Fix
+from bufferlint.packs import Vocabulary
+
+SAFE, UNSAFE = "safe", "unsafe"
+APPLICABILITIES = (SAFE, UNSAFE)
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class Project:
+    """What fixers may know beyond one file: the vocabulary, the project root, and which
+    project file implements a dotted module name (computed lazily, once per run)."""
+
+    def __init__(self, root: Path, vocab: Vocabulary, files: Iterable[Path] = ()) -> None:
+        self.root = root
+        self.vocab = vocab
+        self.files = list(files)
+        self._modules: dict[str, Path] | None = None
+        self._module_names: dict[Path, tuple[str, bool]] = {}
+        self._constants: dict[Path, dict[str, object]] = {}
+
+    def module_name(self, path: Path) -> tuple[str, bool]:
+        if path not in self._module_names:
+            from bufferlint.analysis.index import module_name
+
+            self._module_names[path] = module_name(path, self.root)
+        return self._module_names[path]
+
+    def module_file(self, dotted: str) -> Path | None:
+        """The project file that is module ``dotted``, if the project has one."""
+        if self._modules is None:
+            self._modules = {}
+            for path in self.files:
+                if path.suffix == ".py":
+                    self._modules.setdefault(self.module_name(path)[0], path)
+        return self._modules.get(dotted)
+
+    def module_constants(self, path: Path) -> dict[str, object]:
+        """Top-level ``NAME = <literal>`` assignments and ``from M import NAME`` re-exports
+        (as ``("import", "M.NAME")``) of a project file."""
+        if path not in self._constants:
+            found: dict[str, object] = {}
+            self._constants[path] = found
+            try:
+                from bufferlint.source import SourceFile, read_source
+
+                source = read_source(path)
+                tree = ast.parse(source.text) if isinstance(source, SourceFile) else None
+            except (SyntaxError, ValueError, RecursionError):
+                tree = None
+            if tree is not None:
+                module, is_package = self.module_name(path)
+                for stmt in tree.body:
+                    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant):
+                        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                        for target in targets:
+                            if isinstance(target, ast.Name):
+                                found[target.id] = stmt.value.value
+                    elif isinstance(stmt, ast.ImportFrom):
+                        base = absolute_module(stmt.module, stmt.level, module, is_package)
+                        for alias in stmt.names:
+                            if base and alias.name != "*":
+                                found.setdefault(alias.asname or alias.name, ("import", f"{base}.{alias.name}"))
+        return self._constants[path]
+
+    def constant_value(self, qualname: str, depth: int = 0) -> object:
+        """The literal value of the project constant ``pkg.mod.NAME`` (following re-exports)."""
+        module, _, name = qualname.rpartition(".")
+        path = self.module_file(module) if module else None
+        if path is None or depth > 3:
+            return None
+        value = self.module_constants(path).get(name)
+        if isinstance(value, tuple) and value[:1] == ("import",):
+            return self.constant_value(value[1], depth + 1)
+        return value
+
+
+def absolute_module(module: str | None, level: int, current: str, is_package: bool) -> str | None:
+    """The absolute name of ``from <level dots><module> import ...`` inside module ``current``."""
+    if not level:
+        return module
+    parts = current.split(".") if current else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    if module:
+        parts.append(module)
+    return ".".join(parts) or None
+
+
+@dataclass
+class FixContext:
+    """The project, and the reported file being fixed."""
+
+    project: Project
+    path: Path
+    rejected: frozenset = frozenset()  # (finding key, fix message) of fixes that failed verification
+    _sources: dict = field(default_factory=dict)
+
+    @property
+    def vocab(self) -> Vocabulary:
+        return self.project.vocab
+
+    def source(self, text: str) -> "SourceModule":
+        cached = self._sources.get("text")
+        if cached is None or cached.text != text:
+            module, is_package = self.project.module_name(self.path)
+            cached = self._sources["text"] = SourceModule(text, module, is_package)
+        return cached
+
+
+class SourceModule:
+    """One file's text, its LibCST tree with positions and parents, and position helpers.
+    LibCST columns are 0-based characters; :class:`Edit` columns are 1-based."""
+
+    def __init__(self, text: str, module_name: str = "", is_package: bool = False) -> None:
+        self.text = text
+        self.module_name = module_name
+        self.is_package = is_package
+        self.tree = cst.parse_module(text)
+        self.wrapper = MetadataWrapper(self.tree, unsafe_skip_copy=True)
+        self.positions = self.wrapper.resolve(PositionProvider)
+        self.parents = self.wrapper.resolve(ParentNodeProvider)
+        self.newline = self.tree.default_newline
+        self.indent_unit = self.tree.default_indent
+        self.lines = _split_lines(text)
+
+    # -- positions --------------------------------------------------------------------
+
+    def range(self, node: cst.CSTNode) -> CodeRange:
+        return self.positions[node]
+
+    def line_text(self, line: int) -> str:
+        """Line ``line`` (1-based) without its line break; "" past the end."""
+        if 0 < line <= len(self.lines):
+            return _LINE_BREAK.sub("", self.lines[line - 1])
+        return ""
+
+    def indent_of(self, line: int) -> str:
+        text = self.line_text(line)
+        return text[: len(text) - len(text.lstrip(" \t"))]
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.tree.code_for_node(node)
+
+    def walk(self, kind: type) -> Iterator:
+        for node in self.positions:
+            if isinstance(node, kind):
+                yield node
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        parent = self.parents.get(node)
+        while parent is not None:
+            yield parent
+            parent = self.parents.get(parent)
+
+    def node_at_span(self, kind: type, finding: Finding) -> cst.CSTNode | None:
+        """The ``kind`` node whose range is the finding's span; else the smallest enclosing it."""
+        span = finding.span
+        start, end = (span.line, span.column - 1), (span.end_line, span.end_column - 1)
+        best = None
+        for node in self.walk(kind):
+            where = self.positions[node]
+            node_start, node_end = (where.start.line, where.start.column), (where.end.line, where.end.column)
+            if (node_start, node_end) == (start, end):
+                return node
+            if node_start <= start and end <= node_end and (best is None or _size(where) < _size(self.positions[best])):
+                best = node
+        return best
+
+    # -- module-level names -------------------------------------------------------------
+
+    def imported_names(self) -> dict[str, str]:
+        """Local name -> qualified name for the module's top-level imports (``import a.b as c``
+        binds ``c`` to ``a.b``; ``import a.b`` binds ``a`` to ``a``)."""
+        names: dict[str, str] = {}
+        for stmt in self._top_level_small_statements():
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    dotted = _dotted(alias.name)
+                    if dotted is None:
+                        continue
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        names[alias.asname.name.value] = dotted
+                    else:
+                        names[dotted.split(".")[0]] = dotted.split(".")[0]
+            elif isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar):
+                base = absolute_module(
+                    _dotted(stmt.module) if stmt.module is not None else None,
+                    len(stmt.relative),
+                    self.module_name,
+                    self.is_package,
+                )
+                if base is None:
+                    continue
+                for alias in stmt.names:
+                    dotted = _dotted(alias.name)
+                    if dotted is None:
+                        continue
+                    local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else dotted
+                    names[local] = f"{base}.{dotted}"
+        return names
+
+    def top_level_bindings(self) -> dict[str, cst.CSTNode]:
+        """Names bound at module level by def, class or simple assignment."""
+        bound: dict[str, cst.CSTNode] = {}
+        for stmt in self.tree.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                bound[stmt.name.value] = stmt
+        for small in self._top_level_small_statements():
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        bound[target.target.value] = small
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                bound[small.target.value] = small
+        return bound
+
+    def bound_names(self) -> set[str]:
+        return set(self.imported_names()) | set(self.top_level_bindings())
+
+    def local_name_for(self, qualname: str) -> str | None:
+        """How this module can refer to ``qualname`` without a new import: a name imported
+        from its module (``from m import f`` / ``as g``), an attribute of an imported module
+        (``m.f``), or its own top-level definition."""
+        module, _, name = qualname.rpartition(".")
+        imported = self.imported_names()
+        for local, target in imported.items():
+            if target == qualname:
+                return local
+        for local, target in imported.items():
+            if qualname.startswith(target + "."):
+                if local == target.split(".")[0] and target != local:
+                    continue
+                return local + qualname[len(target):]
+        if module == self.module_name and isinstance(self.top_level_bindings().get(name), cst.FunctionDef):
+            return name
+        return None
+
+    def import_edit(self, statement: str) -> Edit:
+        """Insert ``statement`` as a new line after the module's last top-level import (before
+        the first definition), else after the docstring and ``__future__`` imports."""
+        line = 1
+        body = list(self.tree.body)
+        for index, stmt in enumerate(body):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(stmt, cst.SimpleStatementLine):
+                is_import = all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+                is_docstring = index == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) and isinstance(
+                    stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)
+                )
+                if is_import or is_docstring:
+                    line = self.positions[stmt].end.line + 1
+        if line > len(self.lines) and self.lines and not _LINE_BREAK.search(self.lines[-1]):
+            # the last line has no line break: add one before the import
+            end = len(self.lines[-1])
+            return Edit(len(self.lines), end + 1, len(self.lines), end + 1, self.newline + statement)
+        return Edit(line, 1, line, 1, statement + self.newline)
+
+    def _top_level_small_statements(self) -> Iterator[cst.BaseSmallStatement]:
+        for stmt in self.tree.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                yield from stmt.body
+            elif isinstance(stmt, cst.If) and _is_type_checking(stmt.test):
+                continue  # names imported only for type checkers do not exist at run time
+            elif isinstance(stmt, (cst.If, cst.Try)):
+                for inner in _blocks(stmt):
+                    for small_line in inner:
+                        if isinstance(small_line, cst.SimpleStatementLine):
+                            yield from small_line.body
+
+
+def _blocks(stmt: cst.CSTNode) -> Iterator[Iterable[cst.CSTNode]]:
+    if isinstance(stmt, cst.If):
+        if isinstance(stmt.body, cst.IndentedBlock):
+            yield stmt.body.body
+        if isinstance(stmt.orelse, cst.Else) and isinstance(stmt.orelse.body, cst.IndentedBlock):
+            yield stmt.orelse.body.body
+    elif isinstance(stmt, cst.Try) and isinstance(stmt.body, cst.IndentedBlock):
+        yield stmt.body.body
+
+
+def _is_type_checking(test: cst.BaseExpression) -> bool:
+    return (isinstance(test, cst.Name) and test.value == "TYPE_CHECKING") or (
+        isinstance(test, cst.Attribute) and test.attr.value == "TYPE_CHECKING"
+    )
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    return _dotted(node)
+
+
+def _size(where: CodeRange) -> tuple[int, int]:
+    return (where.end.line - where.start.line, where.end.column - where.start.column)
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines with their line breaks, splitting only where Python does (\\r\\n, \\r, \\n)."""
+    lines, start = [], 0
+    for match in _LINE_BREAK.finditer(text):
+        lines.append(text[start : match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
+
+
+def split_lines(text: str) -> list[str]:
+    return _split_lines(text)
+
+
+Planner = Callable[[Finding, str, FixContext], "list[Fix]"]
+
+
+def finding_key(finding: Finding) -> tuple:
+    """What identifies a finding across edits that move it: rule, file, function, subject."""
+    return (finding.rule, finding.path, finding.function, finding.subject)
+
+
+def planners() -> dict[str, Planner]:
+    """Rule -> its fixer's ``candidates``: the possible fixes, best first."""
+    from bufferlint.fixes import bl001, bl002
+
+    return {"BL001": bl001.candidates, "BL002": bl002.candidates}
+
+
+def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:
+    """A fix for ``finding`` in ``source_text`` (the text of ``context.path``), or None when
+    the rule has no fixer or this occurrence cannot be fixed mechanically: the fixer's best
+    candidate that has not failed verification in this run (``context.rejected``). Never raises for a
+    file it cannot handle (``BUFFERLINT_DEBUG=1`` re-raises, for bug reports)."""
+    planner = planners().get(finding.rule)
+    if planner is None:
+        return None
+    try:
+        key = finding_key(finding)
+        for fix in planner(finding, source_text, context):
+            if (key, fix.message) not in context.rejected:
+                return fix
+        return None
+    except Exception:
+        if os.environ.get("BUFFERLINT_DEBUG") == "1":
+            raise
+        return None

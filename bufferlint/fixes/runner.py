@@ -1,0 +1,330 @@
+"""What the CLI calls: attach fixes to findings, and apply them with verification.
+
+Applying works in rounds, like Ruff's fix loop:
+
+1. take the applicable fixes (``safe``; ``unsafe`` too with ``--unsafe-fixes``) of the
+   current findings, at most one of any set of overlapping fixes per file per round;
+2. apply them to the files' text in memory; a result that Python cannot parse rejects
+   the fixes that broke it;
+3. re-analyse the project as it would be with the fixed files, in a *shadow tree* (a
+   temporary directory of symlinks to the project's files, with the fixed files written
+   as real files), so that nothing in the project is written before it is verified;
+4. a fix whose finding is still reported is rejected, and that file's changes of the round
+   are dropped (the other fixes are retried in the next round); otherwise the round is
+   committed and the fixes of the new findings are planned on the new text.
+
+Rounds stop when nothing applicable is left (at most ``MAX_ROUNDS``). Then the fixed files
+are written atomically (``apply.write_atomic``) unless only a diff was asked for. The
+result returned is the last verified analysis, i.e. what the files on disk now produce.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from bufferlint.findings import AnalysisResult, FileError, Finding, Fix, Span, TraceStep
+from bufferlint.fixes.apply import EditConflict, apply_edits, conflicts, decode, encode, unified_diff, write_atomic
+from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key, plan_fix
+from bufferlint.source import SourceFile, read_bytes, read_source
+
+MAX_ROUNDS = 10
+
+Analyse = Callable[[Path, list[Path], list[Path]], AnalysisResult]
+"""(project root, all files, report files) -> the reportable analysis result."""
+
+
+def applicable(fix: Fix | None, unsafe: bool) -> bool:
+    return fix is not None and (fix.applicability == SAFE or (unsafe and fix.applicability == UNSAFE))
+
+
+def attach_fixes(
+    findings: Iterable[Finding],
+    project: Project,
+    texts: dict[Path, str] | None = None,
+    rejected: frozenset = frozenset(),
+) -> list[Finding]:
+    """The findings with ``fix`` set where a fixer can repair them. ``texts``: file texts
+    that differ from what is on disk (files fixed in memory); ``rejected``: (finding key,
+    fix message) pairs that failed verification, so the fixer offers its next candidate."""
+    texts = dict(texts or {})
+    contexts: dict[Path, FixContext] = {}
+    out = []
+    for finding in findings:
+        path = finding.path
+        if path not in texts:
+            source = read_source(path)
+            texts[path] = source.text if isinstance(source, SourceFile) else None
+        text = texts[path]
+        fix = None
+        if text is not None:
+            context = contexts.setdefault(path, FixContext(project, path, rejected))
+            fix = plan_fix(finding, text, context)
+        out.append(dataclasses.replace(finding, fix=fix) if fix is not None or finding.fix is not None else finding)
+    return out
+
+
+@dataclass(frozen=True)
+class Rejection:
+    finding: Finding
+    reason: str
+
+    def describe(self, shown_path: str) -> str:
+        span = self.finding.span
+        return f"{shown_path}:{span.line}:{span.column}: error: fix for {self.finding.rule} {self.reason}; not applied"
+
+
+@dataclass
+class FixOutcome:
+    result: AnalysisResult  # the analysis of the fixed files
+    fixed: int = 0  # findings reported before and no longer reported
+    applied: int = 0  # fixes applied
+    changed: dict[Path, tuple[str, str]] = field(default_factory=dict)  # path -> (old text, new text)
+    rejections: list[Rejection] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)
+    write_errors: list[FileError] = field(default_factory=list)
+
+    def diff(self, display: Callable[[Path], str]) -> str:
+        return "".join(unified_diff(old, new, display(path)) for path, (old, new) in sorted(self.changed.items()))
+
+
+_key = finding_key
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+class _File:
+    """A file being fixed: its original bytes, codec, and current text."""
+
+    def __init__(self, path: Path) -> None:
+        data = read_bytes(path)
+        if isinstance(data, FileError):
+            raise OSError(data.message)
+        self.path = path
+        self.data = data
+        self.original, self.encoding = decode(data)
+        self.text = self.original
+
+
+def fix_project(
+    result: AnalysisResult,
+    project: Project,
+    files: list[Path],
+    report_files: list[Path],
+    analyse: Analyse,
+    *,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FixOutcome:
+    """Apply the applicable fixes of ``result.findings`` (already attached) with verification;
+    write the fixed files when ``write``. See the module docstring."""
+    initial = Counter(_key(f) for f in result.findings)
+    state = result
+    opened: dict[Path, _File] = {}
+    rejected: set[tuple] = set()
+    outcome = FixOutcome(result)
+    shadow: _Shadow | None = None
+    report_set = set(report_files)
+    try:
+        for _ in range(MAX_ROUNDS):
+            candidates = [
+                f
+                for f in state.findings
+                if applicable(f.fix, unsafe) and f.path in report_set and (_key(f), f.fix.message) not in rejected
+            ]
+            if not candidates:
+                break
+            proposal: dict[Path, tuple[str, list[Finding]]] = {}
+            for path, group in _by_path(candidates).items():
+                if path not in opened:
+                    try:
+                        opened[path] = _File(path)
+                    except OSError:
+                        rejected.update((_key(f), f.fix.message) for f in group)
+                        continue
+                entry = opened[path]
+                new, chosen, failed = _apply_group(entry, group)
+                for finding, reason in failed:
+                    rejected.add((_key(finding), finding.fix.message))
+                    outcome.rejections.append(Rejection(finding, reason))
+                if chosen:
+                    proposal[path] = (new, chosen)
+            if not proposal:
+                state = _replan(state, project, opened, rejected)
+                continue
+            if shadow is None:
+                shadow = _Shadow(project.root, files, report_files)
+            for path, (new, _) in proposal.items():
+                shadow.write(path, encode(new, opened[path].encoding))
+            after = shadow.analyse(analyse)
+            errors = {e.path for e in after.errors}
+            before = Counter(_key(f) for f in state.findings)
+            now = Counter(_key(f) for f in after.findings)
+            retry = False
+            for path, (new, chosen) in proposal.items():
+                if path in errors:
+                    failed = [(f, "makes the file unanalysable") for f in chosen]
+                else:
+                    applied = Counter(_key(f) for f in chosen)
+                    failed = [
+                        (f, "did not remove the finding")
+                        for f in chosen
+                        if now[_key(f)] > before[_key(f)] - applied[_key(f)]
+                    ]
+                if failed:
+                    retry = True
+                    for finding, reason in failed:
+                        rejected.add((_key(finding), finding.fix.message))
+                        outcome.rejections.append(Rejection(finding, reason))
+            if retry:  # drop the round: the good fixes are proposed again next round
+                for path in proposal:
+                    entry = opened[path]
+                    shadow.write(path, None if entry.text == entry.original else encode(entry.text, entry.encoding))
+                state = _replan(state, project, opened, rejected)
+                continue
+            for path, (new, chosen) in proposal.items():
+                opened[path].text = new
+                outcome.applied += len(chosen)
+            state = _replan(after, project, opened, rejected)
+    finally:
+        if shadow is not None:
+            shadow.close()
+
+    remaining = Counter(_key(f) for f in state.findings)
+    outcome.fixed = sum((initial - remaining).values())
+    # a rejected fix whose finding another candidate then fixed is not worth an error line
+    outcome.rejections = [r for r in outcome.rejections if remaining[_key(r.finding)]]
+    outcome.result = state
+    outcome.changed = {p: (e.original, e.text) for p, e in opened.items() if e.text != e.original}
+    if write:
+        for path, (_, new) in sorted(outcome.changed.items()):
+            entry = opened[path]
+            try:
+                if read_bytes(path) != entry.data:
+                    raise OSError("the file changed while it was being fixed")
+                write_atomic(path, encode(new, entry.encoding))
+                outcome.written.append(path)
+            except OSError as exc:
+                outcome.write_errors.append(FileError(path, f"cannot write the fixed file: {exc.strerror or exc}"))
+    return outcome
+
+
+def _replan(result: AnalysisResult, project: Project, opened: dict, rejected: set) -> AnalysisResult:
+    texts = {path: entry.text for path, entry in opened.items()}
+    return dataclasses.replace(result, findings=attach_fixes(result.findings, project, texts, frozenset(rejected)))
+
+
+def _by_path(findings: list[Finding]) -> dict[Path, list[Finding]]:
+    groups: dict[Path, list[Finding]] = {}
+    for finding in sorted(findings, key=Finding.sort_key):
+        groups.setdefault(finding.path, []).append(finding)
+    return groups
+
+
+def _apply_group(entry: _File, group: list[Finding]) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+    """Apply the non-overlapping fixes of one file (the others wait for the next round).
+    Returns (new text, applied findings, rejected (finding, reason))."""
+    chosen: list[Finding] = []
+    failed: list[tuple[Finding, str]] = []
+    for finding in group:
+        if any(conflicts(finding.fix.edits, other.fix.edits) for other in chosen):
+            continue
+        try:
+            alone = apply_edits(entry.text, finding.fix.edits)
+        except EditConflict:
+            failed.append((finding, "has edits outside the file or overlapping each other"))
+            continue
+        if not _parses(alone):
+            failed.append((finding, "breaks parsing"))
+            continue
+        chosen.append(finding)
+    if not chosen:
+        return entry.text, [], failed
+    new = apply_edits(entry.text, [edit for finding in chosen for edit in finding.fix.edits])
+    if not _parses(new):
+        failed += [(finding, "breaks parsing together with another fix") for finding in chosen]
+        return entry.text, [], failed
+    try:
+        encode(new, entry.encoding)
+    except UnicodeEncodeError:
+        failed += [(finding, f"cannot be encoded as {entry.encoding}") for finding in chosen]
+        return entry.text, [], failed
+    return new, chosen, failed
+
+
+class _Shadow:
+    """A temporary copy of the project made of symlinks, where fixed files can be tried.
+
+    Module names are derived from paths below the project root (and from ``__init__.py``
+    files above it), so the shadow root keeps the root's name and package ancestors."""
+
+    def __init__(self, root: Path, files: list[Path], report_files: list[Path]) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="bufferlint-fix-"))
+        top = root
+        while (top / "__init__.py").is_file() and top.parent != top:
+            top = top.parent
+        relative = root.relative_to(top) if top != root else Path(root.name or "project")
+        self.root = self.dir / "tree" / relative
+        self.root.mkdir(parents=True)
+        package = self.root
+        real = root
+        while package.parent != self.dir / "tree" and real != top:
+            package, real = package.parent, real.parent
+            if (real / "__init__.py").is_file():
+                os.symlink(real / "__init__.py", package / "__init__.py")
+        self.to_shadow: dict[Path, Path] = {}
+        for index, path in enumerate(sorted(set(files) | set(report_files))):
+            try:
+                target = self.root / path.relative_to(root)
+            except ValueError:
+                target = self.dir / "outside" / str(index) / path.name
+            self.to_shadow[path] = target
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(path, target)
+        if (root / "__init__.py").is_file() and not (self.root / "__init__.py").exists():
+            os.symlink(root / "__init__.py", self.root / "__init__.py")
+        self.to_real = {shadow: real for real, shadow in self.to_shadow.items()}
+        self.files = [self.to_shadow[p] for p in files]
+        self.report_files = [self.to_shadow[p] for p in report_files]
+
+    def write(self, path: Path, data: bytes | None) -> None:
+        """Put ``data`` in place of ``path`` in the shadow tree (None: the real file again)."""
+        target = self.to_shadow[path]
+        target.unlink()
+        if data is None:
+            os.symlink(path, target)
+        else:
+            target.write_bytes(data)
+
+    def analyse(self, analyse: Analyse) -> AnalysisResult:
+        result = analyse(self.root, self.files, self.report_files)
+        real = self.real
+        findings = [
+            dataclasses.replace(
+                f,
+                span=dataclasses.replace(f.span, path=real(f.span.path)),
+                trace=tuple(dataclasses.replace(s, path=real(s.path)) for s in f.trace),
+            )
+            for f in result.findings
+        ]
+        errors = [dataclasses.replace(e, path=real(e.path)) for e in result.errors]
+        return dataclasses.replace(result, findings=findings, errors=errors)
+
+    def real(self, path: Path) -> Path:
+        return self.to_real.get(path, path)
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,352 @@
+"""Fixes: ``check --fix``, ``--unsafe-fixes``, ``--diff`` and ``bufferlint fix``.
+
+Fixture pairs in ``tests/fixtures/fixes/`` (TorchFix style): ``NAME.py`` is the input and
+``NAME.py.expected`` the file after ``--fix`` (``--fix --unsafe-fixes`` for the unsafe
+ones). The first line of each input says where it goes in a project and which project::
+
+    # fixture: path=sglang/srt/model_loader/utils.py project=sglang
+
+``project=sglang`` copies ``support/`` (a condensed SGLang model_loader with the RunAI
+iterator and an already-fixed guard) around it; ``project=bare`` is the file alone.
+End-to-end tests run the real CLI in a subprocess; the rest run in-process.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from bufferlint import cli
+from bufferlint.findings import Edit, Finding, Fix
+from bufferlint.fixes import base as fix_base
+from bufferlint.fixes.apply import EditConflict, apply_edits, unified_diff, write_atomic
+from conftest import run_cli
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "fixes"
+WHEELS = Path("/work/wheels")
+
+# fixture -> (extra CLI options, rule codes fixed)
+CASES = {
+    "bl002_string": ((), {"BL002"}),
+    "bl002_constant": ((), {"BL002"}),
+    "bl002_oneline_docstring": ((), {"BL002"}),
+    "bl001_if_else": ((), {"BL001"}),
+    "bl001_guard_import": ((), {"BL001"}),
+    "bl001_guarded_submit": (("--unsafe-fixes",), {"BL001"}),
+}
+
+
+def fixture_header(name: str) -> dict[str, str]:
+    first = (FIXTURES / f"{name}.py").read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# fixture: ")
+    return dict(part.split("=", 1) for part in first[len("# fixture: "):].split())
+
+
+def make_project(tmp: Path, name: str, data: bytes | None = None) -> Path:
+    """A project with fixture ``name`` in place; returns the fixture file's path."""
+    header = fixture_header(name)
+    root = tmp / "project"
+    if header["project"] == "sglang":
+        shutil.copytree(FIXTURES / "support", root)
+    else:
+        root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'fixture'\n", encoding="utf-8")
+    target = root / header["path"]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data if data is not None else (FIXTURES / f"{name}.py").read_bytes())
+    return target
+
+
+def expected(name: str) -> bytes:
+    return (FIXTURES / f"{name}.py.expected").read_bytes()
+
+
+# -- the fixtures, end to end -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fixture(tmp_path: Path, name: str) -> None:
+    options, rules = CASES[name]
+    target = make_project(tmp_path, name)
+    before = run_cli("check", "--format", "json", str(target), cwd=target.parent)
+    assert before.returncode == 1, before.stderr
+    assert {rule for rule in rules} <= {line.split('"')[3] for line in before.stdout.splitlines() if '"rule"' in line}
+
+    done = run_cli("check", "--fix", *options, str(target), cwd=target.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert target.read_bytes() == expected(name)
+    assert "(0 remaining)." in done.stderr
+    ast.parse(target.read_bytes())
+
+    again = run_cli("check", "--fix", *options, str(target), cwd=target.parent)  # idempotent
+    assert again.returncode == 0, again.stderr
+    assert target.read_bytes() == expected(name)
+    assert "Fixed 0 findings (0 remaining)." in again.stderr
+
+
+def test_expected_files_keep_everything_outside_the_edits() -> None:
+    """Comments and formatting outside the edits are kept. BL002 fixes only insert text;
+    BL001 fixes keep every input line, in order (the submit statement moves into an if
+    branch, one level deeper), except a ``use_async=`` switch that is replaced."""
+    for name in CASES:
+        old_text = (FIXTURES / f"{name}.py").read_text(encoding="utf-8")
+        new_text = expected(name).decode("utf-8")
+        if name.startswith("bl002"):
+            assert "".join(_inserted(old_text, new_text)).strip(), name
+            continue
+        new = iter(new_text.splitlines())
+        for line in old_text.splitlines():
+            if "use_async=" in line or "executor.submit(" in line and "guarded_submit(" in new_text:
+                continue
+            assert any(line.strip() in candidate for candidate in new), (name, line)
+
+
+def test_bl002_reproduces_upstream_shape() -> None:
+    """The upstream fix (SGLang PR #32896, in 0.5.17): the check is the first statement,
+    with the string literal, a blank line after it, and a docstring paragraph."""
+    text = expected("bl002_string").decode()
+    assert (
+        '    (e.g., GIL contention) without benefit, so we do it synchronously.\n'
+        "\n"
+        "    Values marked `_sglang_runai_streamer_tensor` are zero-copy views into a\n"
+    ) in text
+    assert (
+        '    """\n'
+        '    if getattr(weight, "_sglang_runai_streamer_tensor", False):\n'
+        "        return False\n"
+        "\n"
+        '    device = getattr(weight, "device", None)\n'
+    ) in text
+    assert "    if getattr(weight, RUNAI_STREAMER_TENSOR_ATTR, False):\n" in expected("bl002_constant").decode()
+
+
+@pytest.mark.skipif(
+    not (WHEELS / "0.5.16/sglang/srt/model_loader/utils.py").is_file()
+    or not (WHEELS / "0.5.17/sglang/srt/model_loader/utils.py").is_file(),
+    reason="needs the unpacked SGLang 0.5.16 and 0.5.17 wheels",
+)
+def test_bl002_on_the_real_sglang_file(tmp_path: Path) -> None:
+    """Fixing 0.5.16's utils.py yields 0.5.17's should_async_load except for the wording of
+    the docstring paragraph (ours is generic: it names the marker, not RunAI)."""
+    root = tmp_path / "project"
+    target = root / "sglang/srt/model_loader/utils.py"
+    target.parent.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    original = (WHEELS / "0.5.16/sglang/srt/model_loader/utils.py").read_bytes()
+    target.write_bytes(original)
+    done = run_cli("check", "--fix", "--select", "BL002", str(target), cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def guard(text: str) -> list[str]:
+        lines = text.splitlines()
+        start = lines.index("def should_async_load(weight: torch.Tensor) -> bool:")
+        end = lines.index("def maybe_executor_submit(")
+        body = lines[start:end]
+        cut = body.index("") if "" in body[:9] else None  # the docstring's new paragraph
+        first_close = next(i for i, line in enumerate(body) if line.strip() == '"""')
+        return body[:cut] + body[first_close:]
+
+    fixed = target.read_text(encoding="utf-8")
+    upstream = (WHEELS / "0.5.17/sglang/srt/model_loader/utils.py").read_text(encoding="utf-8")
+    assert guard(fixed) == guard(upstream)
+    assert guard(fixed) != guard(original.decode())
+    # nothing else in the file changed: the fix only inserted the paragraph and the check
+    inserted = "".join(_inserted(original.decode(), fixed))
+    assert len(fixed) - len(original) == len(inserted)
+    assert 'if getattr(weight, "_sglang_runai_streamer_tensor", False):' in fixed
+
+
+def _inserted(old: str, new: str) -> list[str]:
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    assert all(op in ("equal", "insert") for op, *_ in matcher.get_opcodes())
+    return [new[j1:j2] for op, _, _, j1, j2 in matcher.get_opcodes() if op == "insert"]
+
+
+# -- applicability, --diff, the alias ---------------------------------------------------------
+
+
+def test_unsafe_fix_needs_unsafe_fixes(tmp_path: Path) -> None:
+    target = make_project(tmp_path, "bl001_guarded_submit")
+    original = target.read_bytes()
+    done = run_cli("check", "--fix", str(target), cwd=target.parent)
+    assert done.returncode == 1
+    assert target.read_bytes() == original
+    assert "Fixed 0 findings (1 remaining)." in done.stderr
+
+    unsafe = run_cli("check", "--diff", "--unsafe-fixes", str(target), cwd=target.parent)
+    assert unsafe.returncode == 1 and "+from bufferlint.runtime import guarded_submit\n" in unsafe.stdout
+    assert target.read_bytes() == original
+
+
+def test_diff_prints_and_does_not_write(tmp_path: Path) -> None:
+    target = make_project(tmp_path, "bl002_string")
+    original = target.read_bytes()
+    shown = run_cli("check", "--diff", str(target), cwd=target.parent)
+    assert shown.returncode == 1, shown.stderr
+    assert target.read_bytes() == original
+    assert shown.stdout.startswith("--- utils.py\n+++ utils.py\n@@ ")
+    assert '+    if getattr(weight, "_sglang_runai_streamer_tensor", False):\n' in shown.stdout
+    assert "Would fix 1 finding (0 remaining)." in shown.stderr
+
+    target.write_bytes(expected("bl002_string"))
+    nothing = run_cli("check", "--diff", str(target), cwd=target.parent)
+    assert (nothing.returncode, nothing.stdout) == (0, "")
+
+
+def test_fix_alias_is_check_fix(tmp_path: Path) -> None:
+    target = make_project(tmp_path, "bl001_if_else")
+    done = run_cli("fix", str(target), cwd=target.parent)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == expected("bl001_if_else")
+    assert "Fixed 2 findings (0 remaining)." in done.stderr
+
+
+def test_guard_fix_removes_the_findings_it_controls(tmp_path: Path) -> None:
+    """A call already decided by the (broken) guard gets no BL001 fix of its own: fixing
+    the guard (BL002) removes both findings."""
+    guard = make_project(tmp_path, "bl002_string")
+    loader = guard.parents[1] / "models" / "deepseek.py"
+    loader.parent.mkdir()
+    loader.write_text(
+        "from sglang.srt.model_loader.utils import maybe_executor_submit, should_async_load\n"
+        "from sglang.srt.model_loader.weight_utils import runai_safetensors_weights_iterator\n\n\n"
+        "def load_weights(params_dict, files, executor, futures, weight_loader):\n"
+        "    params = dict(params_dict)\n"
+        "    for name, loaded_weight in runai_safetensors_weights_iterator(files):\n"
+        "        use_async_loading = should_async_load(loaded_weight)\n"
+        "        param = params[name]\n"
+        "        maybe_executor_submit(\n"
+        "            executor=executor,\n"
+        "            futures=futures,\n"
+        "            use_async=use_async_loading,\n"
+        "            func=weight_loader,\n"
+        "            func_args=(param, loaded_weight, None),\n"
+        "        )\n",
+        encoding="utf-8",
+    )
+    root = guard.parents[3]
+    before = loader.read_bytes()
+    checked = run_cli("check", "--format", "json", ".", cwd=root)
+    assert '"BL001"' in checked.stdout and '"BL002"' in checked.stdout
+    done = run_cli("check", "--fix", ".", cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Fixed 2 findings (0 remaining)." in done.stderr
+    assert loader.read_bytes() == before
+    assert guard.read_bytes() == expected("bl002_string")
+
+
+# -- encodings, line endings --------------------------------------------------------------------
+
+
+def test_crlf_file_keeps_its_line_endings(tmp_path: Path) -> None:
+    crlf = (FIXTURES / "bl002_string.py").read_bytes().replace(b"\n", b"\r\n")
+    target = make_project(tmp_path, "bl002_string", crlf)
+    done = run_cli("check", "--fix", str(target), cwd=target.parent)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == expected("bl002_string").replace(b"\n", b"\r\n")
+
+
+def test_latin1_file_round_trips(tmp_path: Path) -> None:
+    text = (FIXTURES / "bl002_string.py").read_text(encoding="utf-8")
+    head, rest = text.split("\n", 1)
+    cookie = "# -*- coding: latin-1 -*-\n"
+    data = (head + "\n" + cookie + "# Déjà vu: garçon, naïve, façade\n" + rest).encode("latin-1")
+    target = make_project(tmp_path, "bl002_string", data)
+    done = run_cli("check", "--fix", str(target), cwd=target.parent)
+    assert done.returncode == 0, done.stderr
+    want = expected("bl002_string").decode("utf-8")
+    head, rest = want.split("\n", 1)
+    assert target.read_bytes() == (head + "\n" + cookie + "# Déjà vu: garçon, naïve, façade\n" + rest).encode("latin-1")
+
+
+def test_bom_is_kept(tmp_path: Path) -> None:
+    target = make_project(tmp_path, "bl002_string", b"\xef\xbb\xbf" + (FIXTURES / "bl002_string.py").read_bytes())
+    done = run_cli("check", "--fix", str(target), cwd=target.parent)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == b"\xef\xbb\xbf" + expected("bl002_string")
+
+
+# -- verification: a fix that does not work is not written ------------------------------------
+
+
+def _bogus_planner(replacement: str):
+    def candidates(finding: Finding, text: str, context) -> list[Fix]:
+        return [Fix("safe", "bogus", (Edit(finding.span.line, 1, finding.span.line, 1, replacement),))]
+
+    return candidates
+
+
+@pytest.mark.parametrize(
+    ("replacement", "reason"),
+    [("# a comment changes nothing\n", "did not remove the finding"), ("def (\n", "breaks parsing")],
+)
+def test_failed_fix_is_not_written(tmp_path, monkeypatch, capsys, replacement: str, reason: str) -> None:
+    target = make_project(tmp_path, "bl002_string")
+    original = target.read_bytes()
+    monkeypatch.setattr(fix_base, "planners", lambda: {"BL002": _bogus_planner(replacement)})
+    monkeypatch.chdir(target.parent)
+    code = cli.main(["check", "--fix", str(target)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert target.read_bytes() == original
+    assert f"utils.py:12:1: error: fix for BL002 {reason}; not applied" in err
+    assert "Fixed 0 findings (1 remaining)." in err
+    assert not list(target.parent.glob("*.bufferlint-tmp"))
+
+
+def test_fixes_are_attached_for_reporters(tmp_path, monkeypatch) -> None:
+    """``check`` (without --fix) attaches Fix objects for the JSON/SARIF reporters."""
+    target = make_project(tmp_path, "bl001_guarded_submit")
+    seen = []
+    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False: seen.extend(result.findings) or "")
+    assert cli.main(["check", str(target)]) == 1
+    (finding,) = seen
+    assert finding.fix is not None and finding.fix.applicability == "unsafe"
+    assert finding.fix.edits[0] == Edit(7, 1, 7, 1, "from bufferlint.runtime import guarded_submit\n")
+    assert {e.replacement for e in finding.fix.edits[1:]} == {"guarded_submit", "executor, "}
+
+
+# -- units -------------------------------------------------------------------------------------
+
+
+def test_apply_edits_positions_and_conflicts() -> None:
+    text = "a = 1\r\nb = 2\n"
+    assert apply_edits(text, [Edit(2, 1, 2, 2, "c"), Edit(1, 1, 1, 1, "# x\r\n")]) == "# x\r\na = 1\r\nc = 2\n"
+    same = Edit(1, 1, 1, 1, "import os\n")
+    assert apply_edits(text, [same, same]) == "import os\na = 1\r\nb = 2\n"  # identical edits count once
+    with pytest.raises(EditConflict):
+        apply_edits(text, [Edit(1, 1, 1, 4, "x"), Edit(1, 2, 1, 3, "y")])
+    with pytest.raises(EditConflict):
+        apply_edits(text, [Edit(9, 1, 9, 1, "x")])
+
+
+def test_write_atomic_keeps_mode(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(b"x = 1\n")
+    path.chmod(0o640)
+    write_atomic(path, b"x = 2\n")
+    assert path.read_bytes() == b"x = 2\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["m.py"]
+
+
+def test_unified_diff_marks_missing_final_newline() -> None:
+    diff = unified_diff("a\nb", "a\nc", "m.py")
+    assert diff.endswith("-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n")
+
+
+def test_pre_commit_fix_hook_is_declared() -> None:
+    import yaml
+
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((Path(cli.__file__).parents[1] / ".pre-commit-hooks.yaml").read_text())}
+    fix = hooks["bufferlint-fix"]
+    assert fix["entry"] == "bufferlint fix"
+    for key in ("language", "types_or", "require_serial"):
+        assert fix[key] == hooks["bufferlint"][key]
