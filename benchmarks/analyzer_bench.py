@@ -4,7 +4,7 @@ Prints files, lines, wall seconds and peak memory of a cold `bufferlint check` r
 fresh process, as in CI), the findings per rule, and the yardstick: the same tree's plain
 `ast.parse` time on one core. Not a test: figures for the README and closing notes.
 
-    python benchmarks/analyzer_bench.py                 # downloads sglang==0.5.16 and 0.5.17
+    python benchmarks/analyzer_bench.py                 # downloads sglang 0.5.16, 0.5.17, 0.5.23
     python benchmarks/analyzer_bench.py --tree DIR ...  # any unpacked tree(s)
 """
 
@@ -74,7 +74,7 @@ def check(tree: Path) -> tuple[float, int, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, action="append", help="an unpacked tree (default: sglang wheels)")
-    parser.add_argument("--versions", default="0.5.16,0.5.17", help="sglang versions to download")
+    parser.add_argument("--versions", default="0.5.16,0.5.17,0.5.23", help="sglang versions to download")
     args = parser.parse_args()
     trees = args.tree or [unpack_wheel(v) for v in args.versions.split(",")]
     print(f"{'tree':<28} {'files':>6} {'lines':>10} {'ast.parse s':>11} {'check s':>8} {'ratio':>6} {'peak MiB':>9}  findings")

@@ -1,9 +1,4 @@
-"""Shared test helpers.
-
-Tests marked ``engine`` run the real ``bufferlint.analysis.analyze_project``; they are the
-specification the engine is being written against and fail until it is merged. Run the
-rest with ``pytest -m "not engine"``.
-"""
+"""Shared test helpers."""
 
 from __future__ import annotations
 
@@ -15,10 +10,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "engine: runs the real analysis engine (fails until it is merged)")
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> None:

@@ -113,7 +113,6 @@ def run_example(tmp_path: Path, example) -> list[tuple[str, int]]:
     return sorted((f.rule, f.span.line) for f in result.findings)
 
 
-@pytest.mark.engine
 @pytest.mark.parametrize(
     ("rule", "example"), [p for p in EXAMPLES if isinstance(p.values[1], Invalid)]
 )
@@ -122,7 +121,6 @@ def test_invalid_examples(tmp_path: Path, rule, example: Invalid) -> None:
     assert found == sorted((rule.code, line) for line in example.lines)
 
 
-@pytest.mark.engine
 @pytest.mark.parametrize(
     ("rule", "example"), [p for p in EXAMPLES if isinstance(p.values[1], Valid)]
 )

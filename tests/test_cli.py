@@ -509,7 +509,6 @@ def test_pre_commit_hook_definition() -> None:
 # Subprocess with the real engine (fails until the engine is merged)
 
 
-@pytest.mark.engine
 def test_real_engine_bad_files_are_listed_and_the_rest_analysed(tmp_path: Path) -> None:
     write(tmp_path, {
         "pyproject.toml": "[project]\nname = 'demo'\n",
@@ -532,14 +531,12 @@ def test_real_engine_bad_files_are_listed_and_the_rest_analysed(tmp_path: Path) 
     }
 
 
-@pytest.mark.engine
 def test_real_engine_clean_project(tmp_path: Path) -> None:
     write(tmp_path, {"a.py": "def f():\n    return 1\n"})
     proc = run_cli("check", ".", cwd=tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "All checks passed (1 file).\n")
 
 
-@pytest.mark.engine
 def test_real_engine_finding_and_noqa(tmp_path: Path) -> None:
     example = RULES["BL001"].invalid[0]
     write(tmp_path, {"loader.py": example.code})
