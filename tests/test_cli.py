@@ -3,7 +3,7 @@
 In-process tests replace ``bufferlint.analysis.analyze_project`` with a fake returning a
 chosen AnalysisResult: they test the CLI layer (scope, filtering, suppressions, rendering,
 exit codes) independently of the engine. Subprocess tests run ``python -m bufferlint``
-for what users and pre-commit see; those marked ``engine`` need the real engine.
+for what users and pre-commit see; some run the real engine.
 """
 
 from __future__ import annotations
@@ -506,7 +506,7 @@ def test_pre_commit_hook_definition() -> None:
 
 
 # ---------------------------------------------------------------------------
-# Subprocess with the real engine (fails until the engine is merged)
+# Subprocess with the real engine
 
 
 def test_real_engine_bad_files_are_listed_and_the_rest_analysed(tmp_path: Path) -> None:
