@@ -137,7 +137,7 @@ class FunctionInterpreter:
         self.loop_stack: list[tuple[list, list]] = []
         self.st = State()
         self.contexts: frozenset = frozenset()  # active `within` contexts (CUDA streams)
-        self.loop_assigned: list[set[str]] = []  # names each enclosing loop body assigns
+        self.loop_assigned: list[set[str] | None] = []  # names each advancing loop body assigns
 
     # -- entry -----------------------------------------------------------------------
 
@@ -309,20 +309,24 @@ class FunctionInterpreter:
         iterable = self.eval(stmt.iter)
         element = iterate(iterable, self.step(stmt, f"element taken by `for {_short(stmt.target)} in ...`"))
         self.settle(iterable)
-        self.loop(stmt, lambda: self.assign(stmt.target, element, stmt), None)
+        advances = iterable.lazy or any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
+        self.loop(stmt, lambda: self.assign(stmt.target, element, stmt), None, advances)
 
     stmt_AsyncFor = stmt_For
 
     def stmt_While(self, stmt: ast.While) -> None:
-        self.loop(stmt, None, stmt.test)
+        self.loop(stmt, None, stmt.test, advances=True)
 
-    def loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None) -> None:
-        self.loop_assigned.append(_assigned_names(stmt.body))
+    def loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None, advances: bool) -> None:
+        """``advances``: each iteration may advance a producer (a lazy iterator, an iterable
+        parameter, any while loop). Iterating a list, a range or a tensor's own views does not
+        reuse any buffer, so pending work carries over to the enclosing step instead."""
+        self.loop_assigned.append(_assigned_names(stmt.body) if advances else None)
         try:
-            self._loop(stmt, bind, test)
+            self._loop(stmt, bind, test, advances)
         finally:
             self.loop_assigned.pop()
-        if self.st is not None and isinstance(stmt, (ast.For, ast.AsyncFor)):
+        if self.st is not None and advances and isinstance(stmt, (ast.For, ast.AsyncFor)):
             targets = _assigned_names([stmt.target])
             stale = {
                 name
@@ -331,7 +335,7 @@ class FunctionInterpreter:
             }
             self.st.stale = self.st.stale | frozenset(stale)
 
-    def _loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None) -> None:
+    def _loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None, advances: bool) -> None:
         entry = self.st
         head = entry.copy()
         exit_states: list[State | None] = []
@@ -357,7 +361,7 @@ class FunctionInterpreter:
             back = end
             for state in continues:
                 back = join_states(back, state)
-            if back is not None:
+            if back is not None and advances:
                 self.commit(back, self.step(stmt, "the loop advances to its next iteration"))
                 back.pending = frozenset()
             exit_states.extend(breaks)
@@ -471,8 +475,8 @@ class FunctionInterpreter:
                     self.assign(elt.value, container(index(value, None)), stmt)
                 else:
                     self.assign(elt, index(value, None if starred else i), stmt)
-        elif isinstance(target, ast.Subscript) and _is_slice(target.slice):
-            self.eval(target.value)  # `t[a:b] = w` copies w into t's own storage
+        elif isinstance(target, ast.Subscript) and (_is_slice(target.slice) or self.is_tensor(target.value)):
+            self.eval(target.value)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
             self.eval(target.slice)
         elif isinstance(target, ast.Subscript):
             self.store_into(target.value, value, stmt, target.slice)
@@ -500,6 +504,13 @@ class FunctionInterpreter:
         else:
             self.eval(container_expr)
 
+    def is_tensor(self, expr: ast.expr) -> bool:
+        """A store target known to be an array (a view, e.g. ``param.data``), not a container."""
+        if isinstance(expr, ast.Attribute) and expr.attr in self.vocab.view_attributes:
+            return True
+        value = self.peek(expr)
+        return any(isinstance(leaf, ParamRef) and "view" in leaf.path for leaf in value.leaves)
+
     def outlives_step(self, expr: ast.expr) -> bool:
         """Does this container (or object) live across iterations of the enclosing loop?
         Attributes, parameters, globals and locals created before the loop do; a local
@@ -509,9 +520,10 @@ class FunctionInterpreter:
             return False
         if root in self.info.params or not isinstance(expr, ast.Name):
             return True
-        if not self.loop_assigned:
+        advancing = [names for names in self.loop_assigned if names is not None]
+        if not advancing:
             return False
-        return root not in self.loop_assigned[-1]
+        return root not in advancing[-1]
 
     def retain(self, stmt: ast.AST, value: Value, holder_text: str, holder: tuple | None) -> None:
         """Only values that may be borrowed are tracked (stores of parameters that no caller
