@@ -35,7 +35,7 @@ FINDING_SCHEMA = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace"],
+                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^BL[0-9]{3}$"},
                     "path": {"type": "string", "pattern": "^[^\\\\]+$"},
@@ -57,6 +57,35 @@ FINDING_SCHEMA = {
                                 "note": {"type": "string"},
                             },
                         },
+                    },
+                    "fix": {
+                        "oneOf": [
+                            {"type": "null"},
+                            {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["applicability", "message", "edits"],
+                                "properties": {
+                                    "applicability": {"enum": ["safe", "unsafe"]},
+                                    "message": {"type": "string"},
+                                    "edits": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "additionalProperties": False,
+                                            "required": ["line", "column", "end_line", "end_column", "replacement"],
+                                            "properties": {
+                                                "line": {"type": "integer", "minimum": 1},
+                                                "column": {"type": "integer", "minimum": 1},
+                                                "end_line": {"type": "integer", "minimum": 1},
+                                                "end_column": {"type": "integer", "minimum": 1},
+                                                "replacement": {"type": "string"},
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        ]
                     },
                 },
             },
@@ -275,6 +304,7 @@ def test_json_format(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
             {"path": "pkg/loader.py", "line": 6, "note": "bound to 'w'"},
             {"path": "pkg/loader.py", "line": 7, "note": "passed to ThreadPoolExecutor.submit"},
         ],
+        "fix": None,
     }]
     assert report["errors"] == [{"path": "pkg/stream.py", "message": "syntax error at line 1, column 1: invalid syntax"}]
     assert err == ""  # stdout is the whole report; nothing else to parse around it
