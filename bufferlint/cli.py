@@ -17,12 +17,14 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from bufferlint import __version__, analysis
+from bufferlint import __version__, analysis, baseline
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
 from bufferlint.findings import AnalysisResult, Finding
-from bufferlint.reporters import REPORTERS
+from bufferlint.fingerprint import fingerprints, relative_path
+from bufferlint.noqa import add_noqa
+from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.text import summary
 from bufferlint.source import SourceFile, read_source
 from bufferlint.suppressions import suppressed
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", action="append", metavar="CODES",
                        help="comma-separated rule codes or prefixes not to report (added to the configured ignore)")
     check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
+    _add_report_options(check)
     check.set_defaults(handler=run_check)
 
     rule = commands.add_parser("rule", help="show the documentation of one rule")
@@ -91,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    _check_report_options(args)
     paths = [absolute(p) for p in args.paths]
     root = _project_root(args.project_root, paths)
     settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
@@ -102,15 +106,90 @@ def run_check(args: argparse.Namespace) -> int:
         result = analysis.analyze_project(root, files, report_files, settings.vocab)
     result.errors[:0] = errors
     result.findings = _reportable(result.findings, settings)
+    return _report(args, result, root, report_files, settings)
+
+
+def _add_report_options(check: argparse.ArgumentParser) -> None:
+    check.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--statistics", action="store_true",
+                       help="print the number of findings per rule instead of the findings (text or json)")
+    check.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else (no summary)")
+    check.add_argument("--baseline", type=Path, metavar="FILE", help="report only findings not recorded in FILE")
+    check.add_argument("--write-baseline", type=Path, metavar="FILE",
+                       help="record the current findings in FILE (then report none of them)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add '# noqa: BLxxx' to every line with a finding instead of reporting it")
+
+
+def _check_report_options(args: argparse.Namespace) -> None:
+    if args.write_baseline and (args.baseline or args.add_noqa):
+        raise UsageError("--write-baseline cannot be combined with --baseline or --add-noqa")
+    if args.statistics and args.format not in ("text", "json"):
+        raise UsageError(f"--statistics prints text or json, not {args.format}")
+
+
+def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report_files: list[Path], settings: Settings) -> int:
+    """Baseline, --add-noqa, rendering and the exit code, once the findings are final."""
+    notes = []
+    if args.baseline or args.write_baseline:
+        prints = fingerprints(result.findings, root)
+        try:
+            if args.write_baseline:
+                baseline.write(absolute(args.write_baseline), result.findings, prints, root)
+                notes.append(f"wrote {_count(len(result.findings), 'finding')} to the baseline {args.write_baseline}")
+                result.findings = []
+            else:
+                checked = {relative_path(path, root) for path in report_files}
+                outcome = baseline.apply(
+                    baseline.load(absolute(args.baseline)), result.findings, prints,
+                    lambda entry: entry.path in checked and settings.is_enabled(entry.rule),
+                )
+                result.findings = outcome.new
+                notes.append(f"{_count(outcome.baselined, 'baselined finding')} not shown, {outcome.fixed} fixed")
+        except baseline.BaselineError as exc:
+            raise UsageError(str(exc)) from None
+
+    if args.add_noqa:
+        added = add_noqa(result.findings)
+        for path, line in added.skipped:
+            print(f"bufferlint: could not add a noqa directive at {relative_path(path, Path.cwd())}:{line}", file=sys.stderr)
+        if not args.quiet:
+            print(f"Added {_count(added.added, 'noqa directive')} to {_count(added.files, 'file')}.", file=sys.stderr)
+        result.findings, result.errors = [], result.errors + added.errors
+        if result.errors:
+            sys.stdout.write(REPORTERS[args.format](result, Path.cwd(), root=root))
+            return EXIT_ERROR
+        return EXIT_FINDINGS if added.skipped and not args.exit_zero else EXIT_OK
 
     cwd = Path.cwd()
-    color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    sys.stdout.write(REPORTERS[args.format](result, cwd, color=color))
-    if args.format == "text":
-        print(summary(result, len(report_files)), file=sys.stderr)
+    to_stdout = args.output_file is None
+    color = (args.format == "text" and to_stdout and not args.no_color and "NO_COLOR" not in os.environ
+             and sys.stdout.isatty())
+    if args.statistics:
+        output = statistics.render_json(result) if args.format == "json" else statistics.render_text(result)
+    else:
+        output = REPORTERS[args.format](result, cwd, color=color, root=root)
+    if to_stdout:
+        sys.stdout.write(output)
+    else:
+        try:
+            absolute(args.output_file).write_text(output, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
+    if not args.quiet:
+        if args.format == "text":
+            line = summary(result, len(report_files))
+            print(f"{line} {notes[0][0].upper()}{notes[0][1:]}." if notes else line, file=sys.stderr)
+        else:
+            for note in notes:
+                print(f"bufferlint: {note}", file=sys.stderr)
     if result.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_OK
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _project_root(option: Path | None, paths: list[Path]) -> Path:
