@@ -4,9 +4,11 @@
 A fingerprint must survive unrelated edits: lines added above a finding, the function
 moved within its file, reformatting of the reported line. So it is built from what the
 finding *is*, not where it sits: the rule, the file's path relative to the project root,
-the enclosing function (``Finding.function``), the reported line's text with whitespace
-collapsed, and the finding's occurrence index among findings sharing all of those (two
-identical ``executor.submit(fn, w)`` lines in one function are told apart by their order).
+the enclosing function (``Finding.function``), the reported line's text normalized (its
+Python tokens joined by single spaces, so neither whitespace nor a trailing comment
+matters: ``executor.submit( fn,w )  # TODO`` is ``executor.submit(fn, w)``), and the
+finding's occurrence index among findings sharing all of those (two identical
+``executor.submit(fn, w)`` lines in one function are told apart by their order).
 It changes when the reported line itself changes, when the function is renamed or the
 file is moved: those are new code, and a baseline should not hide them.
 """
@@ -14,7 +16,9 @@ file is moved: those are new code, and a baseline should not hide them.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import tokenize
 from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
@@ -34,8 +38,21 @@ def relative_path(path: Path, root: Path) -> str:
         return absolute.as_posix()
 
 
+_LAYOUT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
+
+
 def normalize(line: str) -> str:
-    return " ".join(line.split())
+    """The line's tokens without comments, joined by single spaces. A line that does not
+    tokenize on its own (it opens a multi-line string) keeps the tokens before that point,
+    and falls back to its text with whitespace collapsed if there are none."""
+    parts = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line.strip()).readline):
+            if token.type not in _LAYOUT:
+                parts.append(token.string)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return " ".join(parts) if parts else " ".join(line.split())
 
 
 def fingerprints(findings: Sequence[Finding], root: Path, sources: SourceCache | None = None) -> list[str]:
