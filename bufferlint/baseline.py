@@ -48,7 +48,8 @@ class Outcome:
     fixed: int  # baselined findings, in the files and rules checked, that are gone
 
 
-def write(file: Path, findings: Sequence[Finding], prints: Sequence[str], root: Path) -> None:
+def write(file: Path, findings: Sequence[Finding], prints: Sequence[str], root: Path, name: str | None = None) -> None:
+    """``name``: how to refer to the file in errors (as the user gave it)."""
     entries = sorted(
         (
             {
@@ -67,15 +68,16 @@ def write(file: Path, findings: Sequence[Finding], prints: Sequence[str], root: 
     try:
         atomic_write(file, text.encode("utf-8"))
     except OSError as exc:
-        raise BaselineError(f"--write-baseline {file}: cannot write: {exc.strerror or exc}") from None
+        raise BaselineError(f"--write-baseline {name or file}: cannot write: {exc.strerror or exc}") from None
 
 
-def load(file: Path) -> list[Entry]:
-    where = f"--baseline {file}"
+def load(file: Path, name: str | None = None) -> list[Entry]:
+    """The entries of a baseline file; ``name``: how to refer to it in errors."""
+    where = f"--baseline {name or file}"
     try:
         data = json.loads(Path(file).read_bytes().decode("utf-8"))
     except FileNotFoundError:
-        raise BaselineError(f"{where}: no such file (create it with --write-baseline {file})") from None
+        raise BaselineError(f"{where}: no such file (create it with --write-baseline {name or file})") from None
     except OSError as exc:
         raise BaselineError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

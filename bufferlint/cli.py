@@ -135,13 +135,13 @@ def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report
         prints = fingerprints(result.findings, root)
         try:
             if args.write_baseline:
-                baseline.write(absolute(args.write_baseline), result.findings, prints, root)
+                baseline.write(absolute(args.write_baseline), result.findings, prints, root, str(args.write_baseline))
                 notes.append(f"wrote {_count(len(result.findings), 'finding')} to the baseline {args.write_baseline}")
                 result.findings = []
             else:
                 checked = {relative_path(path, root) for path in report_files}
                 outcome = baseline.apply(
-                    baseline.load(absolute(args.baseline)), result.findings, prints,
+                    baseline.load(absolute(args.baseline), str(args.baseline)), result.findings, prints,
                     lambda entry: entry.path in checked and settings.is_enabled(entry.rule),
                 )
                 result.findings = outcome.new
