@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 import bufferlint.analysis
 from bufferlint import cli
@@ -398,3 +400,37 @@ def test_output_file(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
     assert cli.main(["check", "--format", "rdjson", "--output-file", "report.json", "pkg"]) == 1
     assert json.loads((project / "report.json").read_text(encoding="utf-8"))["diagnostics"][0]["code"] == {"value": "BL002"}
     assert capsys.readouterr() == ("", "")
+
+
+# ---------------------------------------------------------------------------
+# The README's CI snippets are meant to be copied: they must be valid YAML, and every
+# bufferlint command in them must be one this bufferlint accepts.
+
+
+def readme_yaml_blocks() -> list[object]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)]
+
+
+def test_readme_ci_snippets() -> None:
+    blocks = readme_yaml_blocks()
+    [pre_commit] = [b for b in blocks if isinstance(b, dict) and "repos" in b]
+    assert [h["id"] for h in pre_commit["repos"][0]["hooks"]] == ["bufferlint", "bufferlint-fix"]
+    workflows = [b for b in blocks if isinstance(b, dict) and "jobs" in b]
+    assert len(workflows) == 2
+    steps = [step for wf in workflows for job in wf["jobs"].values() for step in job["steps"]]
+    uses = [step.get("uses", "") for step in steps]
+    assert "github/codeql-action/upload-sarif@v3" in uses and "reviewdog/action-setup@v1" in uses
+    commands = [step["run"] for step in steps if "bufferlint check" in step.get("run", "")]
+    assert len(commands) == 2
+    parser = cli.build_parser()
+    for command in commands:
+        words = shlex.split(command.replace("\\\n", " "))
+        args = words[1 : words.index("|")] if "|" in words else words[1:]
+        parsed = parser.parse_args(args)
+        assert parsed.handler is cli.run_check and parsed.format in ("sarif", "rdjson") and parsed.exit_zero
+        if "|" in words:
+            assert words[words.index("|") + 1 :][:4] == ["reviewdog", "-f=rdjson", "-name=bufferlint", "-reporter=github-pr-review"]
+    [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif")]
+    assert upload["with"]["sarif_file"] == "bufferlint.sarif"
+    assert any("security-events" in wf.get("permissions", {}) for wf in workflows)
