@@ -130,36 +130,9 @@ def _check_report_options(args: argparse.Namespace) -> None:
 
 def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report_files: list[Path], settings: Settings) -> int:
     """Baseline, --add-noqa, rendering and the exit code, once the findings are final."""
-    notes = []
-    if args.baseline or args.write_baseline:
-        prints = fingerprints(result.findings, root)
-        try:
-            if args.write_baseline:
-                baseline.write(absolute(args.write_baseline), result.findings, prints, root, str(args.write_baseline))
-                notes.append(f"wrote {_count(len(result.findings), 'finding')} to the baseline {args.write_baseline}")
-                result.findings = []
-            else:
-                checked = {relative_path(path, root) for path in report_files}
-                outcome = baseline.apply(
-                    baseline.load(absolute(args.baseline), str(args.baseline)), result.findings, prints,
-                    lambda entry: entry.path in checked and settings.is_enabled(entry.rule),
-                )
-                result.findings = outcome.new
-                notes.append(f"{_count(outcome.baselined, 'baselined finding')} not shown, {outcome.fixed} fixed")
-        except baseline.BaselineError as exc:
-            raise UsageError(str(exc)) from None
-
+    notes = _apply_baseline(args, result, root, report_files, settings)
     if args.add_noqa:
-        added = add_noqa(result.findings)
-        for path, line in added.skipped:
-            print(f"bufferlint: could not add a noqa directive at {relative_path(path, Path.cwd())}:{line}", file=sys.stderr)
-        if not args.quiet:
-            print(f"Added {_count(added.added, 'noqa directive')} to {_count(added.files, 'file')}.", file=sys.stderr)
-        result.findings, result.errors = [], result.errors + added.errors
-        if result.errors:
-            sys.stdout.write(REPORTERS[args.format](result, Path.cwd(), root=root))
-            return EXIT_ERROR
-        return EXIT_FINDINGS if added.skipped and not args.exit_zero else EXIT_OK
+        return _add_noqa(args, result, root)
 
     cwd = Path.cwd()
     to_stdout = args.output_file is None
@@ -186,6 +159,43 @@ def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report
     if result.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_OK
+
+
+def _apply_baseline(args: argparse.Namespace, result: AnalysisResult, root: Path, report_files: list[Path],
+                    settings: Settings) -> list[str]:
+    """--write-baseline / --baseline: leave only the findings to report in ``result``; return
+    what to tell the user about it."""
+    if not (args.baseline or args.write_baseline):
+        return []
+    prints = fingerprints(result.findings, root)
+    try:
+        if args.write_baseline:
+            baseline.write(absolute(args.write_baseline), result.findings, prints, root, str(args.write_baseline))
+            note = f"wrote {_count(len(result.findings), 'finding')} to the baseline {args.write_baseline}"
+            result.findings = []
+            return [note]
+        checked = {relative_path(path, root) for path in report_files}
+        outcome = baseline.apply(
+            baseline.load(absolute(args.baseline), str(args.baseline)), result.findings, prints,
+            lambda entry: entry.path in checked and settings.is_enabled(entry.rule),
+        )
+    except baseline.BaselineError as exc:
+        raise UsageError(str(exc)) from None
+    result.findings = outcome.new
+    return [f"{_count(outcome.baselined, 'baselined finding')} not shown, {outcome.fixed} fixed"]
+
+
+def _add_noqa(args: argparse.Namespace, result: AnalysisResult, root: Path) -> int:
+    added = add_noqa(result.findings)
+    for path, line in added.skipped:
+        print(f"bufferlint: could not add a noqa directive at {relative_path(path, Path.cwd())}:{line}", file=sys.stderr)
+    if not args.quiet:
+        print(f"Added {_count(added.added, 'noqa directive')} to {_count(added.files, 'file')}.", file=sys.stderr)
+    result.findings, result.errors = [], result.errors + added.errors
+    if result.errors:
+        sys.stdout.write(REPORTERS[args.format](result, Path.cwd(), root=root))
+        return EXIT_ERROR
+    return EXIT_FINDINGS if added.skipped and not args.exit_zero else EXIT_OK
 
 
 def _count(n: int, noun: str) -> str:

@@ -3,7 +3,6 @@ it, without changing the program, the file's encoding or its line endings."""
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
@@ -141,3 +140,21 @@ def test_add_noqa_respects_the_baseline_and_selection(tmp_path: Path) -> None:
     assert proc.stderr.startswith("Added 1 noqa directive to 1 file.")
     assert "noqa" not in (tmp_path / "loader.py").read_text()  # baselined, so left alone
     assert "# noqa: BL002" in (tmp_path / GUARD_PATH).read_text()
+
+
+def test_cli_reports_lines_it_could_not_annotate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import bufferlint.analysis
+    from bufferlint import cli
+    from bufferlint.findings import AnalysisResult
+
+    write(tmp_path, {"pyproject.toml": "", "mod.py": 'x = 1 + \\\n    f(w, """\nabc""")\ny = f(w)\n'})
+    monkeypatch.chdir(tmp_path)
+    found = AnalysisResult(findings=[at(tmp_path / "mod.py", 2), at(tmp_path / "mod.py", 4)])
+    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda *args: found)
+    assert cli.main(["check", "--add-noqa", "mod.py"]) == 1
+    assert capsys.readouterr() == (
+        "",
+        "bufferlint: could not add a noqa directive at mod.py:2\nAdded 1 noqa directive to 1 file.\n",
+    )
+    assert (tmp_path / "mod.py").read_text().endswith("y = f(w)  # noqa: BL001\n")
+    assert cli.main(["check", "--add-noqa", "--exit-zero", "mod.py"]) == 0
