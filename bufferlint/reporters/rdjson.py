@@ -8,8 +8,10 @@ Each finding is an ERROR diagnostic with its rule as ``code``, the trace as
 post a suggestion as a ```` ```suggestion ```` block, which GitHub turns into a one-click
 "Commit suggestion" and which must replace whole lines, all of them at once. So a fix is
 rendered as a single line-wise suggestion over the lines its edits touch, holding those
-lines as they read after the fix. rdjson counts columns in UTF-8 bytes; bufferlint's
-character columns are converted with the file's text.
+lines as they read after the fix. (A fix that also adds an import spans from the import
+to the call: one larger suggestion, but never half a fix. reviewdog posts it as a
+suggestion only when those lines are in the pull request's diff.) rdjson counts columns
+in UTF-8 bytes; bufferlint's character columns are converted with the file's text.
 """
 
 from __future__ import annotations
