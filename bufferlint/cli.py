@@ -26,14 +26,16 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from bufferlint import __version__, analysis
+from bufferlint import __version__, analysis, baseline
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
 from bufferlint.findings import AnalysisResult, Finding
 from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
-from bufferlint.reporters import REPORTERS
 from bufferlint.reporters.base import display_path
+from bufferlint.fingerprint import fingerprints, relative_path
+from bufferlint.noqa import add_noqa
+from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.text import summary
 from bufferlint.source import SourceFile, read_source
 from bufferlint.suppressions import suppressed
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also apply (with --fix/--diff) fixes that add a dependency or change performance")
     check.add_argument("--diff", action="store_true",
                        help="print the fixes as a unified diff instead of writing them (exit 1 if there is a diff)")
+    _add_report_options(check)
     check.set_defaults(handler=run_check)
 
     commands.add_parser("fix", help="alias of `check --fix` (takes the same options)", add_help=False)
@@ -121,28 +124,65 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    paths = [absolute(p) for p in args.paths]
-    root = _project_root(args.project_root, paths)
-    settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
-    report_files, errors = expand_paths(paths, root, settings)
-
-    result = AnalysisResult()
-    files: list[Path] = []
-    if report_files:
-        files = sorted(set(discover(root, settings.excludes)) | set(report_files))
-        result = analysis.analyze_project(root, files, report_files, settings.vocab)
-    result.errors[:0] = errors
-    result.findings = _reportable(result.findings, settings)
+    _check_report_options(args)
+    run = _analyse(args)
+    root, settings, files, report_files, result, errors = (
+        run.root, run.settings, run.files, run.report_files, run.result, run.errors
+    )
     project = Project(root, settings.vocab, files)
     result.findings = attach_fixes(result.findings, project)
     if args.fix or args.diff:
         return _run_fixes(args, result, project, files, report_files, settings, errors)
+    return _report(args, result, root, report_files, settings)
+
+
+def _add_report_options(check: argparse.ArgumentParser) -> None:
+    check.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--statistics", action="store_true",
+                       help="print the number of findings per rule instead of the findings (text or json)")
+    check.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else (no summary)")
+    check.add_argument("--baseline", type=Path, metavar="FILE", help="report only findings not recorded in FILE")
+    check.add_argument("--write-baseline", type=Path, metavar="FILE",
+                       help="record the current findings in FILE (then report none of them)")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add '# noqa: BLxxx' to every line with a finding instead of reporting it")
+
+
+def _check_report_options(args: argparse.Namespace) -> None:
+    if args.write_baseline and (args.baseline or args.add_noqa):
+        raise UsageError("--write-baseline cannot be combined with --baseline or --add-noqa")
+    if args.statistics and args.format not in ("text", "json"):
+        raise UsageError(f"--statistics prints text or json, not {args.format}")
+
+
+def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report_files: list[Path], settings: Settings) -> int:
+    """Baseline, --add-noqa, rendering and the exit code, once the findings are final."""
+    notes = _apply_baseline(args, result, root, report_files, settings)
+    if args.add_noqa:
+        return _add_noqa(args, result, root)
 
     cwd = Path.cwd()
-    color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    sys.stdout.write(REPORTERS[args.format](result, cwd, color=color))
-    if args.format == "text":
-        print(summary(result, len(report_files)), file=sys.stderr)
+    to_stdout = args.output_file is None
+    color = (args.format == "text" and to_stdout and not args.no_color and "NO_COLOR" not in os.environ
+             and sys.stdout.isatty())
+    if args.statistics:
+        output = statistics.render_json(result) if args.format == "json" else statistics.render_text(result)
+    else:
+        output = REPORTERS[args.format](result, cwd, color=color, root=root)
+    if to_stdout:
+        sys.stdout.write(output)
+    else:
+        try:
+            absolute(args.output_file).write_text(output, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
+    if not args.quiet:
+        if args.format == "text":
+            line = summary(result, len(report_files))
+            print(f"{line} {notes[0][0].upper()}{notes[0][1:]}." if notes else line, file=sys.stderr)
+        else:
+            for note in notes:
+                print(f"bufferlint: {note}", file=sys.stderr)
     if result.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_OK
@@ -175,13 +215,52 @@ def _run_fixes(args, result, project, files, report_files, settings, errors) -> 
             return EXIT_ERROR
         return EXIT_FINDINGS if outcome.changed else EXIT_OK
     color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    sys.stdout.write(REPORTERS[args.format](final, cwd, color=color))
+    sys.stdout.write(REPORTERS[args.format](final, cwd, color=color, root=project.root))
     if args.format == "text":
         print(summary(final, len(report_files)), file=sys.stderr)
     print(f"Fixed {_count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
     if final.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if final.findings and not args.exit_zero else EXIT_OK
+
+
+
+
+def _apply_baseline(args: argparse.Namespace, result: AnalysisResult, root: Path, report_files: list[Path],
+                    settings: Settings) -> list[str]:
+    """--write-baseline / --baseline: leave only the findings to report in ``result``; return
+    what to tell the user about it."""
+    if not (args.baseline or args.write_baseline):
+        return []
+    prints = fingerprints(result.findings, root)
+    try:
+        if args.write_baseline:
+            baseline.write(absolute(args.write_baseline), result.findings, prints, root, str(args.write_baseline))
+            note = f"wrote {_count(len(result.findings), 'finding')} to the baseline {args.write_baseline}"
+            result.findings = []
+            return [note]
+        checked = {relative_path(path, root) for path in report_files}
+        outcome = baseline.apply(
+            baseline.load(absolute(args.baseline), str(args.baseline)), result.findings, prints,
+            lambda entry: entry.path in checked and settings.is_enabled(entry.rule),
+        )
+    except baseline.BaselineError as exc:
+        raise UsageError(str(exc)) from None
+    result.findings = outcome.new
+    return [f"{_count(outcome.baselined, 'baselined finding')} not shown, {outcome.fixed} fixed"]
+
+
+def _add_noqa(args: argparse.Namespace, result: AnalysisResult, root: Path) -> int:
+    added = add_noqa(result.findings)
+    for path, line in added.skipped:
+        print(f"bufferlint: could not add a noqa directive at {relative_path(path, Path.cwd())}:{line}", file=sys.stderr)
+    if not args.quiet:
+        print(f"Added {_count(added.added, 'noqa directive')} to {_count(added.files, 'file')}.", file=sys.stderr)
+    result.findings, result.errors = [], result.errors + added.errors
+    if result.errors:
+        sys.stdout.write(REPORTERS[args.format](result, Path.cwd(), root=root))
+        return EXIT_ERROR
+    return EXIT_FINDINGS if added.skipped and not args.exit_zero else EXIT_OK
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:
@@ -243,26 +322,37 @@ def list_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _analyse(args: argparse.Namespace) -> tuple[AnalysisResult, list[Path]]:
+@dataclasses.dataclass
+class _Run:
+    root: Path
+    settings: Settings
+    files: list[Path]
+    report_files: list[Path]
+    result: AnalysisResult
+    errors: list  # path errors (missing, unlistable), also at the head of result.errors
+
+
+def _analyse(args: argparse.Namespace) -> _Run:
     """The analysis a command asks for: scope, settings, then reportable findings."""
     paths = [absolute(p) for p in args.paths]
     root = _project_root(args.project_root, paths)
     settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
     report_files, errors = expand_paths(paths, root, settings)
     result = AnalysisResult()
+    files: list[Path] = []
     if report_files:
         files = sorted(set(discover(root, settings.excludes)) | set(report_files))
         result = analysis.analyze_project(root, files, report_files, settings.vocab)
     result.errors[:0] = errors
     result.findings = _reportable(result.findings, settings)
-    return result, report_files
+    return _Run(root, settings, files, report_files, result, errors)
 
 
 def write_shim(args: argparse.Namespace) -> int:
     """``bufferlint shim``: patch exactly the functions that hand borrowed views to a sink."""
     from bufferlint.shimgen import generate_shim
 
-    result, _ = _analyse(args)
+    result = _analyse(args).result
     for error in result.errors:
         print(f"{error.path}: {error.message}", file=sys.stderr)
     loaders = sorted({f.function for f in result.findings if f.rule == "BL001" and ":" in f.function})

@@ -35,7 +35,7 @@ FINDING_SCHEMA = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace"],
+                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^BL[0-9]{3}$"},
                     "path": {"type": "string", "pattern": "^[^\\\\]+$"},
@@ -57,6 +57,35 @@ FINDING_SCHEMA = {
                                 "note": {"type": "string"},
                             },
                         },
+                    },
+                    "fix": {
+                        "oneOf": [
+                            {"type": "null"},
+                            {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["applicability", "message", "edits"],
+                                "properties": {
+                                    "applicability": {"enum": ["safe", "unsafe"]},
+                                    "message": {"type": "string"},
+                                    "edits": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "additionalProperties": False,
+                                            "required": ["line", "column", "end_line", "end_column", "replacement"],
+                                            "properties": {
+                                                "line": {"type": "integer", "minimum": 1},
+                                                "column": {"type": "integer", "minimum": 1},
+                                                "end_line": {"type": "integer", "minimum": 1},
+                                                "end_column": {"type": "integer", "minimum": 1},
+                                                "replacement": {"type": "string"},
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        ]
                     },
                 },
             },
@@ -267,6 +296,8 @@ def test_json_format(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
     out, err = capsys.readouterr()
     report = json.loads(out)
     jsonschema.validate(report, FINDING_SCHEMA)
+    fix = report["findings"][0].pop("fix")  # null, or whatever fix the fixers attach (rendering: test_formats.py)
+    assert fix is None or fix["edits"]
     assert report["findings"] == [{
         "rule": "BL001", "path": "pkg/loader.py", "line": 7, "column": 13, "end_line": 7, "end_column": 51,
         "message": MESSAGE, "function": "pkg.loader:load",

@@ -305,7 +305,7 @@ def test_fixes_are_attached_for_reporters(tmp_path, monkeypatch) -> None:
     """``check`` (without --fix) attaches Fix objects for the JSON/SARIF reporters."""
     target = make_project(tmp_path, "bl001_guarded_submit")
     seen = []
-    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False: seen.extend(result.findings) or "")
+    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False, root=None: seen.extend(result.findings) or "")
     assert cli.main(["check", str(target)]) == 1
     (finding,) = seen
     assert finding.fix is not None and finding.fix.applicability == "unsafe"

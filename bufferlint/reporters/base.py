@@ -10,7 +10,10 @@ from bufferlint.findings import AnalysisResult
 
 
 class Reporter(Protocol):
-    def __call__(self, result: AnalysisResult, cwd: Path, *, color: bool = False) -> str: ...
+    """``cwd``: paths are shown relative to it. ``root``: the project root, which
+    fingerprints (SARIF) are relative to; the current directory when not given."""
+
+    def __call__(self, result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str: ...
 
 
 def display_path(path: Path, cwd: Path) -> str:

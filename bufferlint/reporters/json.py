@@ -1,7 +1,9 @@
 """Machine-readable output: ``{"version": 1, "findings": [...], "errors": [...]}``.
 
 The shape is a public contract (editor plugins and CI scripts parse it): fields are only
-ever added, and a breaking change bumps ``version``.
+ever added, and a breaking change bumps ``version``. Each finding has a ``fix``: null, or
+``{"applicability", "message", "edits": [{"line", "column", "end_line", "end_column",
+"replacement"}]}`` with 1-based, end-exclusive character positions.
 """
 
 from __future__ import annotations
@@ -9,14 +11,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bufferlint.findings import AnalysisResult
+from bufferlint.findings import AnalysisResult, Fix
 from bufferlint.reporters.base import display_path
 
 VERSION = 1
 
 
-def render(result: AnalysisResult, cwd: Path, *, color: bool = False) -> str:
-    """``color`` is accepted for the common reporter signature; JSON is never coloured."""
+def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
+    """``color`` and ``root`` are accepted for the common reporter signature; JSON is never coloured."""
     findings = [
         {
             "rule": f.rule,
@@ -28,6 +30,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False) -> str:
             "message": f.message,
             "function": f.function,
             "trace": [{"path": display_path(s.path, cwd), "line": s.line, "note": s.note} for s in f.trace],
+            "fix": fix_object(f.fix),
         }
         for f in sorted(result.findings, key=lambda f: f.sort_key())
     ]
@@ -36,3 +39,22 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False) -> str:
         for e in sorted(result.errors, key=lambda e: str(e.path))
     ]
     return json.dumps({"version": VERSION, "findings": findings, "errors": errors}, indent=2) + "\n"
+
+
+def fix_object(fix: Fix | None) -> dict | None:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability,
+        "message": fix.message,
+        "edits": [
+            {
+                "line": e.line,
+                "column": e.column,
+                "end_line": e.end_line,
+                "end_column": e.end_column,
+                "replacement": e.replacement,
+            }
+            for e in fix.edits
+        ],
+    }

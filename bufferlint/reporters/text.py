@@ -12,7 +12,7 @@ from bufferlint.reporters.base import display_path
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\x1b[1m", "\x1b[1;31m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 
 
-def render(result: AnalysisResult, cwd: Path, *, color: bool = False) -> str:
+def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
     def paint(style: str, text: str) -> str:
         return f"{style}{text}{_RESET}" if color else text
 

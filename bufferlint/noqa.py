@@ -1,0 +1,140 @@
+"""``--add-noqa``: suppress every current finding with a ``# noqa: BLxxx`` comment (Ruff's
+migration aid: turn the check on now, fix the suppressed findings over time).
+
+On each reported line the codes are merged into an existing ``# noqa: ...`` comment, or
+``  # noqa: BL001`` is appended; codes already there are never repeated. Where a trailing
+comment is impossible (the line ends inside a multi-line string, or with a backslash
+continuation) the directive goes alone on a new line above, which suppresses the line
+below it. Every change is checked before it is kept: the file must parse to the same
+program as before and the suppression must take effect on the finding's line; a line
+where neither placement passes that check is left alone and reported.
+
+Files keep their encoding (including a UTF-8 BOM) and line endings, and are replaced
+atomically; a symlink's target is written, not the link.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from bufferlint.baseline import atomic_write
+from bufferlint.findings import FileError, Finding
+from bufferlint.source import read_bytes
+from bufferlint.suppressions import line_directives
+from bufferlint.textlines import line_ending, split_lines
+
+_CODES = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
+_NOQA = re.compile(rf"#\s*noqa:\s*(?P<codes>{_CODES})", re.IGNORECASE)  # as suppressions reads it
+
+
+@dataclass
+class NoqaReport:
+    added: int = 0  # lines given (or extended with) a directive
+    files: int = 0  # files changed
+    skipped: list[tuple[Path, int]] = field(default_factory=list)  # lines no directive could be placed on
+    errors: list[FileError] = field(default_factory=list)
+
+
+def add_noqa(findings: Sequence[Finding]) -> NoqaReport:
+    report = NoqaReport()
+    by_file: dict[Path, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for finding in findings:
+        by_file[finding.path][finding.span.line].add(finding.rule.upper())
+    for path in sorted(by_file):
+        _add_to_file(path, by_file[path], report)
+    return report
+
+
+def _add_to_file(path: Path, wanted: dict[int, set[str]], report: NoqaReport) -> None:
+    target = Path(os.path.realpath(path))
+    data = read_bytes(target)
+    if isinstance(data, FileError):
+        report.errors.append(FileError(path, data.message))
+        return
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = original = data.decode(encoding)
+        program = ast.dump(ast.parse(text))
+    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+        report.errors.append(FileError(path, f"cannot add noqa directives: {exc}"))
+        return
+    added = 0
+    for line in sorted(wanted, reverse=True):  # bottom up: a directive inserted above shifts only later lines
+        present = line_directives(text).get(line, frozenset())
+        missing = sorted(code for code in wanted[line] if code not in present and "*" not in present)
+        if not missing:
+            continue
+        for candidate, covered in ((_trailing(text, line, missing), line), (_above(text, line, missing), line + 1)):
+            if candidate is not None and _keeps_program(candidate, program) and set(missing) <= line_directives(candidate).get(covered, frozenset()):
+                text = candidate
+                added += 1
+                break
+        else:
+            report.skipped.append((path, line))
+    if text == original:
+        return
+    try:
+        atomic_write(target, text.encode(encoding), mode=os.stat(target).st_mode & 0o7777)
+    except (OSError, UnicodeEncodeError) as exc:
+        report.errors.append(FileError(path, f"cannot write noqa directives: {getattr(exc, 'strerror', None) or exc}"))
+        return
+    report.added += added
+    report.files += 1
+
+
+def _trailing(text: str, number: int, codes: list[str]) -> str | None:
+    """``text`` with ``codes`` merged into line ``number``'s noqa comment, or a new one appended."""
+    lines = split_lines(text)
+    if not 1 <= number <= len(lines):
+        return None
+    line = lines[number - 1]
+    content, ending = line[: len(line) - len(line_ending(line))], line_ending(line)
+    for start, comment in _comments(text).get(number, []):
+        match = _NOQA.search(comment)
+        if match:
+            at = start + match.end("codes")
+            content = content[:at] + ", " + ", ".join(codes) + content[at:]
+            break
+    else:
+        content = content.rstrip(" \t") + "  # noqa: " + ", ".join(codes)
+    lines[number - 1] = content + ending
+    return "".join(lines)
+
+
+def _above(text: str, number: int, codes: list[str]) -> str | None:
+    """``text`` with a directive alone on a new line above line ``number``, indented like it."""
+    lines = split_lines(text)
+    if not 1 <= number <= len(lines):
+        return None
+    line = lines[number - 1]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    ending = line_ending(line) or next((line_ending(other) for other in lines if line_ending(other)), "\n")
+    lines.insert(number - 1, f"{indent}# noqa: {', '.join(codes)}{ending}")
+    return "".join(lines)
+
+
+def _comments(text: str) -> dict[int, list[tuple[int, str]]]:
+    """Line -> (column, text) of the comment tokens on it."""
+    comments: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]].append((token.start[1], token.string))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return comments
+
+
+def _keeps_program(text: str, program: str) -> bool:
+    try:
+        return ast.dump(ast.parse(text)) == program
+    except (SyntaxError, ValueError):
+        return False

@@ -1,0 +1,37 @@
+"""``--statistics``: how many findings each rule has, instead of the findings themselves
+(text: one line per rule; JSON: a list of objects)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from bufferlint.catalog import RULES
+from bufferlint.findings import AnalysisResult
+
+
+def rows(result: AnalysisResult) -> list[dict]:
+    counts = Counter(f.rule for f in result.findings)
+    fixable = Counter(f.rule for f in result.findings if f.fix is not None)
+    return [
+        {"code": code, "name": RULES[code].name if code in RULES else "", "count": n, "fixable": fixable[code]}
+        for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+
+
+def render_text(result: AnalysisResult) -> str:
+    table = rows(result)
+    if not table:
+        return ""
+    width = max(len(str(row["count"])) for row in table)
+    lines = []
+    for row in table:
+        line = f"{row['count']:>{width}}  {row['code']}  {row['name']}"
+        if row["fixable"]:
+            line += f" ({row['fixable']} fixable)"
+        lines.append(line.rstrip())
+    return "".join(line + "\n" for line in lines)
+
+
+def render_json(result: AnalysisResult) -> str:
+    return json.dumps(rows(result), indent=2) + "\n"
