@@ -27,7 +27,7 @@ EXAMPLES = [
 
 
 def test_codes_and_names() -> None:
-    assert list(RULES) == ["BL001", "BL002"]
+    assert list(RULES) == ["BL001", "BL002", "BL003", "BL004"]
     for code, rule in RULES.items():
         assert rule.code == code
         assert re.fullmatch(r"[a-z]+(-[a-z]+)+", rule.name)
@@ -35,6 +35,8 @@ def test_codes_and_names() -> None:
     assert len({r.name for r in RULES.values()}) == len(RULES)
     assert RULES["BL001"].summary == "borrowed value reaches an async sink without a guard"
     assert RULES["BL002"].summary == "guard ignores the borrowed-value marker"
+    assert RULES["BL003"].name == "borrowed-view-outlives-step"
+    assert RULES["BL004"].name == "non-blocking-copy-from-borrowed-view"
 
 
 @pytest.mark.parametrize("rule", RULES.values(), ids=list(RULES))
@@ -76,11 +78,16 @@ def test_examples_are_complete_modules(rule, example) -> None:
 
 @pytest.mark.parametrize("rule", RULES.values(), ids=list(RULES))
 def test_invalid_lines_point_at_the_offending_code(rule) -> None:
-    anchor = {"BL001": ".submit(", "BL002": "def should_async_load("}[rule.code]
+    anchors = {
+        "BL001": (".submit(",),
+        "BL002": ("def should_async_load(",),
+        "BL003": ("] = loaded_weight", ".data = loaded_weight", "Parameter(loaded_weight", "list(weights)"),
+        "BL004": ("non_blocking=True", ".copy_("),
+    }[rule.code]
     for example in rule.invalid:
         lines = example.code.splitlines()
         for line in example.lines:
-            assert anchor in lines[line - 1]
+            assert any(anchor in lines[line - 1] for anchor in anchors), lines[line - 1]
 
 
 def test_examples_tell_the_runai_story() -> None:
@@ -96,8 +103,22 @@ def test_get_rule() -> None:
     assert get_rule("BL001") is RULES["BL001"]
     assert get_rule("bl002") is RULES["BL002"]
     assert get_rule("guard-ignores-marker") is RULES["BL002"]
+    assert get_rule("bl003") is RULES["BL003"]
+    assert get_rule("non-blocking-copy-from-borrowed-view") is RULES["BL004"]
     with pytest.raises(KeyError):
-        get_rule("BL003")
+        get_rule("BL005")
+
+
+@pytest.mark.parametrize("code", ["BL003", "BL004"])
+def test_new_rules_say_what_to_do(code: str) -> None:
+    """The docs name the fixes the finding messages name: clone at the store or an owned
+    producer (BL003); synchronise in the iteration or copy blocking (BL004)."""
+    doc = RULES[code].doc
+    assert "owned=True" in doc and "runai-model-streamer >= 0.17" in doc
+    if code == "BL003":
+        assert ".clone()" in doc and "list(weights)" in doc
+    else:
+        assert "torch.cuda.synchronize()" in doc and "stream.synchronize()" in doc and "blocking" in doc
 
 
 # ---------------------------------------------------------------------------

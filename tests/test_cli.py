@@ -376,7 +376,7 @@ def test_rule_selection(project: Path, monkeypatch: pytest.MonkeyPatch, capsys, 
 def test_bad_select_option(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     fake = use_engine(monkeypatch, FakeEngine())
     assert cli.main(["check", "--select", "BL001,F401", "pkg"]) == 2
-    assert capsys.readouterr().err == "bufferlint: error: --select: unknown rule code or prefix 'F401' (known rules: BL001, BL002)\n"
+    assert capsys.readouterr().err == "bufferlint: error: --select: unknown rule code or prefix 'F401' (known rules: BL001, BL002, BL003, BL004)\n"
     assert fake.calls == []
 
 
@@ -475,10 +475,31 @@ def test_rule_prints_its_docs(tmp_path: Path) -> None:
     assert run_cli("rule", "guard-ignores-marker", cwd=tmp_path).stdout.startswith("# BL002 ")
 
 
+@pytest.mark.parametrize(
+    ("code", "title"),
+    [
+        ("BL003", "# BL003 borrowed-view-outlives-step\n\nborrowed view outlives its step\n"),
+        ("bl004", "# BL004 non-blocking-copy-from-borrowed-view\n\nnon-blocking device copy from a borrowed view\n"),
+        ("borrowed-view-outlives-step", "# BL003 "),
+    ],
+)
+def test_rule_prints_the_new_rules(tmp_path: Path, code: str, title: str) -> None:
+    proc = run_cli("rule", code, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(title)
+    assert proc.stdout.endswith(RULES[title.split()[1]].doc)
+
+
+def test_rules_lists_the_new_rules(tmp_path: Path) -> None:
+    out = run_cli("rules", cwd=tmp_path).stdout
+    assert [line.split()[0] for line in out.splitlines()] == ["BL001", "BL002", "BL003", "BL004"]
+    assert "BL003  borrowed-view-outlives-step" in out or "BL003 borrowed-view-outlives-step" in out
+
+
 def test_unknown_rule(tmp_path: Path) -> None:
     proc = run_cli("rule", "BL999", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == "bufferlint: error: unknown rule 'BL999' (known rules: BL001, BL002)\n"
+    assert proc.stderr == "bufferlint: error: unknown rule 'BL999' (known rules: BL001, BL002, BL003, BL004)\n"
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -580,3 +601,17 @@ def test_real_engine_finding_and_noqa(tmp_path: Path) -> None:
     lines[example.lines[0] - 1] = lines[example.lines[0] - 1].rstrip("\n") + "  # noqa: BL001\n"
     write(tmp_path, {"loader.py": "".join(lines)})
     assert run_cli("check", "loader.py", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("code", ["BL003", "BL004"])
+def test_real_engine_select_new_rule(tmp_path: Path, code: str) -> None:
+    """The new rules can be selected (the selection is checked against the catalog) and
+    their catalog example is reported on its lines."""
+    example = RULES[code].invalid[0]
+    write(tmp_path, {"loader.py": example.code})
+    proc = run_cli("check", "--format", "json", "--select", code, "loader.py", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [(f["rule"], f["line"]) for f in json.loads(proc.stdout)["findings"]] == [(code, line) for line in example.lines]
+    other = "BL004" if code == "BL003" else "BL003"
+    assert run_cli("check", "--select", other, "loader.py", cwd=tmp_path).returncode == 0

@@ -8,12 +8,14 @@ ones). The first line of each input says where it goes in a project and which pr
 
 ``project=sglang`` copies ``support/`` (a condensed SGLang model_loader with the RunAI
 iterator and an already-fixed guard) around it; ``project=bare`` is the file alone.
+``bl003_no_fix.py`` has no ``.expected``: its findings get no fix, so nothing may change.
 End-to-end tests run the real CLI in a subprocess; the rest run in-process.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 import stat
@@ -22,9 +24,12 @@ from pathlib import Path
 import pytest
 
 from bufferlint import cli
+from bufferlint.analysis import analyze_project
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes import base as fix_base
 from bufferlint.fixes.apply import EditConflict, apply_edits, unified_diff, write_atomic
+from bufferlint.fixes.runner import attach_fixes
+from bufferlint.packs import builtin_vocabulary
 from conftest import run_cli
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "fixes"
@@ -38,6 +43,8 @@ CASES = {
     "bl001_if_else": ((), {"BL001"}),
     "bl001_guard_import": ((), {"BL001"}),
     "bl001_guarded_submit": (("--unsafe-fixes",), {"BL001"}),
+    "bl003_fused_cache": (("--unsafe-fixes",), {"BL003"}),
+    "bl003_stores": (("--unsafe-fixes",), {"BL003"}),
 }
 
 
@@ -91,11 +98,16 @@ def test_fixture(tmp_path: Path, name: str) -> None:
 
 def test_expected_files_keep_everything_outside_the_edits() -> None:
     """Comments and formatting outside the edits are kept. BL002 fixes only insert text;
-    BL001 fixes keep every input line, in order (the submit statement moves into an if
-    branch, one level deeper), except a ``use_async=`` switch that is replaced."""
+    BL003 fixes only insert ``.clone()``; BL001 fixes keep every input line, in order (the
+    submit statement moves into an if branch, one level deeper), except a ``use_async=``
+    switch that is replaced."""
     for name in CASES:
         old_text = (FIXTURES / f"{name}.py").read_text(encoding="utf-8")
         new_text = expected(name).decode("utf-8")
+        if name.startswith("bl003"):
+            inserted = _inserted(old_text, new_text)
+            assert inserted and set(inserted) == {".clone()"}, name
+            continue
         if name.startswith("bl002"):
             assert "".join(_inserted(old_text, new_text)).strip(), name
             continue
@@ -167,6 +179,115 @@ def _inserted(old: str, new: str) -> list[str]:
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     assert all(op in ("equal", "insert") for op, *_ in matcher.get_opcodes())
     return [new[j1:j2] for op, _, _, j1, j2 in matcher.get_opcodes() if op == "insert"]
+
+
+def test_bl003_clones_at_each_kind_of_store() -> None:
+    """One ``.clone()`` per store, on the stored value; inside a ``Parameter``, on its data
+    (a cloned Parameter would be a plain tensor); on a multi-line value, at its end."""
+    assert "                cached_a_proj[name] = loaded_weight.clone()\n" in expected("bl003_fused_cache").decode()
+    text = expected("bl003_stores").decode()
+    for line in (
+        'pending.setdefault(prefix, {})[kind] = tensor.clone()  # until the partner arrives\n',
+        "params[name].data = tensor.clone()\n",
+        "model.get_submodule(prefix).weight = nn.Parameter(tensor.clone(), requires_grad=False)\n",
+        "tensor.narrow(0, 0, 1).clone()  # first row, for the load report\n",
+    ):
+        assert line in text
+
+
+def test_bl003_fix_is_unsafe(tmp_path: Path) -> None:
+    """Cloning changes memory use (each kept view becomes an owned copy): only with
+    ``--unsafe-fixes``."""
+    target = make_project(tmp_path, "bl003_stores")
+    original = target.read_bytes()
+    done = run_cli("check", "--fix", str(target), cwd=target.parent)
+    assert done.returncode == 1
+    assert target.read_bytes() == original
+    assert "Fixed 0 findings (4 remaining)." in done.stderr
+    shown = run_cli("check", "--diff", "--unsafe-fixes", str(target), cwd=target.parent)
+    assert shown.returncode == 1
+    assert "+                params[name].data = tensor.clone()\n" in shown.stdout
+    assert "Would fix 4 findings (0 remaining)." in shown.stderr
+    assert target.read_bytes() == original
+
+
+def test_bl003_no_fix_for_materialisation_return_or_tuples(tmp_path: Path) -> None:
+    """``list(stream)``, ``return last`` after the loop and a stored tuple are reported but
+    get no fix: nothing is written, even with ``--unsafe-fixes``."""
+    target = make_project(tmp_path, "bl003_no_fix")
+    original = target.read_bytes()
+    checked = run_cli("check", "--format", "json", str(target), cwd=target.parent)
+    lines = sorted(f["line"] for f in json.loads(checked.stdout)["findings"] if f["rule"] == "BL003")
+    assert lines == [15, 22, 28], checked.stdout
+    done = run_cli("check", "--fix", "--unsafe-fixes", str(target), cwd=target.parent)
+    assert done.returncode == 1
+    assert target.read_bytes() == original
+    assert "Fixed 0 findings (3 remaining)." in done.stderr
+    assert "error:" not in done.stderr  # no fix was offered, so none was rejected
+
+
+def test_bl003_fix_attached_for_reporters(tmp_path, monkeypatch) -> None:
+    target = make_project(tmp_path, "bl003_fused_cache")
+    seen = []
+    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False: seen.extend(result.findings) or "")
+    monkeypatch.chdir(target.parent)
+    assert cli.main(["check", str(target)]) == 1
+    (finding,) = seen
+    assert finding.rule == "BL003" and finding.fix is not None and finding.fix.applicability == "unsafe"
+    assert finding.fix.edits == (Edit(26, 52, 26, 52, ".clone()"),)
+    assert finding.fix.message == "Keep an owned copy: clone `loaded_weight` at the store"
+
+
+@pytest.mark.parametrize(
+    ("statement", "fixed"),
+    [
+        ("self.kept[name] = weight", "self.kept[name] = weight.clone()"),
+        ("kept.append(weight)", "kept.append(weight.clone())"),
+        ("kept.insert(0, weight.t())", "kept.insert(0, weight.t().clone())"),
+        ("self.kept.setdefault(name, weight)", "self.kept.setdefault(name, weight.clone())"),
+        ("self.kept[name] = (weight)", "self.kept[name] = (weight.clone())"),
+        ("self.kept[name] = torch.narrow(weight, 0, 0, 1)", "self.kept[name] = torch.narrow(weight, 0, 0, 1).clone()"),
+        ("self.kept[name] = weight.T", "self.kept[name] = weight.T.clone()"),
+        ("self.w: torch.Tensor = weight", "self.w: torch.Tensor = weight.clone()"),
+        ("module.weight = nn.Parameter(weight)", "module.weight = nn.Parameter(weight.clone())"),
+        # may not be one tensor: no fix
+        ("self.kept[name] = (weight, name)", None),
+        ("self.kept[name] = [weight]", None),
+        ("self.kept[name] = weight.chunk(2)", None),
+        ("self.kept[name] = weight.numpy()", None),
+        ("self.kept[name] = np.asarray(weight)", None),
+        ("self.kept[name] = weight if name else None", None),
+        ("self.kept[name] = transform(weight)", None),
+        ("self.kept[name] = group", None),
+        ("kept.extend([weight])", None),
+    ],
+)
+def test_bl003_fix_shapes(tmp_path: Path, statement: str, fixed: str | None) -> None:
+    """The fixer in-process on one store inside a loop over a marked stream."""
+    text = (
+        "import numpy as np\nimport torch\nfrom torch import nn\n\n\n"
+        "def stream(tensors):\n"
+        "    for name, tensor in tensors:\n"
+        '        setattr(tensor, "_sglang_runai_streamer_tensor", True)\n'
+        "        yield name, tensor\n\n\n"
+        "class Loader:\n"
+        "    def load(self, tensors, kept, module):\n"
+        "        for name, weight in stream(tensors):\n"
+        "            group = [weight]\n"
+        f"            {statement}\n"
+        "\n\ndef transform(w):\n    return w.t()\n"
+    )
+    path = tmp_path / "loader.py"
+    path.write_text(text, encoding="utf-8")
+    vocab = builtin_vocabulary()
+    result = analyze_project(tmp_path, [path], [path], vocab)
+    (finding,) = [f for f in result.findings if f.rule == "BL003" and f.span.line == 16]
+    (finding,) = attach_fixes([finding], fix_base.Project(tmp_path, vocab, [path]))
+    if fixed is None:
+        assert finding.fix is None
+    else:
+        assert finding.fix.applicability == "unsafe"
+        assert apply_edits(text, finding.fix.edits).splitlines()[15] == f"            {fixed}"
 
 
 # -- applicability, --diff, the alias ---------------------------------------------------------
@@ -251,6 +372,14 @@ def test_crlf_file_keeps_its_line_endings(tmp_path: Path) -> None:
     done = run_cli("check", "--fix", str(target), cwd=target.parent)
     assert done.returncode == 0, done.stderr
     assert target.read_bytes() == expected("bl002_string").replace(b"\n", b"\r\n")
+
+
+def test_bl003_crlf_file_keeps_its_line_endings(tmp_path: Path) -> None:
+    crlf = (FIXTURES / "bl003_stores.py").read_bytes().replace(b"\n", b"\r\n")
+    target = make_project(tmp_path, "bl003_stores", crlf)
+    done = run_cli("check", "--fix", "--unsafe-fixes", str(target), cwd=target.parent)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == expected("bl003_stores").replace(b"\n", b"\r\n")
 
 
 def test_latin1_file_round_trips(tmp_path: Path) -> None:

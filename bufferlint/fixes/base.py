@@ -359,9 +359,9 @@ def finding_key(finding: Finding) -> tuple:
 
 def planners() -> dict[str, Planner]:
     """Rule -> its fixer's ``candidates``: the possible fixes, best first."""
-    from bufferlint.fixes import bl001, bl002
+    from bufferlint.fixes import bl001, bl002, bl003
 
-    return {"BL001": bl001.candidates, "BL002": bl002.candidates}
+    return {"BL001": bl001.candidates, "BL002": bl002.candidates, "BL003": bl003.candidates}
 
 
 def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:

@@ -1,0 +1,169 @@
+"""BL003 fix: keep an owned copy instead of the borrowed view.
+
+At a store the finding points at, the stored value gets ``.clone()``:
+
+* ``cache[k] = w`` -> ``cache[k] = w.clone()`` (also ``self.x[k] = w``, ``param.data = w``,
+  ``pending.setdefault(k, {})["w"] = w``, annotated assignments);
+* ``kept.append(w.narrow(0, 0, 1))`` -> ``kept.append(w.narrow(0, 0, 1).clone())`` (also
+  ``add``, ``appendleft``, ``insert`` and ``setdefault``'s default: the argument the engine
+  treats as stored);
+* ``module.weight = nn.Parameter(w, ...)`` -> ``nn.Parameter(w.clone(), ...)``: a
+  ``Parameter``/``Buffer`` wraps its data without copying, and the clone goes inside so the
+  stored object is still a ``Parameter``.
+
+Only values that are tensors by their shape are cloned: a name, attribute or subscript, or
+a call the vocabulary lists as returning a view of its input (``w.narrow(...)``,
+``w.t()``, ...). No fix is offered when the value may be something else -- a tuple, list or
+dict display (``(w, scale)``: which element is borrowed is not known here), a name bound
+to one in the same function, a view returning several tensors (``w.chunk(2)``), a NumPy
+array or ``memoryview``, an arbitrary call -- nor for the findings that are not a store:
+materialising a stream (``list(weights)``: the fix is to consume or clone while iterating)
+and returning a view after its loop moved on.
+
+The fix is ``unsafe``: it changes memory use and timing (every kept view becomes an owned
+copy, allocated and filled at the store, and a cache that holds many tensors now holds
+their bytes), and it assumes the value is a tensor, which the analysis does not check.
+Having the producer hand out owned tensors (``stream_files(..., owned=True)``,
+runai-model-streamer >= 0.17) is the alternative that costs no extra copy.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from bufferlint.findings import Edit, Finding, Fix
+from bufferlint.fixes.base import UNSAFE, FixContext, SourceModule, dotted_name
+
+# Container methods whose argument the engine treats as stored: name -> positional index
+# (None: the last positional argument).
+STORE_METHODS: dict[str, int | None] = {"append": None, "add": None, "appendleft": None, "insert": 1, "setdefault": 1}
+# Constructors that wrap a tensor's storage without copying: the clone goes on their data.
+WRAPPERS = {"Parameter": "data", "Buffer": "data"}
+# Views that do not return one tensor: a tuple of views, or a NumPy array / memoryview.
+NOT_ONE_TENSOR = {"chunk", "split", "tensor_split", "unbind", "numpy", "memoryview", "frombuffer"}
+NOT_TENSOR_MODULES = ("numpy.", "np.")
+# Calls and displays that make containers, for names bound to them.
+CONTAINER_CALLS = {
+    "list", "dict", "tuple", "set", "frozenset", "sorted", "zip", "enumerate", "map", "filter",
+    "reversed", "iter", "defaultdict", "OrderedDict", "deque", "Counter",
+}
+CONTAINER_NODES = (
+    cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+)
+
+
+def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:
+    found = candidates(finding, source_text, context)
+    return found[0] if found else None
+
+
+def candidates(finding: Finding, source_text: str, context: FixContext) -> list[Fix]:
+    src = context.source(source_text)
+    value = _stored_value(src, finding)
+    if value is None:
+        return []
+    target = _clone_target(src, value, context)
+    if target is None:
+        return []
+    where = src.range(target)
+    end = (where.end.line, where.end.column + 1)
+    shown = src.code(target) if where.start.line == where.end.line else None
+    what = f"`{shown}`" if shown is not None and len(shown) <= 60 else "the stored value"
+    return [Fix(UNSAFE, f"Keep an owned copy: clone {what} at the store", (Edit(*end, *end, ".clone()"),))]
+
+
+# -- the stored value ----------------------------------------------------------------------
+
+
+def _exact(src: SourceModule, kind: type, finding: Finding) -> list[cst.CSTNode]:
+    span = finding.span
+    start, end = (span.line, span.column - 1), (span.end_line, span.end_column - 1)
+    found = []
+    for node in src.walk(kind):
+        where = src.range(node)
+        if ((where.start.line, where.start.column), (where.end.line, where.end.column)) == (start, end):
+            found.append(node)
+    return found
+
+
+def _stored_value(src: SourceModule, finding: Finding) -> cst.BaseExpression | None:
+    """The value the finding's store keeps: the right-hand side of the assignment whose span
+    the finding is, or the stored argument of the container-method call whose span it is."""
+    for stmt in _exact(src, cst.Assign, finding) + _exact(src, cst.AnnAssign, finding):
+        return stmt.value
+    for call in _exact(src, cst.Call, finding):
+        if not isinstance(call.func, cst.Attribute):
+            continue  # `list(weights)`: a materialisation, not a store
+        position = STORE_METHODS.get(call.func.attr.value, -1)
+        if position == -1 or any(arg.star for arg in call.args):
+            continue
+        positional = [arg for arg in call.args if arg.keyword is None]
+        if not positional:
+            continue
+        index = len(positional) - 1 if position is None else position
+        if index < len(positional):
+            return positional[index].value
+    return None
+
+
+def _clone_target(src: SourceModule, value: cst.BaseExpression, context: FixContext, depth: int = 0):
+    """The expression to append ``.clone()`` to, or None when ``value`` may not be one tensor."""
+    if depth > 3:
+        return None
+    if isinstance(value, cst.Name):
+        return None if value.value in ("None", "True", "False") or _bound_to_container(src, value) else value
+    if isinstance(value, (cst.Attribute, cst.Subscript)):
+        return value
+    if not isinstance(value, cst.Call) or any(arg.star for arg in value.args):
+        return None
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name is None:
+        return None
+    if name in WRAPPERS:
+        data = _data_argument(value, WRAPPERS[name])
+        return _clone_target(src, data, context, depth + 1) if data is not None else None
+    dotted = dotted_name(func) or ""
+    if name in NOT_ONE_TENSOR or dotted.startswith(NOT_TENSOR_MODULES):
+        return None
+    if name in {pattern.last_name for pattern in context.vocab.views}:
+        return value
+    return None
+
+
+def _data_argument(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [arg for arg in call.args if arg.keyword is None]
+    return positional[0].value if positional else None
+
+
+def _bound_to_container(src: SourceModule, name: cst.Name) -> bool:
+    """Is ``name`` assigned a container (display, comprehension, ``list(...)``, a view that
+    returns several tensors) anywhere in its function?"""
+    scope = next((a for a in src.ancestors(name) if isinstance(a, (cst.FunctionDef, cst.Lambda))), src.tree)
+    for node in src.walk(cst.CSTNode):
+        value = None
+        if isinstance(node, cst.Assign) and any(_names(t.target, name.value) for t in node.targets):
+            value = node.value
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)) and _names(node.target, name.value):
+            value = node.value
+        if value is None or _scope_of(src, node) is not scope:
+            continue
+        if isinstance(value, CONTAINER_NODES):
+            return True
+        if isinstance(value, cst.Call):
+            func = value.func
+            last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            if last in CONTAINER_CALLS or last in NOT_ONE_TENSOR:
+                return True
+    return False
+
+
+def _names(target: cst.BaseExpression, name: str) -> bool:
+    return isinstance(target, cst.Name) and target.value == name
+
+
+def _scope_of(src: SourceModule, node: cst.CSTNode) -> cst.CSTNode:
+    return next((a for a in src.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda))), src.tree)
