@@ -229,7 +229,7 @@ def test_bl003_no_fix_for_materialisation_return_or_tuples(tmp_path: Path) -> No
 def test_bl003_fix_attached_for_reporters(tmp_path, monkeypatch) -> None:
     target = make_project(tmp_path, "bl003_fused_cache")
     seen = []
-    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False: seen.extend(result.findings) or "")
+    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False, root=None: seen.extend(result.findings) or "")
     monkeypatch.chdir(target.parent)
     assert cli.main(["check", str(target)]) == 1
     (finding,) = seen
