@@ -61,6 +61,17 @@ class Args:
             if kw.arg:
                 self.kw_nodes[kw.arg] = kw.value
 
+    def first(self) -> Value | None:
+        """The value a function-style view or wrapper acts on: the first argument, however
+        passed (``torch.narrow(input=w, ...)``, ``nn.Parameter(data=w)``)."""
+        if self.positional:
+            value, starred = self.positional[0]
+            return index(value, None) if starred else value
+        for key, value in self.keywords:
+            if key in ("input", "data", "tensor", "self", "a", "obj", "x"):
+                return value
+        return None
+
     def keyword(self, name: str) -> Value | None:
         for key, value in self.keywords:
             if key == name:
@@ -222,6 +233,8 @@ class Call:
             if attr is not None and attr.has_const and attr.const in self.it.vocab.markers:
                 if not (flag.has_const and not flag.const):
                     self.it.mark(self.node.args[0], self.node)
+            elif self.it.outlives_step(self.node.args[0], attribute=True):
+                self.it.retain(self.node, flag, f"{dotted_name(self.node.args[0]) or 'object'}.<attr>", None)
             return EMPTY
         if first is None:
             return None
@@ -310,7 +323,7 @@ class Call:
             subject = self.args.arg(guard.param)
             return Value(cond=Cond(clean_if_true=identities(subject) if subject is not None else frozenset()))
         if vocab.match("views", self.shape) is not None:
-            subject = receiver if receiver is not None else self.args.arg(0)
+            subject = receiver if receiver is not None else self.args.first()
             if subject is None:
                 return EMPTY
             return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))

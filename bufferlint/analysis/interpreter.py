@@ -485,7 +485,7 @@ class FunctionInterpreter:
             self.eval(target.value)
             if target.attr in self.vocab.markers:
                 self.mark(target.value, stmt)
-            elif self.outlives_step(target.value):
+            elif self.outlives_step(target.value, attribute=True):
                 self.retain(stmt, value, f"{_short(target.value)}.{target.attr}", None)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt)
@@ -511,15 +511,17 @@ class FunctionInterpreter:
         value = self.peek(expr)
         return any(isinstance(leaf, ParamRef) and "view" in leaf.path for leaf in value.leaves)
 
-    def outlives_step(self, expr: ast.expr) -> bool:
+    def outlives_step(self, expr: ast.expr, attribute: bool = False) -> bool:
         """Does this container (or object) live across iterations of the enclosing loop?
         Attributes, parameters, globals and locals created before the loop do; a local
-        (re)created in the loop body is dropped with its iteration."""
+        (re)created in the loop body is dropped with its iteration. An object whose attribute
+        is set is taken to be long-lived even through a loop-local alias
+        (``param = params[name]; param.data = w``): per-iteration objects rarely get one."""
         root = _root_name(expr)
         if root is None:
             return False
-        if root in self.info.params or not isinstance(expr, ast.Name):
-            return True
+        if root in self.info.params or not isinstance(expr, ast.Name) or attribute:
+            return bool(self.loop_assigned) or root in self.info.params or not isinstance(expr, ast.Name)
         advancing = [names for names in self.loop_assigned if names is not None]
         if not advancing:
             return False

@@ -132,10 +132,14 @@ class Program:
                 incoming.setdefault(edge.callee, []).append((caller, edge))
         found: dict = {}
         queue = deque((q, reach) for q, reaches in sited.items() for reach in reaches)
+        composed: dict[tuple, list] = {}  # the composition does not depend on the site or rule
         while queue:
             callee, reach = queue.popleft()
             for caller, edge in incoming.get(callee, ()):
-                for leaf, _, assume, _ in edge.through(reach):
+                key = (id(edge), reach.param, reach.path, reach.materialized, reach.assume)
+                if key not in composed:
+                    composed[key] = [(leaf, assume) for leaf, _, assume, _ in edge.through(reach)]
+                for leaf, assume in composed[key]:
                     trace = leaf.trace + (edge.step,) + reach.trace
                     if isinstance(leaf, Borrow):
                         key = (reach.rule, reach.site)
