@@ -41,6 +41,7 @@ from bufferlint.source import SourceFile, read_source
 from bufferlint.suppressions import suppressed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+FORMATS_WITH_FIXES = frozenset({"json", "sarif", "rdjson", "rdjsonl"})
 
 
 class UsageError(Exception):
@@ -130,7 +131,10 @@ def run_check(args: argparse.Namespace) -> int:
         run.root, run.settings, run.files, run.report_files, run.result, run.errors
     )
     project = Project(root, settings.vocab, files)
-    result.findings = attach_fixes(result.findings, project)
+    if args.fix or args.diff or args.statistics or args.format in FORMATS_WITH_FIXES:
+        # Planning fixes parses each reported file with LibCST (the slow, full syntax tree):
+        # only when a fix is applied or shown.
+        result.findings = attach_fixes(result.findings, project)
     if args.fix or args.diff:
         return _run_fixes(args, result, project, files, report_files, settings, errors)
     return _report(args, result, root, report_files, settings)

@@ -229,9 +229,9 @@ def test_bl003_no_fix_for_materialisation_return_or_tuples(tmp_path: Path) -> No
 def test_bl003_fix_attached_for_reporters(tmp_path, monkeypatch) -> None:
     target = make_project(tmp_path, "bl003_fused_cache")
     seen = []
-    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False, root=None: seen.extend(result.findings) or "")
+    monkeypatch.setitem(cli.REPORTERS, "json", lambda result, cwd, color=False, root=None: seen.extend(result.findings) or "")
     monkeypatch.chdir(target.parent)
-    assert cli.main(["check", str(target)]) == 1
+    assert cli.main(["check", "--format", "json", str(target)]) == 1
     (finding,) = seen
     assert finding.rule == "BL003" and finding.fix is not None and finding.fix.applicability == "unsafe"
     assert finding.fix.edits == (Edit(26, 52, 26, 52, ".clone()"),)
@@ -434,8 +434,8 @@ def test_fixes_are_attached_for_reporters(tmp_path, monkeypatch) -> None:
     """``check`` (without --fix) attaches Fix objects for the JSON/SARIF reporters."""
     target = make_project(tmp_path, "bl001_guarded_submit")
     seen = []
-    monkeypatch.setitem(cli.REPORTERS, "text", lambda result, cwd, color=False, root=None: seen.extend(result.findings) or "")
-    assert cli.main(["check", str(target)]) == 1
+    monkeypatch.setitem(cli.REPORTERS, "json", lambda result, cwd, color=False, root=None: seen.extend(result.findings) or "")
+    assert cli.main(["check", "--format", "json", str(target)]) == 1
     (finding,) = seen
     assert finding.fix is not None and finding.fix.applicability == "unsafe"
     assert finding.fix.edits[0] == Edit(7, 1, 7, 1, "from bufferlint.runtime import guarded_submit\n")
@@ -479,3 +479,17 @@ def test_pre_commit_fix_hook_is_declared() -> None:
     assert fix["entry"] == "bufferlint fix"
     for key in ("language", "types_or", "require_serial"):
         assert fix[key] == hooks["bufferlint"][key]
+
+
+def test_text_output_plans_no_fixes(tmp_path: Path, monkeypatch) -> None:
+    """Planning a fix parses the file with LibCST; plain text output does not show fixes."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "loader.py").write_text((FIXTURES / "bl001_guarded_submit.py").read_text())
+    planned = []
+    monkeypatch.setattr(cli, "attach_fixes", lambda findings, project: planned.append(1) or findings)
+    monkeypatch.chdir(project)
+    assert cli.main(["check", "loader.py"]) == 1
+    assert planned == []
+    assert cli.main(["check", "--format", "json", "loader.py"]) == 1
+    assert planned == [1]
