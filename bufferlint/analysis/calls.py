@@ -453,6 +453,7 @@ class Call:
         results = []
         for info in targets:
             self.it.callees.add(info.qualname)
+            self.program.consider(info)
             summary = self.program.summary(info.qualname)
             bound = self.bind(info)
             for param, value in bound.items():
@@ -526,6 +527,8 @@ class Call:
                     it.report(site, trace, reach.rule)
                 else:
                     it.add_reach(replace(reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace))
+        if summary.synchronizes:
+            it.synchronize()
         result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), (self.node.lineno, self.node.col_offset))
         guards = {identity for p in summary.guards if p in bound for identity in identities(bound[p])}
         checks = {identity for p in summary.marker_checks if p in bound for identity in identities(bound[p])}

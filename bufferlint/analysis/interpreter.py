@@ -69,17 +69,20 @@ class Pending:
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced")
 
-    def __init__(self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset()):
+    def __init__(
+        self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False
+    ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
         self.pending: frozenset = pending
         self.cleaned: frozenset = cleaned
         self.stale: frozenset = stale  # variables holding a view from a stream that has moved on
+        self.synced: bool = synced  # the device was synchronised on this path
 
     def copy(self) -> "State":
-        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale)
+        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -89,6 +92,7 @@ class State:
             and self.assume == other.assume
             and self.cleaned == other.cleaned
             and self.stale == other.stale
+            and self.synced == other.synced
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -102,7 +106,9 @@ def join_states(a: State | None, b: State | None) -> State | None:
     out = {}
     for name in a.vars.keys() | b.vars.keys():
         out[name] = join(a.vars.get(name), b.vars.get(name))
-    return State(out, a.assume & b.assume, a.pending | b.pending, a.cleaned & b.cleaned, a.stale | b.stale)
+    return State(
+        out, a.assume & b.assume, a.pending | b.pending, a.cleaned & b.cleaned, a.stale | b.stale, a.synced and b.synced
+    )
 
 
 @dataclass
@@ -133,6 +139,7 @@ class FunctionInterpreter:
         self.used_as_guard: set[str] = set()
         self.demands: set = set()
         self.sited: set[SinkReach] = set()
+        self.exit_synced: list[bool] = []
         self.edges: list = []
         self.loop_stack: list[tuple[list, list]] = []
         self.st = State()
@@ -153,6 +160,7 @@ class FunctionInterpreter:
         body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) else []
         end = self.exec_block(body)
         if end is not None:
+            self.exit_synced.append(end.synced)
             self.commit(end, self.step(node, "function returns") if not isinstance(node, ast.Module) else None)
             self.falsy_returns.append(end.cleaned)
         returns = self.returns or EMPTY
@@ -163,6 +171,7 @@ class FunctionInterpreter:
             sinks=frozenset(self.sinks),
             guards=self._proven(self.truthy_returns),
             marker_checks=self._proven(self.falsy_returns) if self.truthy_returns else frozenset(),
+            synchronizes=bool(self.exit_synced) and all(self.exit_synced),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
@@ -233,6 +242,7 @@ class FunctionInterpreter:
             self.truthy_returns.append(self.st.cleaned | cond.clean_if_true)
         if falsy:
             self.falsy_returns.append(self.st.cleaned | cond.clean_if_false)
+        self.exit_synced.append(self.st.synced)
         self.commit(self.st, self.step(stmt, "function returns"))
         self.st = None
 
@@ -551,6 +561,7 @@ class FunctionInterpreter:
         """``torch.cuda.synchronize()``: every async device copy issued so far is complete."""
         if self.st is not None:
             self.st.pending = frozenset(p for p in self.st.pending if p.rule != "BL004")
+            self.st.synced = True
 
     def materialize(self, node: ast.AST, value: Value, what: str, reach: SinkReach | None = None) -> None:
         """``list(stream)``: every element is held at once while the producer advances (BL003)."""

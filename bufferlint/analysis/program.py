@@ -48,6 +48,8 @@ class Program:
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
         self.worklist: deque[str] = deque()
+        self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
+        self._considered: set[str] = set()
         self.queued: set[str] = set()
         self._line_cache: dict[Path, list[str]] = {}
 
@@ -92,6 +94,20 @@ class Program:
         if qualname not in self.active:
             self.active.add(qualname)
             self.enqueue(qualname)
+
+    def consider(self, info: FunctionInfo) -> None:
+        """A callee nobody passes borrowed values to still matters if it waits for the
+        device (a helper around ``torch.cuda.synchronize()``): analyse it then."""
+        if info.qualname in self.active or self._sync_pattern is None or info.qualname in self._considered:
+            return
+        self._considered.add(info.qualname)
+        lines = self._line_cache.get(info.module.path)
+        if lines is None:
+            lines = self._line_cache[info.module.path] = info.module.text.splitlines()
+        node = info.node
+        body = lines[getattr(node, "lineno", 1) - 1 : getattr(node, "end_lineno", None)]
+        if any(self._sync_pattern.search(line) for line in body):
+            self.activate(info.qualname)
 
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
         return concrete or any((qualname, p) in self.hot for p in params)

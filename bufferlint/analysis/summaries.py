@@ -49,6 +49,7 @@ class Summary:
     sinks: frozenset = frozenset()  # SinkReach
     guards: frozenset = frozenset()  # params proven unborrowed when the result is true
     marker_checks: frozenset = frozenset()  # params proven unborrowed when the result is false
+    synchronizes: bool = False  # waits for all outstanding device work (BL004) on every path
 
     def is_trivial(self) -> bool:
         return self == EMPTY_SUMMARY
