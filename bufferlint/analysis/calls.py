@@ -526,7 +526,13 @@ class Call:
                 if isinstance(leaf, Borrow):
                     it.report(site, trace, reach.rule)
                 else:
-                    it.add_reach(replace(reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace))
+                    materialized = reach.materialized and not payload.lazy
+                    it.add_reach(
+                        replace(
+                            reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace,
+                            materialized=materialized,
+                        )
+                    )
         if summary.synchronizes:
             it.synchronize()
         result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), (self.node.lineno, self.node.col_offset))
@@ -576,10 +582,10 @@ class CallEdge:
         if actual is None:
             return
         payload = clean(resolve(actual, reach.path), cleaned)
-        if reach.materialized:
-            if not payload.lazy:
-                return
-            leaves = deep_leaves(payload.elems, through_lazy=True)
+        if reach.materialized and payload.lazy:
+            leaves = deep_leaves(payload.elems, through_lazy=True)  # the stream's elements
+        elif reach.materialized:
+            leaves = (leaf for leaf in payload.leaves if isinstance(leaf, ParamRef))  # maybe a stream
         else:
             leaves = deep_leaves(payload)
         for leaf in set(leaves):

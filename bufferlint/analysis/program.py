@@ -154,15 +154,18 @@ class Program:
             for caller, edge in incoming.get(callee, ()):
                 key = (id(edge), reach.param, reach.path, reach.materialized, reach.assume)
                 if key not in composed:
-                    composed[key] = [(leaf, assume) for leaf, _, assume, _ in edge.through(reach)]
-                for leaf, assume in composed[key]:
+                    composed[key] = [
+                        (leaf, assume, reach.materialized and not payload.lazy)
+                        for leaf, payload, assume, _ in edge.through(reach)
+                    ]
+                for leaf, assume, materialized in composed[key]:
                     trace = leaf.trace + (edge.step,) + reach.trace
                     if isinstance(leaf, Borrow):
                         key = (reach.rule, reach.site)
                         if key not in found or len(trace) < len(found[key]):
                             found[key] = trace
                         continue
-                    new = replace(reach, param=leaf.index, path=leaf.path, assume=assume, trace=trace)
+                    new = replace(reach, param=leaf.index, path=leaf.path, assume=assume, trace=trace, materialized=materialized)
                     reaches = sited.setdefault(caller, set())
                     if new not in reaches:
                         reaches.add(new)
