@@ -603,7 +603,6 @@ def test_real_engine_finding_and_noqa(tmp_path: Path) -> None:
     assert run_cli("check", "loader.py", cwd=tmp_path).returncode == 0
 
 
-@pytest.mark.engine
 @pytest.mark.parametrize("code", ["BL003", "BL004"])
 def test_real_engine_select_new_rule(tmp_path: Path, code: str) -> None:
     """The new rules can be selected (the selection is checked against the catalog) and
