@@ -17,13 +17,12 @@ reading the file. ``line`` is where the finding was when the baseline was writte
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from bufferlint.atomic import write_atomic
 from bufferlint.findings import Finding
 from bufferlint.fingerprint import relative_path
 
@@ -66,7 +65,7 @@ def write(file: Path, findings: Sequence[Finding], prints: Sequence[str], root: 
     )
     text = json.dumps({"version": VERSION, "tool": "bufferlint", "findings": entries}, indent=2, ensure_ascii=False) + "\n"
     try:
-        atomic_write(file, text.encode("utf-8"))
+        write_atomic(file, text.encode("utf-8"))
     except OSError as exc:
         raise BaselineError(f"--write-baseline {name or file}: cannot write: {exc.strerror or exc}") from None
 
@@ -119,22 +118,3 @@ def apply(
             available[entry.fingerprint] -= 1
             fixed += 1
     return Outcome(new, baselined, fixed)
-
-
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to a temporary file next to ``path`` and rename it over ``path``, so a
-    reader (or a crash) never sees half a file. ``mode``: permission bits to give it."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

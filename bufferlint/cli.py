@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from bufferlint import __version__, analysis, baseline
+from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
@@ -360,9 +361,6 @@ def write_shim(args: argparse.Namespace) -> int:
     for error in result.errors:
         print(f"{error.path}: {error.message}", file=sys.stderr)
     loaders = sorted({f.function for f in result.findings if f.rule == "BL001" and ":" in f.function})
-    output = absolute(args.output)
-    temporary = output.with_name(f".{output.name}.tmp")
-    temporary.write_text(generate_shim(loaders, policy=args.policy), encoding="utf-8")
-    os.replace(temporary, output)
+    write_atomic(absolute(args.output), generate_shim(loaders, policy=args.policy).encode("utf-8"))
     print(f"Wrote {args.output}: patches {len(loaders)} loader(s) with policy {args.policy!r}.", file=sys.stderr)
     return EXIT_ERROR if result.errors else EXIT_OK

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from bufferlint.baseline import atomic_write
+from bufferlint.atomic import write_atomic
 from bufferlint.findings import FileError, Finding
 from bufferlint.source import read_bytes
 from bufferlint.suppressions import line_directives
@@ -82,7 +82,7 @@ def _add_to_file(path: Path, wanted: dict[int, set[str]], report: NoqaReport) ->
     if text == original:
         return
     try:
-        atomic_write(target, text.encode(encoding), mode=os.stat(target).st_mode & 0o7777)
+        write_atomic(target, text.encode(encoding))
     except (OSError, UnicodeEncodeError) as exc:
         report.errors.append(FileError(path, f"cannot write noqa directives: {getattr(exc, 'strerror', None) or exc}"))
         return

@@ -202,16 +202,6 @@ class Vocabulary:
         self.synchronizers += other.synchronizers
         self.packs += other.packs
 
-    def interesting_names(self) -> set[str]:
-        """Identifiers whose mention makes a file worth parsing (see the project scanner)."""
-        names = set(self.markers)
-        for spec in self.sources:
-            names.update(p.last_name for p in spec.calls)
-        for spec in self.sinks:
-            names.update(p.last_name for p in spec.calls)
-        for spec in self.guards:
-            names.update(p.last_name for p in spec.calls)
-        return names
 
 
 PACK_KEYS = {

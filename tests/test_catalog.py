@@ -95,7 +95,7 @@ def test_examples_tell_the_runai_story() -> None:
     assert marker in builtin_vocabulary().markers
     for rule in RULES.values():
         for example in (*rule.invalid, *rule.valid):
-            assert f'setattr(tensor, RUNAI_STREAMER_TENSOR_ATTR, True)' in example.code
+            assert 'setattr(tensor, RUNAI_STREAMER_TENSOR_ATTR, True)' in example.code
             assert marker in example.code
 
 

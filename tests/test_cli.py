@@ -9,7 +9,6 @@ for what users and pre-commit see; some run the real engine.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import jsonschema

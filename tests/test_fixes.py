@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import shutil
 import stat
 from pathlib import Path
@@ -27,7 +26,8 @@ from bufferlint import cli
 from bufferlint.analysis import analyze_project
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes import base as fix_base
-from bufferlint.fixes.apply import EditConflict, apply_edits, unified_diff, write_atomic
+from bufferlint.atomic import write_atomic
+from bufferlint.fixes.apply import EditConflict, apply_edits, unified_diff
 from bufferlint.fixes.runner import attach_fixes
 from bufferlint.packs import builtin_vocabulary
 from conftest import run_cli

@@ -22,7 +22,6 @@ from bufferlint.analysis.values import (
     ParamRef,
     Value,
     clean,
-    const,
     container,
     deep_leaves,
     identities,

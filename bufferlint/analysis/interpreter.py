@@ -33,11 +33,8 @@ from bufferlint.analysis.values import (
     join,
     join_all,
     map_leaves,
-    resolve,
     view_of,
-    with_trace_prefix,
 )
-from bufferlint.analysis.vocabmatch import CallShape
 from bufferlint.findings import TraceStep
 
 MAX_LOOP_ROUNDS = 12

@@ -24,7 +24,7 @@ from dataclasses import replace
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, Site, Summary
+from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.values import Borrow, deep_leaves
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep

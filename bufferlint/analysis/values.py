@@ -122,10 +122,6 @@ def const(value: object) -> Value:
     return Value(const=value, has_const=True)
 
 
-def join_leaves(a: frozenset, b: frozenset) -> frozenset:
-    return a | b if b else a
-
-
 def join(a: Value | None, b: Value | None) -> Value | None:
     if a is None or a is b:
         return b if a is None else a
@@ -303,13 +299,6 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
             value = index(value, op, step)
         step = None
     return value
-
-
-def with_trace_prefix(value: Value, prefix: tuple[TraceStep, ...]) -> Value:
-    """Prepend steps to every leaf's trace (used when a value crosses a call)."""
-    if not prefix:
-        return value
-    return map_leaves(value, lambda leaf: leaf.with_trace(prefix + leaf.trace))
 
 
 def identities(value: Value) -> frozenset:

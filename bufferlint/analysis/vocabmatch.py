@@ -26,8 +26,6 @@ class CallShape:
 
 
 class VocabIndex:
-    KINDS = ("sources", "sinks", "guards", "sanitizers", "views", "settlers", "passthrough", "binds", "synchronizers")
-
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self._by_name: dict[str, list[tuple[str, object, CallPattern]]] = {}

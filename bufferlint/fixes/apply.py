@@ -15,11 +15,7 @@ from __future__ import annotations
 
 import difflib
 import io
-import os
-import stat
-import tempfile
 import tokenize
-from pathlib import Path
 from typing import Iterable
 
 from bufferlint.findings import Edit
@@ -106,26 +102,6 @@ def conflicts(a: Iterable[Edit], b: Iterable[Edit]) -> bool:
             if (x0 == x1 and y0 < x0 < y1) or (y0 == y1 and x0 < y0 < x1):
                 return True
     return False
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path``'s content with ``data`` atomically, keeping its permission bits."""
-    target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".bufferlint-tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
 
 
 def unified_diff(old: str, new: str, name: str) -> str:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import libcst as cst
 
 from bufferlint.findings import Edit, Finding, Fix
-from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, SourceModule, dotted_name
+from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, SourceModule
 
 RUNTIME_GUARDED_SUBMIT = ("bufferlint.runtime.guarded_submit", "bufferlint.runtime.policies.guarded_submit")
 VIEW_NOTE = "returns a view"  # trace note of a step that made a view (views carry no marker)
@@ -238,7 +238,7 @@ def _plan_guarded_submit(src: SourceModule, call: cst.Call) -> Fix | None:
     edits.append(Edit(first.start.line, first.start.column + 1, first.start.line, first.start.column + 1, f"{receiver}, "))
     return Fix(
         UNSAFE,
-        f"Submit through `bufferlint.runtime.guarded_submit`, which runs the task inline when an argument is borrowed",
+        "Submit through `bufferlint.runtime.guarded_submit`, which runs the task inline when an argument is borrowed",
         tuple(edits),
     )
 

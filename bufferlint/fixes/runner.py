@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from bufferlint.findings import AnalysisResult, FileError, Finding, Fix, Span, TraceStep
-from bufferlint.fixes.apply import EditConflict, apply_edits, conflicts, decode, encode, unified_diff, write_atomic
+from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
+from bufferlint.atomic import write_atomic
+from bufferlint.fixes.apply import EditConflict, apply_edits, conflicts, decode, encode, unified_diff
 from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key, plan_fix
 from bufferlint.source import SourceFile, read_bytes, read_source
 

@@ -7,7 +7,6 @@ so every tensor a loader has not consumed by then is overwritten (7 of 8 here; t
 never overwritten). owned=True (the default) never reuses.
 """
 
-import os
 
 import pytest
 

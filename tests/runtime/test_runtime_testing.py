@@ -2,7 +2,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from importlib.metadata import entry_points
 from pathlib import Path
