@@ -5,8 +5,9 @@ names the callables that produce borrowed values (sources), the attributes that 
 (markers), the predicates that keep them off async paths (guards), the calls that copy
 (sanitizers) or alias (views) them, and the async consumers (sinks), plus the wrappers that re-yield their input (passthrough, e.g. ``tqdm``), the
 calls that wait for submitted work (settlers) or for all outstanding device work
-(synchronizers), and those whose result keeps its arguments for later (binds, e.g.
-``functools.partial``). The engine hard-codes
+(synchronizers), those whose result keeps its arguments for later (binds, e.g.
+``functools.partial``) and methods that keep their arguments in the receiver (retainers, e.g.
+``Module.register_buffer``). The engine hard-codes
 no library name: everything it knows about torch, SGLang or concurrent.futures comes
 from here, so users can describe their own zero-copy producers the same way.
 
@@ -186,6 +187,7 @@ class Vocabulary:
     passthrough: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
+    retainers: list[CallPattern] = field(default_factory=list)
     packs: list[str] = field(default_factory=list)
 
     def merge(self, other: "Vocabulary") -> None:
@@ -200,12 +202,13 @@ class Vocabulary:
         self.passthrough += other.passthrough
         self.binds += other.binds
         self.synchronizers += other.synchronizers
+        self.retainers += other.retainers
         self.packs += other.packs
 
 
 
 PACK_KEYS = {
-    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough", "binds", "synchronizers",
+    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough", "binds", "synchronizers", "retainers",
 }
 
 
@@ -262,6 +265,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         ("passthrough", vocab.passthrough),
         ("binds", vocab.binds),
         ("synchronizers", vocab.synchronizers),
+        ("retainers", vocab.retainers),
     )
     for key, target in lists:
         if key in data:

@@ -326,6 +326,11 @@ class Call:
             if subject is None:
                 return EMPTY
             return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))
+        if vocab.match("retainers", self.shape) is not None:
+            holder = self.node.func.value if isinstance(self.node.func, ast.Attribute) else None
+            if holder is not None and self.it.outlives_step(holder, attribute=True):
+                self.it.retain(self.node, join_all(self.args.flat()), f"{dotted_name(holder) or 'object'}.{self.method}", None)
+            return EMPTY
         if vocab.match("binds", self.shape) is not None:
             return container(join_all(self.args.flat()))
         if vocab.match("passthrough", self.shape) is not None:

@@ -35,7 +35,7 @@ class VocabIndex:
             self._add("sinks", spec, spec.calls)
         for spec in vocab.guards:
             self._add("guards", spec, spec.calls)
-        for kind in ("sanitizers", "views", "settlers", "passthrough", "binds", "synchronizers"):
+        for kind in ("sanitizers", "views", "settlers", "passthrough", "binds", "synchronizers", "retainers"):
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
