@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import bisect
 import gc
+import os
 import re
 from collections import deque
 from pathlib import Path
@@ -48,6 +49,7 @@ class Program:
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
         self.worklist: deque[str] = deque()
+        self.failures: dict[str, str] = {}  # functions the interpreter could not analyse
         self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
         self._considered: set[str] = set()
         self.queued: set[str] = set()
@@ -128,7 +130,16 @@ class Program:
             if info is None or count >= MAX_ANALYSES_PER_FUNCTION:
                 continue
             self.analyses[qualname] = count + 1
-            outcome = FunctionInterpreter(info, self).run()
+            try:
+                outcome = FunctionInterpreter(info, self).run()
+            except (RecursionError, MemoryError):
+                self.failures[qualname] = "too deeply nested to analyse"
+                continue
+            except Exception as exc:  # an engine bug must cost one function, not the run
+                if os.environ.get("BUFFERLINT_DEBUG") == "1":
+                    raise
+                self.failures[qualname] = f"internal error ({type(exc).__name__}: {exc})"
+                continue
             self.outcomes[qualname] = outcome
             for callee in outcome.callees:
                 self.callers.setdefault(callee, set()).add(qualname)
@@ -342,6 +353,9 @@ class ProjectAnalysis:
     # -- findings ------------------------------------------------------------------------
 
     def collect(self) -> None:
+        for qualname, reason in sorted(self.program.failures.items()):
+            info = self.program.index.functions[qualname]
+            self.error(info.module.path, f"{info.display} (line {getattr(info.node, 'lineno', 1)}) not analysed: {reason}")
         best: dict[tuple, tuple] = {}
         used_as_guard: set[str] = set()
         findings = self.program.propagate_sited()
