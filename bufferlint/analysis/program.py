@@ -426,7 +426,8 @@ def _returns_borrowed(summary: Summary) -> bool:
 MESSAGES = {
     "BL001": (
         "borrowed buffer view reaches async sink `{sink}` without a guard; its producer may reuse "
-        "the buffer before the task reads it"
+        "the buffer before the task reads it (consume it synchronously when it carries the marker, "
+        "clone it, or wait for the task before the producer advances)"
     ),
     "BL003": (
         "borrowed buffer view is kept in `{sink}` beyond its step; the producer reuses the buffer, "
