@@ -86,7 +86,7 @@ class Audit:
                 if ranges:
                     lo = bisect.bisect_left(ranges, (start - maxlen[space] + 1,))
                     hi = bisect.bisect_left(ranges, (end,))
-                    for r_start, key, r_end in list(ranges[lo:hi]):
+                    for _r_start, key, r_end in list(ranges[lo:hi]):
                         if r_end <= start:
                             continue
                         p_label, p_value, _, p_fp = watched[key]

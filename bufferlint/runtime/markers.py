@@ -185,7 +185,7 @@ class _Registry:
                 return None
             lo = bisect.bisect_left(ranges, (start - self._maxlen[space] + 1,))
             hi = bisect.bisect_left(ranges, (end,))
-            for r_start, token, r_end in ranges[lo:hi]:
+            for _r_start, token, r_end in ranges[lo:hi]:
                 if r_end > start:
                     return self._entries[token][3]
         return None
