@@ -76,3 +76,20 @@ def test_every_reported_trace_starts_at_a_source_and_ends_at_the_sink(tmp_path: 
     assert "consumed asynchronously" in notes[-1]
     assert finding.function == "pkg.loader:Loader.load_into"
     assert finding.subject == "weight"
+
+
+CONFIGURED = Path(__file__).parent / "fixtures" / "analysis_config" / "ringbuf_project"
+
+
+def test_a_user_pack_in_pyproject_describes_a_new_producer(tmp_path: Path) -> None:
+    """Sources, markers, guards and sinks declared in [tool.bufferlint], end to end."""
+    from bufferlint.config import load_settings
+
+    root = tmp_path / "project"
+    shutil.copytree(CONFIGURED, root)
+    settings = load_settings(root)
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, settings.vocab)
+    assert result.errors == []
+    got = sorted(f"{f.path.relative_to(root).as_posix()}:{f.span.line}: {f.rule}" for f in result.findings)
+    assert got == annotated(root)

@@ -163,7 +163,8 @@ class Call:
         self.program = it.program
         self.constructed: str | None = None
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
-        self.shape = CallShape(vocab_name, method, receiver.types if receiver is not None else frozenset(), args.constant_kwarg)
+        known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
+        self.shape = CallShape(vocab_name, method, known, args.constant_kwarg)
 
     def step(self, note: str) -> TraceStep:
         return self.it.step(self.node, note)
@@ -443,7 +444,7 @@ class Call:
     def project_targets_typed(self) -> list[FunctionInfo]:
         index = self.program.index
         found = []
-        for type_name in self.receiver.types if self.receiver is not None else ():
+        for type_name in self.shape.receiver_types:
             if type_name in index.classes:
                 qualname = index.class_method(type_name, self.method)
                 if qualname in index.functions:
@@ -655,7 +656,7 @@ def shape_of(it: "FunctionInterpreter", node: ast.expr) -> CallShape | None:
         receiver = it.peek(func.value)
         if receiver.ref is not None and not receiver.leaves:
             return CallShape(it.program.index.canonical(f"{receiver.ref}.{func.attr}"), None, frozenset(), _no_kwargs)
-        return CallShape(None, func.attr, receiver.types, _no_kwargs)
+        return CallShape(None, func.attr, receiver.types | receiver.declared, _no_kwargs)
     callee = it.peek(func)
     return CallShape(callee.ref, None, frozenset(), _no_kwargs) if callee.ref else None
 

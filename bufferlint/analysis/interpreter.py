@@ -148,8 +148,10 @@ class FunctionInterpreter:
     def run(self) -> Outcome:
         node = self.info.node
         state = State()
+        self.st = state
+        annotations = _annotations(node)
         for i, name in enumerate(self.info.params):
-            value = Value(leaves=frozenset({ParamRef(i)}))
+            value = Value(leaves=frozenset({ParamRef(i)}), declared=self.declared_types(annotations.get(name)))
             if i == 0 and self.info.binds_receiver and self.info.class_qualname:
                 value = Value(leaves=value.leaves, types=frozenset({self.info.class_qualname}))
             state.vars[name] = value
@@ -173,6 +175,30 @@ class FunctionInterpreter:
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
         return Outcome(summary, self.findings, self.callees, self.used_as_guard, self.demands, self.sited, self.edges)
+
+    def declared_types(self, annotation: ast.expr | None) -> frozenset:
+        """Classes a parameter annotation names (``X``, ``Optional[X]``, ``X | None``, ``"X"``)."""
+        if annotation is None:
+            return frozenset()
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return frozenset()
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return self.declared_types(annotation.left) | self.declared_types(annotation.right)
+        if isinstance(annotation, ast.Subscript):
+            outer = dotted_name(annotation.value) or ""
+            if outer.rsplit(".", 1)[-1] in ("Optional", "Union"):
+                inner = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+                return frozenset().union(*(self.declared_types(e) for e in inner))
+            return frozenset()
+        if isinstance(annotation, (ast.Name, ast.Attribute)) and dotted_name(annotation):
+            head, _, rest = dotted_name(annotation).partition(".")
+            ref = self.lookup(head).ref
+            if ref and not ref.startswith("builtins."):
+                return frozenset({self.program.index.canonical(f"{ref}.{rest}" if rest else ref)})
+        return frozenset()
 
     def _proven(self, cleaned_sets: list[frozenset]) -> frozenset:
         if not cleaned_sets:
@@ -913,6 +939,14 @@ class FunctionInterpreter:
 
 def _is_slice(key: ast.expr) -> bool:
     return isinstance(key, ast.Slice) or (isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts))
+
+
+def _annotations(node: ast.AST) -> dict[str, ast.expr]:
+    args = getattr(node, "args", None)
+    if not isinstance(args, ast.arguments):
+        return {}
+    every = args.posonlyargs + args.args + args.kwonlyargs
+    return {a.arg: a.annotation for a in every if a.annotation is not None}
 
 
 def _root_name(node: ast.AST) -> str | None:

@@ -107,7 +107,8 @@ class Value:
     const: object = None  # a literal (True, False, a marker string); None when unknown
     has_const: bool = False
     ref: str | None = None  # a static reference: module, class or function qualname
-    types: frozenset = frozenset()  # qualnames of the classes this object may be an instance of
+    types: frozenset = frozenset()  # qualnames of the classes this object was constructed as
+    declared: frozenset = frozenset()  # qualnames from annotations (the object may be a subclass)
     pending: frozenset = frozenset()  # ids of async submissions this value (a future) stands for
     origin: str | None = None  # the project function whose call produced this value (guard tracking)
 
@@ -156,6 +157,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         has_const=same_const,
         ref=a.ref if a.ref == b.ref else None,
         types=a.types | b.types,
+        declared=a.declared & b.declared,
         pending=a.pending | b.pending,
         origin=a.origin if a.origin == b.origin else None,
     )
