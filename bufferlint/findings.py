@@ -30,6 +30,15 @@ class TraceStep:
     note: str
 
 
+def shorter_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | None) -> bool:
+    """Is ``new`` the better trace to show? The shortest, ties broken by content, so that
+    the output does not depend on hash order (stable SARIF and baselines across runs)."""
+    if old is None:
+        return True
+    key = lambda trace: (len(trace), [(str(s.path), s.line, s.note) for s in trace])  # noqa: E731
+    return key(new) < key(old)
+
+
 @dataclass(frozen=True)
 class Edit:
     """Replace the text in a 1-based, end-exclusive range with `replacement`."""

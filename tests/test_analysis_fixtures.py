@@ -93,3 +93,23 @@ def test_a_user_pack_in_pyproject_describes_a_new_producer(tmp_path: Path) -> No
     assert result.errors == []
     got = sorted(f"{f.path.relative_to(root).as_posix()}:{f.span.line}: {f.rule}" for f in result.findings)
     assert got == annotated(root)
+
+
+@pytest.mark.parametrize("case", ["broken_guard", "cross_module", "aliasing.py"])
+def test_output_does_not_depend_on_hash_order(case: str, tmp_path: Path) -> None:
+    """Traces are chosen deterministically: baselines and SARIF diffs stay stable across runs."""
+    import os
+    import subprocess
+    import sys
+
+    root = project(FIXTURES / case, tmp_path)
+    outputs = []
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run(
+            [sys.executable, "-m", "bufferlint", "check", "--format", "json", "--project-root", str(root), str(root)],
+            cwd=root, env=env, capture_output=True, text=True,
+        )
+        assert proc.returncode == 1, proc.stderr
+        outputs.append(proc.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]

@@ -35,7 +35,7 @@ from bufferlint.analysis.values import (
     map_leaves,
     view_of,
 )
-from bufferlint.findings import TraceStep
+from bufferlint.findings import TraceStep, shorter_trace
 
 MAX_LOOP_ROUNDS = 12
 STEP_NOTES = {
@@ -609,9 +609,11 @@ class FunctionInterpreter:
     def mark(self, target: ast.expr, stmt: ast.AST) -> None:
         """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)."""
         if isinstance(target, ast.Name) and self.st is not None:
+            old = self.st.vars.get(target.id, EMPTY)
+            if any(isinstance(leaf, Borrow) and not leaf.view for leaf in old.leaves):
+                return  # already known borrowed (from a source): one origin, one trace
             note = f"`{target.id}` is marked borrowed (zero-copy view of a reused buffer)"
             leaf = Borrow((self.info.qualname, stmt.lineno, stmt.col_offset), False, (self.step(stmt, note),))
-            old = self.st.vars.get(target.id, EMPTY)
             self.st.vars[target.id] = Value(
                 leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types
             )
@@ -689,7 +691,7 @@ class FunctionInterpreter:
 
     def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
         key = (rule, site)
-        if key not in self.findings or len(trace) < len(self.findings[key]):
+        if shorter_trace(trace, self.findings.get(key)):
             self.findings[key] = trace
 
     def settle(self, value: Value) -> None:

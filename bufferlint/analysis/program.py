@@ -28,7 +28,7 @@ from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.values import Borrow, deep_leaves
 from bufferlint.analysis.vocabmatch import VocabIndex
-from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
+from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
 from bufferlint.packs import Vocabulary
 from bufferlint.source import parse_source, read_bytes, read_source
 
@@ -152,7 +152,7 @@ class Program:
     def propagate_sited(self) -> list[dict]:
         """Carry reaches with a known report site up the call edges to a fixpoint: where a
         caller passes a borrowed value, the finding is made (at the site, with the trace)."""
-        sited = {q: set(o.sited) for q, o in self.outcomes.items()}
+        sited = {q: {reach: reach for reach in o.sited} for q, o in self.outcomes.items()}
         incoming: dict[str, list] = {}
         for caller, outcome in self.outcomes.items():
             for edge in outcome.edges:
@@ -173,13 +173,15 @@ class Program:
                     trace = leaf.trace + (edge.step,) + reach.trace
                     if isinstance(leaf, Borrow):
                         key = (reach.rule, reach.site)
-                        if key not in found or len(trace) < len(found[key]):
+                        if shorter_trace(trace, found.get(key)):
                             found[key] = trace
                         continue
                     new = replace(reach, param=leaf.index, path=leaf.path, assume=assume, trace=trace, materialized=materialized)
-                    reaches = sited.setdefault(caller, set())
-                    if new not in reaches:
-                        reaches.add(new)
+                    reaches = sited.setdefault(caller, {})
+                    known = reaches.get(new)
+                    if known is None or shorter_trace(new.trace, known.trace):
+                        reaches.pop(new, None)  # equal reaches compare equal whatever their trace
+                        reaches[new] = new
                         queue.append((caller, new))
         return [found]
 
@@ -365,7 +367,7 @@ class ProjectAnalysis:
         for found in findings:
             for (rule, site), trace in found.items():
                 key = (rule, site.span)
-                if key not in best or len(trace) < len(best[key][1]):
+                if key not in best or shorter_trace(trace, best[key][1]):
                     best[key] = (site, trace)
         for (rule, _), (site, trace) in best.items():
             if site.span.path in self.report_files:

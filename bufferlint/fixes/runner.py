@@ -14,7 +14,7 @@ Applying works in rounds, like Ruff's fix loop:
    committed and the fixes of the new findings are planned on the new text.
 
 Rounds stop when nothing applicable is left (at most ``MAX_ROUNDS``). Then the fixed files
-are written atomically (``apply.write_atomic``) unless only a diff was asked for. The
+are written atomically (``atomic.write_atomic``) unless only a diff was asked for. The
 result returned is the last verified analysis, i.e. what the files on disk now produce.
 """
 
@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import multiprocessing
 import os
 import shutil
 import tempfile
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -37,6 +39,7 @@ from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key
 from bufferlint.source import SourceFile, read_bytes, read_source
 
 MAX_ROUNDS = 10
+PARALLEL_FILES = 8  # below this, starting worker processes costs more than it saves
 
 Analyse = Callable[[Path, list[Path], list[Path]], AnalysisResult]
 """(project root, all files, report files) -> the reportable analysis result."""
@@ -55,21 +58,37 @@ def attach_fixes(
     """The findings with ``fix`` set where a fixer can repair them. ``texts``: file texts
     that differ from what is on disk (files fixed in memory); ``rejected``: (finding key,
     fix message) pairs that failed verification, so the fixer offers its next candidate."""
-    texts = dict(texts or {})
-    contexts: dict[Path, FixContext] = {}
-    out = []
-    for finding in findings:
-        path = finding.path
-        if path not in texts:
-            source = read_source(path)
-            texts[path] = source.text if isinstance(source, SourceFile) else None
-        text = texts[path]
-        fix = None
-        if text is not None:
-            context = contexts.setdefault(path, FixContext(project, path, rejected))
-            fix = plan_fix(finding, text, context)
-        out.append(dataclasses.replace(finding, fix=fix) if fix is not None or finding.fix is not None else finding)
+    findings = list(findings)
+    by_file: dict[Path, list[int]] = {}
+    for position, finding in enumerate(findings):
+        by_file.setdefault(finding.path, []).append(position)
+    jobs = [(project, path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
+            for path, positions in by_file.items()]
+    if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
+        # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+            planned = list(pool.map(_plan_file, jobs))
+    else:
+        planned = [_plan_file(job) for job in jobs]
+    out = list(findings)
+    for (path, positions), fixes in zip(by_file.items(), planned):
+        for position, fix in zip(positions, fixes):
+            finding = findings[position]
+            if fix is not None or finding.fix is not None:
+                out[position] = dataclasses.replace(finding, fix=fix)
     return out
+
+
+def _plan_file(job) -> list[Fix | None]:
+    """The fixes of one file's findings (top level, so a worker process can run it)."""
+    project, path, findings, text, rejected = job
+    if text is None:
+        source = read_source(path)
+        text = source.text if isinstance(source, SourceFile) else None
+    if text is None:
+        return [None for _ in findings]
+    context = FixContext(project, path, rejected)
+    return [plan_fix(finding, text, context) for finding in findings]
 
 
 @dataclass(frozen=True)
