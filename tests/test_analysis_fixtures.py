@@ -113,3 +113,14 @@ def test_output_does_not_depend_on_hash_order(case: str, tmp_path: Path) -> None
         assert proc.returncode == 1, proc.stderr
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_a_cached_view_read_back_later_is_in_the_store_trace(tmp_path: Path) -> None:
+    root = project(FIXTURES / "retention.py", tmp_path)
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, builtin_vocabulary())
+    (finding,) = [f for f in result.findings if f.span.line == 28]
+    assert finding.rule == "BL003"
+    assert "kept in `cached_a_proj`" in finding.trace[-2].note
+    assert finding.trace[-1].note == "read back from `cached_a_proj` after the producer moved on"
+    assert finding.trace[-1].line == 30  # the torch.cat that fuses the cached views

@@ -286,6 +286,8 @@ class Call:
             return EMPTY
         if method == "pop" and self.node.args and isinstance(target, ast.Name):
             self.it.release(target.id, ast.unparse(self.node.args[0]))
+        if self.it.retained_in and method in ("get", "pop", "popitem", "popleft", "values", "items"):
+            self.it.read_back(target, self.node)
         if method in ("get", "pop", "popitem", "popleft"):
             return join(index(receiver, None), args.arg(1)) or EMPTY
         if method == "values":

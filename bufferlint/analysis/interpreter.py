@@ -137,6 +137,7 @@ class FunctionInterpreter:
         self.demands: set = set()
         self.sited: set[SinkReach] = set()
         self.exit_synced: list[bool] = []
+        self.retained_in: dict[str, set] = {}  # container -> BL003 findings of views kept in it
         self.edges: list = []
         self.loop_stack: list[tuple[list, list]] = []
         self.st = State()
@@ -679,10 +680,22 @@ class FunctionInterpreter:
                 trace = leaf.trace + (pending.step,)
                 if isinstance(leaf, Borrow):
                     self.report(pending.site, trace, pending.rule)
+                    if pending.holder is not None:
+                        self.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))
                 else:
                     here = "iter" in leaf.path or pending.rule != "BL001"
                     site = pending.site if here else None
                     self.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.rule))
+
+    def read_back(self, holder: ast.expr, node: ast.AST) -> None:
+        """A container that kept borrowed views past their step is read: show the use (say the
+        ``torch.cat`` that fuses them) at the end of the store's trace; the finding stays at
+        the store."""
+        name = holder.id if isinstance(holder, ast.Name) else None
+        for key in self.retained_in.get(name, ()):
+            trace = self.findings.get(key)
+            if trace and not trace[-1].note.startswith("read back"):
+                self.findings[key] = trace + (self.step(node, f"read back from `{name}` after the producer moved on"),)
 
     def add_reach(self, reach: SinkReach) -> None:
         """A reach whose report site is known does not change how callers are analysed: it
@@ -691,7 +704,10 @@ class FunctionInterpreter:
 
     def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
         key = (rule, site)
-        if shorter_trace(trace, self.findings.get(key)):
+        old = self.findings.get(key)
+        if old and old[-1].note.startswith("read back"):
+            trace = trace + old[-1:]  # keep the later use found in an earlier loop round
+        if shorter_trace(trace, old):
             self.findings[key] = trace
 
     def settle(self, value: Value) -> None:
@@ -775,6 +791,8 @@ class FunctionInterpreter:
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.eval(node.value)
+        if self.retained_in and isinstance(node.ctx, ast.Load):
+            self.read_back(node.value, node)
         key = self.eval(node.slice)
         step = self.step(node, "indexed/sliced: a view of the borrowed value")
         if isinstance(node.slice, ast.Slice) or (isinstance(node.slice, ast.Tuple)):
