@@ -124,3 +124,13 @@ def test_a_cached_view_read_back_later_is_in_the_store_trace(tmp_path: Path) -> 
     assert "kept in `cached_a_proj`" in finding.trace[-2].note
     assert finding.trace[-1].note == "read back from `cached_a_proj` after the producer moved on"
     assert finding.trace[-1].line == 30  # the torch.cat that fuses the cached views
+
+
+def test_read_back_is_in_the_trace_through_a_helper_summary(tmp_path: Path) -> None:
+    root = project(FIXTURES / "retention.py", tmp_path)
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, builtin_vocabulary())
+    (finding,) = [f for f in result.findings if f.function == "retention:fuse_pairs"]
+    notes = [step.note for step in finding.trace]
+    assert "passed to `fuse_pairs(...)`" in notes
+    assert notes[-1] == "read back from `pending` after the producer moved on"

@@ -138,6 +138,7 @@ class FunctionInterpreter:
         self.sited: set[SinkReach] = set()
         self.exit_synced: list[bool] = []
         self.retained_in: dict[str, set] = {}  # container -> BL003 findings of views kept in it
+        self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
         self.edges: list = []
         self.loop_stack: list[tuple[list, list]] = []
         self.st = State()
@@ -163,6 +164,7 @@ class FunctionInterpreter:
             self.exit_synced.append(end.synced)
             self.commit(end, self.step(node, "function returns") if not isinstance(node, ast.Module) else None)
             self.falsy_returns.append(end.cleaned)
+        self.sited = {self.with_read_back(reach) for reach in self.sited}
         returns = self.returns or EMPTY
         if self.info.is_generator:
             returns = Value(lazy=True, elems=self.yields if hasattr(self, "yields") else None)
@@ -678,10 +680,10 @@ class FunctionInterpreter:
         for pending in state.pending:
             for leaf in pending.leaves:
                 trace = leaf.trace + (pending.step,)
+                if pending.holder is not None:
+                    self.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))
                 if isinstance(leaf, Borrow):
                     self.report(pending.site, trace, pending.rule)
-                    if pending.holder is not None:
-                        self.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))
                 else:
                     here = "iter" in leaf.path or pending.rule != "BL001"
                     site = pending.site if here else None
@@ -692,10 +694,19 @@ class FunctionInterpreter:
         ``torch.cat`` that fuses them) at the end of the store's trace; the finding stays at
         the store."""
         name = holder.id if isinstance(holder, ast.Name) else None
-        for key in self.retained_in.get(name, ()):
+        if name not in self.retained_in:
+            return
+        step = self.read_steps.setdefault(name, self.step(node, f"read back from `{name}` after the producer moved on"))
+        for key in self.retained_in[name]:
             trace = self.findings.get(key)
             if trace and not trace[-1].note.startswith("read back"):
-                self.findings[key] = trace + (self.step(node, f"read back from `{name}` after the producer moved on"),)
+                self.findings[key] = trace + (step,)
+
+    def with_read_back(self, reach: SinkReach) -> SinkReach:
+        for name, step in self.read_steps.items():
+            if (reach.rule, reach.site) in self.retained_in.get(name, ()) and reach.trace[-1:] != (step,):
+                return replace(reach, trace=reach.trace + (step,))
+        return reach
 
     def add_reach(self, reach: SinkReach) -> None:
         """A reach whose report site is known does not change how callers are analysed: it
