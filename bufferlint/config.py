@@ -9,18 +9,12 @@ the key: a misconfigured run must stop rather than silently check less than aske
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bufferlint.catalog import RULES
-from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, vocabulary_from_dict
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, read_toml, vocabulary_from_dict
 
 CONFIG_KEYS = frozenset({"rule-packs", "select", "ignore", "exclude", "extend-exclude"})
 
@@ -80,13 +74,9 @@ def _string_list(table: dict, key: str, where: str) -> tuple[str, ...]:
 def _read_table(pyproject: Path) -> dict | None:
     """The ``[tool.bufferlint]`` table of a pyproject.toml, or None when it has none."""
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{pyproject}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{pyproject}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{pyproject}: invalid TOML ({exc})") from None
+        data = read_toml(pyproject, "configuration")
+    except PackError as exc:
+        raise ConfigError(str(exc)) from None
     tool = data.get("tool", {})
     table = tool.get("bufferlint") if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):

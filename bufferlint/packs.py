@@ -317,16 +317,21 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     return vocab
 
 
-def load_pack(path: Path) -> Vocabulary:
-    """Read and validate a pack file; errors name the file."""
+def read_toml(path: Path, what: str = "rule pack") -> dict:
+    """A TOML file's contents; a PackError naming the file for every way reading it can fail."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise PackError(f"{path}: cannot read rule pack ({exc.strerror or exc})") from None
+        raise PackError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
-        raise PackError(f"{path}: rule pack is not UTF-8 text") from None
+        raise PackError(f"{path}: {what} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise PackError(f"{path}: invalid TOML ({exc})") from None
+
+
+def load_pack(path: Path) -> Vocabulary:
+    """Read and validate a pack file; errors name the file."""
+    data = read_toml(path)
     meta = data.get("pack", {})
     if not isinstance(meta, dict):
         raise PackError(f"{path}: [pack] must be a table")

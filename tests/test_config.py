@@ -74,7 +74,7 @@ def test_explicit_config_path(tmp_path: Path) -> None:
 
 
 def test_explicit_config_path_must_exist(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"missing\.toml: cannot read \(No such file or directory\)"):
+    with pytest.raises(ConfigError, match=r"missing\.toml: cannot read configuration \(No such file or directory\)"):
         load_settings(tmp_path, tmp_path / "missing.toml")
 
 
