@@ -128,6 +128,7 @@ class FunctionInterpreter:
         self.module = info.module
         self.vocab = program.vocab
         self.returns: Value | None = None
+        self.yields: Value | None = None
         self.truthy_returns: list[frozenset] = []
         self.falsy_returns: list[frozenset] = []
         self.sinks: set[SinkReach] = set()
@@ -167,7 +168,7 @@ class FunctionInterpreter:
         self.sited = {self.with_read_back(reach) for reach in self.sited}
         returns = self.returns or EMPTY
         if self.info.is_generator:
-            returns = Value(lazy=True, elems=self.yields if hasattr(self, "yields") else None)
+            returns = Value(lazy=True, elems=self.yields)
         summary = Summary(
             returns=returns,
             sinks=frozenset(self.sinks),
@@ -922,7 +923,7 @@ class FunctionInterpreter:
     def add_yield(self, value: Value, node: ast.AST) -> None:
         step = self.step(node, "yielded to the caller")
         value = map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + (step,)))
-        self.yields = join(getattr(self, "yields", None), value)
+        self.yields = join(self.yields, value)
         if self.st is not None:
             self.commit(self.st, step)
             self.st.pending = frozenset()
