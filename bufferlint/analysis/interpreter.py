@@ -12,9 +12,13 @@ findings for borrowed values that are in hand here.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from bufferlint.analysis.index import FunctionInfo, dotted_name
+from bufferlint.analysis.effects import EffectsMixin
+from bufferlint.analysis.expressions import ExpressionsMixin
+from bufferlint.analysis.index import FunctionInfo, dotted_name, import_bindings
+from bufferlint.analysis.state import State, join_states
+from bufferlint.analysis.syntax import annotations_of, assigned_names, is_slice, root_name, short
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, SinkReach, Site, Summary
 from bufferlint.analysis.values import (
     EMPTY,
@@ -26,86 +30,14 @@ from bufferlint.analysis.values import (
     const,
     container,
     deep_leaves,
-    deep_pending,
-    identities,
     index,
     iterate,
     join,
-    join_all,
-    map_leaves,
-    view_of,
 )
-from bufferlint.findings import TraceStep, shorter_trace
+from bufferlint.findings import TraceStep
 
 MAX_LOOP_ROUNDS = 12
-STEP_NOTES = {
-    "BL001": "consumed asynchronously by `{sink}`",
-    "BL003": "kept in `{sink}`, which outlives the producer's step",
-    "BL004": "copied to the device asynchronously by `{sink}`",
-}
 
-# Python's own container and iteration semantics (the language, not a library).
-CONTAINER_METHODS_ADD = {"append", "add", "insert", "appendleft"}
-CONTAINER_METHODS_EXTEND = {"extend", "update"}
-CONTAINER_METHODS_GET = {"get", "pop", "popitem", "setdefault", "popleft", "__getitem__"}
-CONTAINER_METHODS_VIEW = {"values": "elems", "keys": "none", "items": "items", "copy": "same"}
-BUILTIN_MATERIALIZE = {"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "filter"}
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A submission whose task may still be running: committed when the producer may advance."""
-
-    key: tuple
-    leaves: frozenset
-    site: Site
-    assume: frozenset
-    step: TraceStep = field(compare=False, hash=False)
-    rule: str = "BL001"
-    holder: tuple | None = None  # BL003: (container variable, key source) the value is kept in
-
-
-class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced")
-
-    def __init__(
-        self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False
-    ):
-        self.vars: dict[str, Value] = vars if vars is not None else {}
-        self.assume: frozenset = assume
-        self.pending: frozenset = pending
-        self.cleaned: frozenset = cleaned
-        self.stale: frozenset = stale  # variables holding a view from a stream that has moved on
-        self.synced: bool = synced  # the device was synchronised on this path
-
-    def copy(self) -> "State":
-        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced)
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, State)
-            and self.vars == other.vars
-            and self.pending == other.pending
-            and self.assume == other.assume
-            and self.cleaned == other.cleaned
-            and self.stale == other.stale
-            and self.synced == other.synced
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def join_states(a: State | None, b: State | None) -> State | None:
-    if a is None:
-        return b.copy() if b is not None else None
-    if b is None:
-        return a.copy()
-    out = {}
-    for name in a.vars.keys() | b.vars.keys():
-        out[name] = join(a.vars.get(name), b.vars.get(name))
-    return State(
-        out, a.assume & b.assume, a.pending | b.pending, a.cleaned & b.cleaned, a.stale | b.stale, a.synced and b.synced
-    )
 
 
 @dataclass
@@ -121,7 +53,7 @@ class Outcome:
     edges: list  # CallEdge per call of a project function
 
 
-class FunctionInterpreter:
+class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
     def __init__(self, info: FunctionInfo, program) -> None:
         self.info = info
         self.program = program
@@ -152,7 +84,7 @@ class FunctionInterpreter:
         node = self.info.node
         state = State()
         self.st = state
-        annotations = _annotations(node)
+        annotations = annotations_of(node)
         for i, name in enumerate(self.info.params):
             value = Value(leaves=frozenset({ParamRef(i)}), declared=self.declared_types(annotations.get(name)))
             if i == 0 and self.info.binds_receiver and self.info.class_qualname:
@@ -293,8 +225,8 @@ class FunctionInterpreter:
             if isinstance(target, ast.Name):
                 self.st.vars.pop(target.id, None)
                 self.release(target.id, None)
-            elif isinstance(target, ast.Subscript) and _root_name(target.value):
-                self.release(_root_name(target.value), ast.unparse(target.slice))
+            elif isinstance(target, ast.Subscript) and root_name(target.value):
+                self.release(root_name(target.value), ast.unparse(target.slice))
             else:
                 self.eval(target)
 
@@ -302,7 +234,6 @@ class FunctionInterpreter:
         self.refine(stmt.test, True)
 
     def stmt_Import(self, stmt: ast.AST) -> None:
-        from bufferlint.analysis.index import import_bindings
 
         for name, qualname in import_bindings(self.module, stmt).items():
             self.st.vars[name] = Value(ref=self.program.index.canonical(qualname))
@@ -344,7 +275,7 @@ class FunctionInterpreter:
 
     def stmt_For(self, stmt: ast.For) -> None:
         iterable = self.eval(stmt.iter)
-        element = iterate(iterable, self.step(stmt, f"element taken by `for {_short(stmt.target)} in ...`"))
+        element = iterate(iterable, self.step(stmt, f"element taken by `for {short(stmt.target)} in ...`"))
         self.settle(iterable)
         advances = iterable.lazy or any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
         self.loop(stmt, lambda: self.assign(stmt.target, element, stmt), None, advances)
@@ -358,16 +289,16 @@ class FunctionInterpreter:
         """``advances``: each iteration may advance a producer (a lazy iterator, an iterable
         parameter, any while loop). Iterating a list, a range or a tensor's own views does not
         reuse any buffer, so pending work carries over to the enclosing step instead."""
-        self.loop_assigned.append(_assigned_names(stmt.body) if advances else None)
+        self.loop_assigned.append(assigned_names(stmt.body) if advances else None)
         try:
             self._loop(stmt, bind, test, advances)
         finally:
             self.loop_assigned.pop()
         if self.st is not None and advances and isinstance(stmt, (ast.For, ast.AsyncFor)):
-            targets = _assigned_names([stmt.target])
+            targets = assigned_names([stmt.target])
             stale = {
                 name
-                for name in _assigned_names(stmt.body) - targets
+                for name in assigned_names(stmt.body) - targets
                 if any(isinstance(leaf, Borrow) or "iter" in getattr(leaf, "path", ()) for leaf in deep_leaves(self.st.vars.get(name)))
             }
             self.st.stale = self.st.stale | frozenset(stale)
@@ -512,7 +443,7 @@ class FunctionInterpreter:
                     self.assign(elt.value, container(index(value, None)), stmt)
                 else:
                     self.assign(elt, index(value, None if starred else i), stmt)
-        elif isinstance(target, ast.Subscript) and (_is_slice(target.slice) or self.is_tensor(target.value)):
+        elif isinstance(target, ast.Subscript) and (is_slice(target.slice) or self.is_tensor(target.value)):
             self.eval(target.value)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
             self.eval(target.slice)
         elif isinstance(target, ast.Subscript):
@@ -523,7 +454,7 @@ class FunctionInterpreter:
             if target.attr in self.vocab.markers:
                 self.mark(target.value, stmt)
             elif self.outlives_step(target.value, attribute=True):
-                self.retain(stmt, value, f"{_short(target.value)}.{target.attr}", None)
+                self.retain(stmt, value, f"{short(target.value)}.{target.attr}", None)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt)
 
@@ -532,7 +463,7 @@ class FunctionInterpreter:
         container outlives the producer's step, the borrowed value is retained (BL003)."""
         if self.st is not None and self.outlives_step(container_expr):
             key_text = ast.unparse(key) if key is not None else None
-            self.retain(stmt, value, _short(container_expr), (_root_name(container_expr), key_text))
+            self.retain(stmt, value, short(container_expr), (root_name(container_expr), key_text))
         if isinstance(container_expr, ast.Name) and self.st is not None:
             old = self.st.vars.get(container_expr.id)
             if old is None:
@@ -541,99 +472,6 @@ class FunctionInterpreter:
         else:
             self.eval(container_expr)
 
-    def is_tensor(self, expr: ast.expr) -> bool:
-        """A store target known to be an array (a view, e.g. ``param.data``), not a container."""
-        if isinstance(expr, ast.Attribute) and expr.attr in self.vocab.view_attributes:
-            return True
-        value = self.peek(expr)
-        return any(isinstance(leaf, ParamRef) and "view" in leaf.path for leaf in value.leaves)
-
-    def outlives_step(self, expr: ast.expr, attribute: bool = False) -> bool:
-        """Does this container (or object) live across iterations of the enclosing loop?
-        Attributes, parameters, globals and locals created before the loop do; a local
-        (re)created in the loop body is dropped with its iteration. An object whose attribute
-        is set is taken to be long-lived even through a loop-local alias
-        (``param = params[name]; param.data = w``): per-iteration objects rarely get one."""
-        root = _root_name(expr)
-        if root is None:
-            return False
-        if root in self.info.params or not isinstance(expr, ast.Name) or attribute:
-            return bool(self.loop_assigned) or root in self.info.params or not isinstance(expr, ast.Name)
-        advancing = [names for names in self.loop_assigned if names is not None]
-        if not advancing:
-            return False
-        return root not in advancing[-1]
-
-    def retain(self, stmt: ast.AST, value: Value, holder_text: str, holder: tuple | None) -> None:
-        """Only values that may be borrowed are tracked (stores of parameters that no caller
-        ever passes a borrowed value are everywhere, and never a finding)."""
-        leaves = frozenset(
-            leaf for leaf in deep_leaves(value)
-            if isinstance(leaf, Borrow) or (self.info.qualname, leaf.index) in self.program.hot
-        )
-        if leaves:
-            self.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), rule="BL003", holder=holder)
-
-    def release(self, name: str, key: str | None) -> None:
-        """The container ``name`` drops what was kept under ``key`` (all of it for None)."""
-        if self.st is None or not self.st.pending:
-            return
-        self.st.pending = frozenset(
-            p
-            for p in self.st.pending
-            if not (p.holder is not None and p.holder[0] == name and (key is None or p.holder[1] == key))
-        )
-
-    def synchronize(self) -> None:
-        """``torch.cuda.synchronize()``: every async device copy issued so far is complete."""
-        if self.st is not None:
-            self.st.pending = frozenset(p for p in self.st.pending if p.rule != "BL004")
-            self.st.synced = True
-
-    def materialize(self, node: ast.AST, value: Value, what: str, reach: SinkReach | None = None) -> None:
-        """``list(stream)``: every element is held at once while the producer advances (BL003)."""
-        if self.st is None:
-            return
-        if value.lazy:
-            leaves = frozenset(deep_leaves(value.elems, through_lazy=True))
-            site = reach.site if reach is not None and reach.site else self.site(node, what)
-            step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
-            for leaf in leaves:
-                trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
-                if isinstance(leaf, Borrow):
-                    self.report(site, trace, "BL003")
-                else:
-                    self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, site, trace, "BL003", True))
-            return
-        for leaf in value.leaves:
-            if isinstance(leaf, ParamRef) and reach is None:
-                step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
-                self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, self.site(node, what), (step,), "BL003", True))
-
-    def mark(self, target: ast.expr, stmt: ast.AST) -> None:
-        """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)."""
-        if isinstance(target, ast.Name) and self.st is not None:
-            old = self.st.vars.get(target.id, EMPTY)
-            if any(isinstance(leaf, Borrow) and not leaf.view for leaf in old.leaves):
-                return  # already known borrowed (from a source): one origin, one trace
-            note = f"`{target.id}` is marked borrowed (zero-copy view of a reused buffer)"
-            leaf = Borrow((self.info.qualname, stmt.lineno, stmt.col_offset), False, (self.step(stmt, note),))
-            self.st.vars[target.id] = Value(
-                leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types
-            )
-
-    def captured(self, node: ast.AST) -> Value | None:
-        """A closure's captured variables, as a container (the task reads them later)."""
-        assigned = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-        values = []
-        for child in ast.walk(node):
-            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in assigned:
-                value = self.st.vars.get(child.id) if self.st is not None else None
-                if value is not None and child.id != getattr(node, "name", None):
-                    values.append(value)
-        if not values:
-            return None
-        return container(join_all(values))
 
     # -- refinement ----------------------------------------------------------------------
 
@@ -676,336 +514,10 @@ class FunctionInterpreter:
 
     # -- pending submissions -------------------------------------------------------------
 
-    def commit(self, state: State, step: TraceStep | None) -> None:
-        """The producer may advance now: every submission still pending is a race."""
-        for pending in state.pending:
-            for leaf in pending.leaves:
-                trace = leaf.trace + (pending.step,)
-                if pending.holder is not None:
-                    self.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))
-                if isinstance(leaf, Borrow):
-                    self.report(pending.site, trace, pending.rule)
-                else:
-                    here = "iter" in leaf.path or pending.rule != "BL001"
-                    site = pending.site if here else None
-                    self.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.rule))
-
-    def read_back(self, holder: ast.expr, node: ast.AST) -> None:
-        """A container that kept borrowed views past their step is read: show the use (say the
-        ``torch.cat`` that fuses them) at the end of the store's trace; the finding stays at
-        the store."""
-        name = holder.id if isinstance(holder, ast.Name) else None
-        if name not in self.retained_in:
-            return
-        step = self.read_steps.setdefault(name, self.step(node, f"read back from `{name}` after the producer moved on"))
-        for key in self.retained_in[name]:
-            trace = self.findings.get(key)
-            if trace and not trace[-1].note.startswith("read back"):
-                self.findings[key] = trace + (step,)
-
-    def with_read_back(self, reach: SinkReach) -> SinkReach:
-        for name, step in self.read_steps.items():
-            if (reach.rule, reach.site) in self.retained_in.get(name, ()) and reach.trace[-1:] != (step,):
-                return replace(reach, trace=reach.trace + (step,))
-        return reach
-
-    def add_reach(self, reach: SinkReach) -> None:
-        """A reach whose report site is known does not change how callers are analysed: it
-        is propagated after the fixpoint (``Program.propagate_sited``), not in the summary."""
-        (self.sited if reach.site is not None else self.sinks).add(reach)
-
-    def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
-        key = (rule, site)
-        old = self.findings.get(key)
-        if old and old[-1].note.startswith("read back"):
-            trace = trace + old[-1:]  # keep the later use found in an earlier loop round
-        if shorter_trace(trace, old):
-            self.findings[key] = trace
-
-    def settle(self, value: Value) -> None:
-        """Waiting on a future (``.result()``, ``await``, ``join``) makes its task synchronous."""
-        keys = deep_pending(value)
-        if self.st is not None and keys:
-            self.st.pending = frozenset(p for p in self.st.pending if p.key not in keys)
-
-    def add_pending(
-        self,
-        node: ast.AST,
-        payload: Value,
-        sink: str,
-        assume: frozenset,
-        subject: str = "",
-        rule: str = "BL001",
-        holder: tuple | None = None,
-    ) -> Value:
-        leaves = frozenset(deep_leaves(payload))
-        if not leaves or self.st is None:
-            return EMPTY
-        key = (node.lineno, node.col_offset)
-        note = STEP_NOTES[rule].format(sink=sink)
-        step = self.step(node, note)
-        pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder)
-        self.st.pending = self.st.pending | {pending}
-        return Value(pending=frozenset({key}))
 
     # -- expressions ---------------------------------------------------------------------
 
-    def eval(self, node: ast.expr | None) -> Value:
-        if node is None or self.st is None:
-            return EMPTY
-        method = getattr(self, "expr_" + type(node).__name__, None)
-        if method is not None:
-            return method(node)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                self.eval(child)
-        return EMPTY
-
-    def expr_Constant(self, node: ast.Constant) -> Value:
-        return const(node.value)
-
-    def expr_Name(self, node: ast.Name) -> Value:
-        value = self.st.vars.get(node.id)
-        return value if value is not None else self.lookup(node.id)
-
-    def lookup(self, name: str) -> Value:
-        if name in self.info.local_defs:
-            return Value(ref=self.info.local_defs[name])
-        outer = self.info.outer
-        while outer is not None:
-            if name in outer.local_defs:
-                return Value(ref=outer.local_defs[name])
-            outer = outer.outer
-        module = self.module
-        if name in module.globals:
-            return Value(ref=module.globals[name])
-        if name in module.imports:
-            qualname = self.program.index.canonical(module.imports[name])
-            known, literal = self.program.index.constant(qualname)
-            return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
-        if name in module.constants:
-            return const(module.constants[name])
-        if name in ("True", "False", "None"):
-            return const({"True": True, "False": False, "None": None}[name])
-        return Value(ref=f"builtins.{name}")
-
-    def expr_Attribute(self, node: ast.Attribute) -> Value:
-        base = self.eval(node.value)
-        if base.ref is not None and not base.leaves:
-            qualname = self.program.index.canonical(f"{base.ref}.{node.attr}")
-            known, literal = self.program.index.constant(qualname)
-            return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
-        if node.attr in self.vocab.view_attributes:
-            return view_of(base, self.step(node, f"`.{node.attr}` is a view of the borrowed value"))
-        if node.attr in self.vocab.markers:
-            return Value(cond=Cond(clean_if_false=identities(base)))
-        return EMPTY
-
-    def expr_Subscript(self, node: ast.Subscript) -> Value:
-        base = self.eval(node.value)
-        if self.retained_in and isinstance(node.ctx, ast.Load):
-            self.read_back(node.value, node)
-        key = self.eval(node.slice)
-        step = self.step(node, "indexed/sliced: a view of the borrowed value")
-        if isinstance(node.slice, ast.Slice) or (isinstance(node.slice, ast.Tuple)):
-            return join(view_of(base, step), container(base.elems, None) if base.elems or base.items else None)
-        if key.has_const and isinstance(key.const, int) and not isinstance(key.const, bool):
-            return index(base, key.const, step)
-        return index(base, None, step)
-
-    def expr_Tuple(self, node: ast.Tuple | ast.List | ast.Set) -> Value:
-        values, starred = [], False
-        for elt in node.elts:
-            if isinstance(elt, ast.Starred):
-                starred = True
-                inner = self.eval(elt.value)
-                self.materialize(node, inner, "[*...]")
-                values.append(iterate(inner))
-            else:
-                values.append(self.eval(elt))
-        if isinstance(node, ast.Tuple) and not starred:
-            return container(None, tuple(values))
-        return container(join_all(values))
-
-    expr_List = expr_Tuple
-    expr_Set = expr_Tuple
-
-    def expr_Dict(self, node: ast.Dict) -> Value:
-        values = []
-        for key, value in zip(node.keys, node.values):
-            if key is not None:
-                self.eval(key)
-                values.append(self.eval(value))
-            else:
-                values.append(index(self.eval(value), None))
-        return container(join_all(values))
-
-    def expr_BoolOp(self, node: ast.BoolOp) -> Value:
-        values = [self.eval(v) for v in node.values]
-        conds = [v.cond or Cond() for v in values]
-        if isinstance(node.op, ast.And):
-            cond = Cond(frozenset().union(*(c.clean_if_true for c in conds)), frozenset.intersection(*(c.clean_if_false for c in conds)))
-        else:
-            cond = Cond(frozenset.intersection(*(c.clean_if_true for c in conds)), frozenset().union(*(c.clean_if_false for c in conds)))
-        result = join_all(Value(leaves=v.leaves, elems=v.elems, items=v.items, lazy=v.lazy, types=v.types) for v in values)
-        return Value(leaves=result.leaves, elems=result.elems, items=result.items, lazy=result.lazy, cond=cond)
-
-    def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
-        value = self.eval(node.operand)
-        if isinstance(node.op, ast.Not):
-            if value.has_const:
-                return const(not value.const)
-            return Value(cond=value.cond.negate() if value.cond else None)
-        return EMPTY
-
-    def expr_BinOp(self, node: ast.BinOp) -> Value:
-        left, right = self.eval(node.left), self.eval(node.right)
-        if isinstance(node.op, ast.Add) and any(v.elems is not None or v.items is not None for v in (left, right)):
-            return container(join(iterate(left), iterate(right)))
-        return EMPTY
-
-    def expr_Compare(self, node: ast.Compare) -> Value:
-        left = self.eval(node.left)
-        rights = [self.eval(c) for c in node.comparators]
-        if len(node.ops) == 1 and left.cond is not None and rights[0].has_const and isinstance(rights[0].const, bool):
-            positive = isinstance(node.ops[0], (ast.Is, ast.Eq)) == rights[0].const
-            return Value(cond=left.cond if positive else left.cond.negate())
-        return EMPTY
-
-    def expr_IfExp(self, node: ast.IfExp) -> Value:
-        self.eval(node.test)
-        before = self.st
-        self.st = before.copy()
-        self.refine(node.test, True)
-        body = self.eval(node.body) if self.st is not None else None
-        then_state = self.st
-        self.st = before.copy()
-        self.refine(node.test, False)
-        orelse = self.eval(node.orelse) if self.st is not None else None
-        self.st = join_states(then_state, self.st) or before
-        return join(body, orelse) or EMPTY
-
-    def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
-        value = self.eval(node.value)
-        self.assign(node.target, value, node)
-        return value
-
-    def expr_Lambda(self, node: ast.Lambda) -> Value:
-        captured = self.captured(node)
-        return captured or EMPTY
-
-    def expr_Await(self, node: ast.Await) -> Value:
-        value = self.eval(node.value)
-        self.settle(value)
-        return EMPTY
-
-    def expr_Yield(self, node: ast.Yield) -> Value:
-        value = self.eval(node.value) if node.value is not None else EMPTY
-        self.hand_back_stale(node.value, value, node)
-        self.add_yield(value, node)
-        return EMPTY
-
-    def expr_YieldFrom(self, node: ast.YieldFrom) -> Value:
-        value = self.eval(node.value)
-        self.add_yield(iterate(value), node)
-        return EMPTY
-
-    def hand_back_stale(self, expr: ast.expr | None, value: Value, stmt: ast.AST) -> None:
-        """``return last`` after ``for ...: last = w``: the caller gets a view whose buffer the
-        producer has refilled since (BL003 at the return)."""
-        if expr is None or self.st is None or not self.st.stale:
-            return
-        names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & self.st.stale
-        if names:
-            held = join_all(self.st.vars.get(name) for name in names)
-            self.add_pending(stmt, held, f"{sorted(names)[0]} (after its loop moved on)", frozenset(), rule="BL003")
-
-    def add_yield(self, value: Value, node: ast.AST) -> None:
-        step = self.step(node, "yielded to the caller")
-        value = map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + (step,)))
-        self.yields = join(self.yields, value)
-        if self.st is not None:
-            self.commit(self.st, step)
-            self.st.pending = frozenset()
-
-    def comprehension(self, node, elt_nodes) -> list[Value]:
-        outer = self.st
-        self.st = outer.copy()
-        for gen in node.generators:
-            iterable = self.eval(gen.iter)
-            self.assign(gen.target, iterate(iterable, self.step(gen.iter, f"element taken by `for {_short(gen.target)} in ...`")), node)
-            for cond in gen.ifs:
-                self.eval(cond)
-                self.refine(cond, True)
-                if self.st is None:
-                    self.st = outer
-                    return [EMPTY for _ in elt_nodes]
-        values = [self.eval(e) for e in elt_nodes]
-        inner = self.st
-        self.st = outer
-        if inner is not None:
-            self.st.pending = self.st.pending | inner.pending
-        return values
-
-    def expr_ListComp(self, node) -> Value:
-        return container(self.comprehension(node, [node.elt])[0])
-
-    expr_SetComp = expr_ListComp
-
-    def expr_GeneratorExp(self, node) -> Value:
-        return container(self.comprehension(node, [node.elt])[0], lazy=True)
-
-    def expr_DictComp(self, node) -> Value:
-        return container(self.comprehension(node, [node.key, node.value])[1])
-
-    def expr_Starred(self, node: ast.Starred) -> Value:
-        return iterate(self.eval(node.value))
 
     # -- calls ---------------------------------------------------------------------------
 
-    def expr_Call(self, node: ast.Call) -> Value:
-        from bufferlint.analysis.calls import evaluate_call
 
-        return evaluate_call(self, node)
-
-
-def _is_slice(key: ast.expr) -> bool:
-    return isinstance(key, ast.Slice) or (isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts))
-
-
-def _annotations(node: ast.AST) -> dict[str, ast.expr]:
-    args = getattr(node, "args", None)
-    if not isinstance(args, ast.arguments):
-        return {}
-    every = args.posonlyargs + args.args + args.kwonlyargs
-    return {a.arg: a.annotation for a in every if a.annotation is not None}
-
-
-def _root_name(node: ast.AST) -> str | None:
-    """The variable at the root of ``a.b[c].d`` or ``a.setdefault(k, {})[...]``."""
-    while True:
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, (ast.Attribute, ast.Subscript)):
-            node = node.value
-        elif isinstance(node, ast.Call):
-            node = node.func
-        else:
-            return None
-
-
-def _assigned_names(stmts: list) -> set[str]:
-    names = set()
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                names.add(node.id)
-    return names
-
-
-def _short(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Tuple):
-        return ", ".join(_short(e) for e in node.elts)
-    return dotted_name(node) or "..."

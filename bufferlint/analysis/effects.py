@@ -1,0 +1,194 @@
+"""What the interpreter records besides values: pending async work and retained views
+(committed as findings or summary reaches when the producer may advance), marks, and
+device synchronisation. Mixed into ``FunctionInterpreter``."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from bufferlint.analysis.state import Pending, State
+from bufferlint.analysis.summaries import SinkReach, Site
+from bufferlint.analysis.syntax import root_name
+from bufferlint.analysis.values import (
+    EMPTY,
+    Borrow,
+    ParamRef,
+    Value,
+    deep_leaves,
+    deep_pending,
+    join_all,
+)
+from bufferlint.findings import TraceStep, shorter_trace
+
+STEP_NOTES = {
+    "BL001": "consumed asynchronously by `{sink}`",
+    "BL003": "kept in `{sink}`, which outlives the producer's step",
+    "BL004": "copied to the device asynchronously by `{sink}`",
+}
+
+
+class EffectsMixin:
+    def is_tensor(self, expr: ast.expr) -> bool:
+        """A store target known to be an array (a view, e.g. ``param.data``), not a container."""
+        if isinstance(expr, ast.Attribute) and expr.attr in self.vocab.view_attributes:
+            return True
+        value = self.peek(expr)
+        return any(isinstance(leaf, ParamRef) and "view" in leaf.path for leaf in value.leaves)
+
+    def outlives_step(self, expr: ast.expr, attribute: bool = False) -> bool:
+        """Does this container (or object) live across iterations of the enclosing loop?
+        Attributes, parameters, globals and locals created before the loop do; a local
+        (re)created in the loop body is dropped with its iteration. An object whose attribute
+        is set is taken to be long-lived even through a loop-local alias
+        (``param = params[name]; param.data = w``): per-iteration objects rarely get one."""
+        root = root_name(expr)
+        if root is None:
+            return False
+        if root in self.info.params or not isinstance(expr, ast.Name) or attribute:
+            return bool(self.loop_assigned) or root in self.info.params or not isinstance(expr, ast.Name)
+        advancing = [names for names in self.loop_assigned if names is not None]
+        if not advancing:
+            return False
+        return root not in advancing[-1]
+
+    def retain(self, stmt: ast.AST, value: Value, holder_text: str, holder: tuple | None) -> None:
+        """Only values that may be borrowed are tracked (stores of parameters that no caller
+        ever passes a borrowed value are everywhere, and never a finding)."""
+        leaves = frozenset(
+            leaf for leaf in deep_leaves(value)
+            if isinstance(leaf, Borrow) or (self.info.qualname, leaf.index) in self.program.hot
+        )
+        if leaves:
+            self.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), rule="BL003", holder=holder)
+
+    def release(self, name: str, key: str | None) -> None:
+        """The container ``name`` drops what was kept under ``key`` (all of it for None)."""
+        if self.st is None or not self.st.pending:
+            return
+        self.st.pending = frozenset(
+            p
+            for p in self.st.pending
+            if not (p.holder is not None and p.holder[0] == name and (key is None or p.holder[1] == key))
+        )
+
+    def synchronize(self) -> None:
+        """``torch.cuda.synchronize()``: every async device copy issued so far is complete."""
+        if self.st is not None:
+            self.st.pending = frozenset(p for p in self.st.pending if p.rule != "BL004")
+            self.st.synced = True
+
+    def materialize(self, node: ast.AST, value: Value, what: str, reach: SinkReach | None = None) -> None:
+        """``list(stream)``: every element is held at once while the producer advances (BL003)."""
+        if self.st is None:
+            return
+        if value.lazy:
+            leaves = frozenset(deep_leaves(value.elems, through_lazy=True))
+            site = reach.site if reach is not None and reach.site else self.site(node, what)
+            step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
+            for leaf in leaves:
+                trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
+                if isinstance(leaf, Borrow):
+                    self.report(site, trace, "BL003")
+                else:
+                    self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, site, trace, "BL003", True))
+            return
+        for leaf in value.leaves:
+            if isinstance(leaf, ParamRef) and reach is None:
+                step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
+                self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, self.site(node, what), (step,), "BL003", True))
+
+    def mark(self, target: ast.expr, stmt: ast.AST) -> None:
+        """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)."""
+        if isinstance(target, ast.Name) and self.st is not None:
+            old = self.st.vars.get(target.id, EMPTY)
+            if any(isinstance(leaf, Borrow) and not leaf.view for leaf in old.leaves):
+                return  # already known borrowed (from a source): one origin, one trace
+            note = f"`{target.id}` is marked borrowed (zero-copy view of a reused buffer)"
+            leaf = Borrow((self.info.qualname, stmt.lineno, stmt.col_offset), False, (self.step(stmt, note),))
+            self.st.vars[target.id] = Value(
+                leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types
+            )
+
+    def commit(self, state: State, step: TraceStep | None) -> None:
+        """The producer may advance now: every submission still pending is a race."""
+        for pending in state.pending:
+            for leaf in pending.leaves:
+                trace = leaf.trace + (pending.step,)
+                if pending.holder is not None:
+                    self.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))
+                if isinstance(leaf, Borrow):
+                    self.report(pending.site, trace, pending.rule)
+                else:
+                    here = "iter" in leaf.path or pending.rule != "BL001"
+                    site = pending.site if here else None
+                    self.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.rule))
+
+    def read_back(self, holder: ast.expr, node: ast.AST) -> None:
+        """A container that kept borrowed views past their step is read: show the use (say the
+        ``torch.cat`` that fuses them) at the end of the store's trace; the finding stays at
+        the store."""
+        name = holder.id if isinstance(holder, ast.Name) else None
+        if name not in self.retained_in:
+            return
+        step = self.read_steps.setdefault(name, self.step(node, f"read back from `{name}` after the producer moved on"))
+        for key in self.retained_in[name]:
+            trace = self.findings.get(key)
+            if trace and not trace[-1].note.startswith("read back"):
+                self.findings[key] = trace + (step,)
+
+    def with_read_back(self, reach: SinkReach) -> SinkReach:
+        for name, step in self.read_steps.items():
+            if (reach.rule, reach.site) in self.retained_in.get(name, ()) and reach.trace[-1:] != (step,):
+                return replace(reach, trace=reach.trace + (step,))
+        return reach
+
+    def add_reach(self, reach: SinkReach) -> None:
+        """A reach whose report site is known does not change how callers are analysed: it
+        is propagated after the fixpoint (``Program.propagate_sited``), not in the summary."""
+        (self.sited if reach.site is not None else self.sinks).add(reach)
+
+    def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
+        key = (rule, site)
+        old = self.findings.get(key)
+        if old and old[-1].note.startswith("read back"):
+            trace = trace + old[-1:]  # keep the later use found in an earlier loop round
+        if shorter_trace(trace, old):
+            self.findings[key] = trace
+
+    def settle(self, value: Value) -> None:
+        """Waiting on a future (``.result()``, ``await``, ``join``) makes its task synchronous."""
+        keys = deep_pending(value)
+        if self.st is not None and keys:
+            self.st.pending = frozenset(p for p in self.st.pending if p.key not in keys)
+
+    def add_pending(
+        self,
+        node: ast.AST,
+        payload: Value,
+        sink: str,
+        assume: frozenset,
+        subject: str = "",
+        rule: str = "BL001",
+        holder: tuple | None = None,
+    ) -> Value:
+        leaves = frozenset(deep_leaves(payload))
+        if not leaves or self.st is None:
+            return EMPTY
+        key = (node.lineno, node.col_offset)
+        note = STEP_NOTES[rule].format(sink=sink)
+        step = self.step(node, note)
+        pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder)
+        self.st.pending = self.st.pending | {pending}
+        return Value(pending=frozenset({key}))
+
+    def hand_back_stale(self, expr: ast.expr | None, value: Value, stmt: ast.AST) -> None:
+        """``return last`` after ``for ...: last = w``: the caller gets a view whose buffer the
+        producer has refilled since (BL003 at the return)."""
+        if expr is None or self.st is None or not self.st.stale:
+            return
+        names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & self.st.stale
+        if names:
+            held = join_all(self.st.vars.get(name) for name in names)
+            self.add_pending(stmt, held, f"{sorted(names)[0]} (after its loop moved on)", frozenset(), rule="BL003")
+

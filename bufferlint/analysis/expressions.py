@@ -1,0 +1,246 @@
+"""Expression evaluation: what each kind of expression evaluates to in the abstract domain.
+Mixed into ``FunctionInterpreter``."""
+
+from __future__ import annotations
+
+import ast
+
+from bufferlint.analysis.state import join_states
+from bufferlint.analysis.syntax import short
+from bufferlint.analysis.values import (
+    EMPTY,
+    Cond,
+    Value,
+    const,
+    container,
+    identities,
+    index,
+    iterate,
+    join,
+    join_all,
+    map_leaves,
+    view_of,
+)
+
+
+class ExpressionsMixin:
+    def captured(self, node: ast.AST) -> Value | None:
+        """A closure's captured variables, as a container (the task reads them later)."""
+        assigned = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        values = []
+        for child in ast.walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in assigned:
+                value = self.st.vars.get(child.id) if self.st is not None else None
+                if value is not None and child.id != getattr(node, "name", None):
+                    values.append(value)
+        if not values:
+            return None
+        return container(join_all(values))
+
+    def eval(self, node: ast.expr | None) -> Value:
+        if node is None or self.st is None:
+            return EMPTY
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is not None:
+            return method(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.eval(child)
+        return EMPTY
+
+    def expr_Constant(self, node: ast.Constant) -> Value:
+        return const(node.value)
+
+    def expr_Name(self, node: ast.Name) -> Value:
+        value = self.st.vars.get(node.id)
+        return value if value is not None else self.lookup(node.id)
+
+    def lookup(self, name: str) -> Value:
+        if name in self.info.local_defs:
+            return Value(ref=self.info.local_defs[name])
+        outer = self.info.outer
+        while outer is not None:
+            if name in outer.local_defs:
+                return Value(ref=outer.local_defs[name])
+            outer = outer.outer
+        module = self.module
+        if name in module.globals:
+            return Value(ref=module.globals[name])
+        if name in module.imports:
+            qualname = self.program.index.canonical(module.imports[name])
+            known, literal = self.program.index.constant(qualname)
+            return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
+        if name in module.constants:
+            return const(module.constants[name])
+        if name in ("True", "False", "None"):
+            return const({"True": True, "False": False, "None": None}[name])
+        return Value(ref=f"builtins.{name}")
+
+    def expr_Attribute(self, node: ast.Attribute) -> Value:
+        base = self.eval(node.value)
+        if base.ref is not None and not base.leaves:
+            qualname = self.program.index.canonical(f"{base.ref}.{node.attr}")
+            known, literal = self.program.index.constant(qualname)
+            return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
+        if node.attr in self.vocab.view_attributes:
+            return view_of(base, self.step(node, f"`.{node.attr}` is a view of the borrowed value"))
+        if node.attr in self.vocab.markers:
+            return Value(cond=Cond(clean_if_false=identities(base)))
+        return EMPTY
+
+    def expr_Subscript(self, node: ast.Subscript) -> Value:
+        base = self.eval(node.value)
+        if self.retained_in and isinstance(node.ctx, ast.Load):
+            self.read_back(node.value, node)
+        key = self.eval(node.slice)
+        step = self.step(node, "indexed/sliced: a view of the borrowed value")
+        if isinstance(node.slice, ast.Slice) or (isinstance(node.slice, ast.Tuple)):
+            return join(view_of(base, step), container(base.elems, None) if base.elems or base.items else None)
+        if key.has_const and isinstance(key.const, int) and not isinstance(key.const, bool):
+            return index(base, key.const, step)
+        return index(base, None, step)
+
+    def expr_Tuple(self, node: ast.Tuple | ast.List | ast.Set) -> Value:
+        values, starred = [], False
+        for elt in node.elts:
+            if isinstance(elt, ast.Starred):
+                starred = True
+                inner = self.eval(elt.value)
+                self.materialize(node, inner, "[*...]")
+                values.append(iterate(inner))
+            else:
+                values.append(self.eval(elt))
+        if isinstance(node, ast.Tuple) and not starred:
+            return container(None, tuple(values))
+        return container(join_all(values))
+
+    expr_List = expr_Tuple
+
+    expr_Set = expr_Tuple
+
+    def expr_Dict(self, node: ast.Dict) -> Value:
+        values = []
+        for key, value in zip(node.keys, node.values):
+            if key is not None:
+                self.eval(key)
+                values.append(self.eval(value))
+            else:
+                values.append(index(self.eval(value), None))
+        return container(join_all(values))
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Value:
+        values = [self.eval(v) for v in node.values]
+        conds = [v.cond or Cond() for v in values]
+        if isinstance(node.op, ast.And):
+            cond = Cond(frozenset().union(*(c.clean_if_true for c in conds)), frozenset.intersection(*(c.clean_if_false for c in conds)))
+        else:
+            cond = Cond(frozenset.intersection(*(c.clean_if_true for c in conds)), frozenset().union(*(c.clean_if_false for c in conds)))
+        result = join_all(Value(leaves=v.leaves, elems=v.elems, items=v.items, lazy=v.lazy, types=v.types) for v in values)
+        return Value(leaves=result.leaves, elems=result.elems, items=result.items, lazy=result.lazy, cond=cond)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
+        value = self.eval(node.operand)
+        if isinstance(node.op, ast.Not):
+            if value.has_const:
+                return const(not value.const)
+            return Value(cond=value.cond.negate() if value.cond else None)
+        return EMPTY
+
+    def expr_BinOp(self, node: ast.BinOp) -> Value:
+        left, right = self.eval(node.left), self.eval(node.right)
+        if isinstance(node.op, ast.Add) and any(v.elems is not None or v.items is not None for v in (left, right)):
+            return container(join(iterate(left), iterate(right)))
+        return EMPTY
+
+    def expr_Compare(self, node: ast.Compare) -> Value:
+        left = self.eval(node.left)
+        rights = [self.eval(c) for c in node.comparators]
+        if len(node.ops) == 1 and left.cond is not None and rights[0].has_const and isinstance(rights[0].const, bool):
+            positive = isinstance(node.ops[0], (ast.Is, ast.Eq)) == rights[0].const
+            return Value(cond=left.cond if positive else left.cond.negate())
+        return EMPTY
+
+    def expr_IfExp(self, node: ast.IfExp) -> Value:
+        self.eval(node.test)
+        before = self.st
+        self.st = before.copy()
+        self.refine(node.test, True)
+        body = self.eval(node.body) if self.st is not None else None
+        then_state = self.st
+        self.st = before.copy()
+        self.refine(node.test, False)
+        orelse = self.eval(node.orelse) if self.st is not None else None
+        self.st = join_states(then_state, self.st) or before
+        return join(body, orelse) or EMPTY
+
+    def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
+        value = self.eval(node.value)
+        self.assign(node.target, value, node)
+        return value
+
+    def expr_Lambda(self, node: ast.Lambda) -> Value:
+        captured = self.captured(node)
+        return captured or EMPTY
+
+    def expr_Await(self, node: ast.Await) -> Value:
+        value = self.eval(node.value)
+        self.settle(value)
+        return EMPTY
+
+    def expr_Yield(self, node: ast.Yield) -> Value:
+        value = self.eval(node.value) if node.value is not None else EMPTY
+        self.hand_back_stale(node.value, value, node)
+        self.add_yield(value, node)
+        return EMPTY
+
+    def expr_YieldFrom(self, node: ast.YieldFrom) -> Value:
+        value = self.eval(node.value)
+        self.add_yield(iterate(value), node)
+        return EMPTY
+
+    def add_yield(self, value: Value, node: ast.AST) -> None:
+        step = self.step(node, "yielded to the caller")
+        value = map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + (step,)))
+        self.yields = join(self.yields, value)
+        if self.st is not None:
+            self.commit(self.st, step)
+            self.st.pending = frozenset()
+
+    def comprehension(self, node, elt_nodes) -> list[Value]:
+        outer = self.st
+        self.st = outer.copy()
+        for gen in node.generators:
+            iterable = self.eval(gen.iter)
+            self.assign(gen.target, iterate(iterable, self.step(gen.iter, f"element taken by `for {short(gen.target)} in ...`")), node)
+            for cond in gen.ifs:
+                self.eval(cond)
+                self.refine(cond, True)
+                if self.st is None:
+                    self.st = outer
+                    return [EMPTY for _ in elt_nodes]
+        values = [self.eval(e) for e in elt_nodes]
+        inner = self.st
+        self.st = outer
+        if inner is not None:
+            self.st.pending = self.st.pending | inner.pending
+        return values
+
+    def expr_ListComp(self, node) -> Value:
+        return container(self.comprehension(node, [node.elt])[0])
+
+    expr_SetComp = expr_ListComp
+
+    def expr_GeneratorExp(self, node) -> Value:
+        return container(self.comprehension(node, [node.elt])[0], lazy=True)
+
+    def expr_DictComp(self, node) -> Value:
+        return container(self.comprehension(node, [node.key, node.value])[1])
+
+    def expr_Starred(self, node: ast.Starred) -> Value:
+        return iterate(self.eval(node.value))
+
+    def expr_Call(self, node: ast.Call) -> Value:
+        from bufferlint.analysis.calls import evaluate_call
+
+        return evaluate_call(self, node)
+

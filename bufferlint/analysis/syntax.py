@@ -1,0 +1,49 @@
+"""Small questions about syntax nodes that the interpreter asks in several places."""
+
+from __future__ import annotations
+
+import ast
+
+from bufferlint.analysis.index import dotted_name
+
+
+def is_slice(key: ast.expr) -> bool:
+    return isinstance(key, ast.Slice) or (isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts))
+
+
+def annotations_of(node: ast.AST) -> dict[str, ast.expr]:
+    args = getattr(node, "args", None)
+    if not isinstance(args, ast.arguments):
+        return {}
+    every = args.posonlyargs + args.args + args.kwonlyargs
+    return {a.arg: a.annotation for a in every if a.annotation is not None}
+
+
+def root_name(node: ast.AST) -> str | None:
+    """The variable at the root of ``a.b[c].d`` or ``a.setdefault(k, {})[...]``."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        else:
+            return None
+
+
+def assigned_names(stmts: list) -> set[str]:
+    names = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return names
+
+
+def short(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Tuple):
+        return ", ".join(short(e) for e in node.elts)
+    return dotted_name(node) or "..."
