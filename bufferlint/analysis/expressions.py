@@ -62,6 +62,8 @@ class ExpressionsMixin:
         while outer is not None:
             if name in outer.local_defs:
                 return Value(ref=outer.local_defs[name])
+            if name in outer.params or name in outer.assigned:
+                return EMPTY  # a closure variable: some object of the enclosing call, unknown here
             outer = outer.outer
         module = self.module
         if name in module.globals:

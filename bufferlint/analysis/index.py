@@ -30,6 +30,7 @@ class FunctionInfo:
     outer: "FunctionInfo | None" = None
     local_defs: dict[str, str] = field(default_factory=dict)  # nested def name -> qualname
     _generator: bool | None = None
+    _assigned: frozenset | None = None
 
     @property
     def name(self) -> str:
@@ -41,6 +42,15 @@ class FunctionInfo:
         if self._generator is None:
             self._generator = _is_generator(self.node)
         return self._generator
+
+    @property
+    def assigned(self) -> frozenset:
+        """Names the function's own body assigns (closure variables of its nested functions)."""
+        if self._assigned is None:
+            self._assigned = frozenset(
+                n.id for n in _walk_own_body(self.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            )
+        return self._assigned
 
     @property
     def binds_receiver(self) -> bool:

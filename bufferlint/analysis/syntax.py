@@ -47,3 +47,4 @@ def short(node: ast.AST) -> str:
     if isinstance(node, ast.Tuple):
         return ", ".join(short(e) for e in node.elts)
     return dotted_name(node) or "..."
+
