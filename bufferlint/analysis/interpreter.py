@@ -183,6 +183,8 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
     def stmt_AugAssign(self, stmt: ast.AugAssign) -> None:
         value = self.eval(stmt.value)
         if isinstance(stmt.target, ast.Name) and (value.elems is not None or value.items is not None):
+            if self.outlives_step(stmt.target):  # `kept += [w]`, `kept |= {name: w}`
+                self.retain(stmt, index(value, None), stmt.target.id, (stmt.target.id, None))
             old = self.st.vars.get(stmt.target.id, EMPTY)
             self.st.vars[stmt.target.id] = container(join(old.elems, iterate(value)), lazy=old.lazy)
         else:

@@ -33,10 +33,13 @@ def root_name(node: ast.AST) -> str | None:
 
 
 def assigned_names(stmts: list) -> set[str]:
-    names = set()
+    """Names (re)bound in these statements; ``x += ...`` updates ``x`` in place, not a rebinding."""
+    names, updated = set(), set()
     for stmt in stmts:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                updated.add(id(node.target))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in updated:
                 names.add(node.id)
     return names
 
