@@ -45,9 +45,6 @@ class VocabIndex:
         for pattern in patterns:
             self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
 
-    def names(self) -> set[str]:
-        return set(self._by_name)
-
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
         A sink declared ``within`` a context only matches inside one (``contexts``)."""
