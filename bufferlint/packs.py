@@ -4,7 +4,9 @@ A pack (a TOML file in ``rules/``, or ``[tool.bufferlint]`` in a project's pypro
 names the callables that produce borrowed values (sources), the attributes that mark them
 (markers), the predicates that keep them off async paths (guards), the calls that copy
 (sanitizers) or alias (views) them, and the async consumers (sinks), plus the wrappers that re-yield their input (passthrough, e.g. ``tqdm``), the
-calls that wait for submitted work (settlers) or for all outstanding device work
+calls that wait for submitted work (settlers: a method waits for its receiver, a function
+for its arguments), for every task of an executor (drains: ``shutdown``, ``__exit__``) or
+for all outstanding device work
 (synchronizers), those whose result keeps its arguments for later (binds, e.g.
 ``functools.partial``) and methods that keep their arguments in the receiver (retainers, e.g.
 ``Module.register_buffer``). The engine hard-codes
@@ -17,7 +19,10 @@ Callables are written as patterns:
 * ``pkg.mod.Class.method``: that method (on receivers known to be of that class);
 * ``.method``: a method of that name on any receiver;
 * a ``(kw=value)`` suffix restricts a pattern to calls that pass that keyword constant,
-  e.g. ``.to(copy=True)``.
+  e.g. ``.to(copy=True)``; ``kw?=value`` also accepts calls that leave it out (the default),
+  ``kw@N=value`` also looks at positional argument N, and ``'cuda*'`` matches by prefix.
+  Patterns that clean or settle need the condition to hold for sure; sinks also match when
+  the argument is not a constant (``non_blocking=flag`` may be true).
 """
 
 from __future__ import annotations
@@ -44,13 +49,40 @@ class PackError(Exception):
 
 
 _PATTERN = re.compile(r"^(?P<name>\.?[A-Za-z_][\w.]*)(?:\((?P<cond>[^)]*)\))?$")
+_CONDITION = re.compile(r"^(?P<key>[A-Za-z_]\w*)(?:@(?P<position>\d+))?(?P<op>\??=)(?P<value>.+)$")
+
+
+@dataclass(frozen=True)
+class ArgCondition:
+    """``kw=value``: the call passes ``kw`` (or, with ``kw@N=value``, positional argument N)
+    equal to ``value``; ``kw?=value``: it passes it so or not at all (``value`` is the
+    default). A string value ending in ``*`` matches by prefix, and a string also matches a
+    name whose last part it is (``return_when?='ALL_COMPLETED'`` accepts
+    ``concurrent.futures.ALL_COMPLETED``)."""
+
+    key: str
+    value: Any
+    optional: bool = False
+    position: int | None = None
+
+    def accepts(self, value: Any) -> bool:
+        expected = self.value
+        if isinstance(expected, str) and isinstance(value, str):
+            if expected.endswith("*"):
+                return value.startswith(expected[:-1])
+            return value == expected or value.rsplit(".", 1)[-1] == expected
+        return value == expected and type(value) is type(expected)
+
+    def __str__(self) -> str:
+        position = f"@{self.position}" if self.position is not None else ""
+        return f"{self.key}{position}{'?=' if self.optional else '='}{self.value!r}"
 
 
 @dataclass(frozen=True)
 class CallPattern:
     qualname: str | None  # "torch.clone", "concurrent.futures.Executor.submit"
     method: str | None  # "clone" for ".clone"
-    required_kwargs: tuple[tuple[str, Any], ...] = ()
+    required_kwargs: tuple[ArgCondition, ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> "CallPattern":
@@ -58,18 +90,20 @@ class CallPattern:
         if not match:
             raise ValueError(f"not a call pattern: {text!r} (expected 'pkg.func', 'pkg.Class.method' or '.method')")
         name = match.group("name")
-        kwargs: list[tuple[str, Any]] = []
+        conditions: list[ArgCondition] = []
         for part in filter(None, (p.strip() for p in (match.group("cond") or "").split(","))):
-            key, sep, value = part.partition("=")
-            if not sep or not key.strip().isidentifier():
-                raise ValueError(f"bad keyword condition {part!r} in {text!r} (expected kw=value)")
+            cond = _CONDITION.match(part)
+            if not cond:
+                raise ValueError(f"bad argument condition {part!r} in {text!r} (expected kw=value, kw?=value or kw@N=value)")
             try:
-                kwargs.append((key.strip(), ast.literal_eval(value.strip())))
+                value = ast.literal_eval(cond.group("value").strip())
             except (ValueError, SyntaxError):
-                raise ValueError(f"bad keyword value {value.strip()!r} in {text!r}") from None
+                raise ValueError(f"bad keyword value {cond.group('value').strip()!r} in {text!r}") from None
+            position = int(cond.group("position")) if cond.group("position") is not None else None
+            conditions.append(ArgCondition(cond.group("key"), value, cond.group("op") == "?=", position))
         if name.startswith("."):
-            return cls(None, name[1:], tuple(kwargs))
-        return cls(name, None, tuple(kwargs))
+            return cls(None, name[1:], tuple(conditions))
+        return cls(name, None, tuple(conditions))
 
     @property
     def last_name(self) -> str:
@@ -78,7 +112,7 @@ class CallPattern:
     def __str__(self) -> str:
         base = f".{self.method}" if self.method else self.qualname
         if self.required_kwargs:
-            base += "(" + ", ".join(f"{k}={v!r}" for k, v in self.required_kwargs) + ")"
+            base += "(" + ", ".join(str(c) for c in self.required_kwargs) + ")"
         return base
 
 
@@ -163,6 +197,7 @@ class SinkSpec:
     rule: str = "BL001"  # BL001: a task reads it later; BL004: a device copy reads it later
     payload: str = "all"  # which values are read later: "all" arguments, "args", or the "receiver"
     within: tuple[CallPattern, ...] = ()  # only inside `with <one of these>:` (a CUDA stream)
+    eager: bool = False  # submits every element of its iterable arguments up front (Executor.map)
 
 
 @dataclass(frozen=True)
@@ -184,6 +219,7 @@ class Vocabulary:
     view_attributes: set[str] = field(default_factory=set)
     sinks: list[SinkSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
+    drains: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
@@ -199,6 +235,7 @@ class Vocabulary:
         self.view_attributes |= other.view_attributes
         self.sinks += other.sinks
         self.settlers += other.settlers
+        self.drains += other.drains
         self.passthrough += other.passthrough
         self.binds += other.binds
         self.synchronizers += other.synchronizers
@@ -208,7 +245,7 @@ class Vocabulary:
 
 
 PACK_KEYS = {
-    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "passthrough", "binds", "synchronizers", "retainers",
+    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers",
 }
 
 
@@ -262,6 +299,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         ("sanitizers", vocab.sanitizers),
         ("views", vocab.views),
         ("settlers", vocab.settlers),
+        ("drains", vocab.drains),
         ("passthrough", vocab.passthrough),
         ("binds", vocab.binds),
         ("synchronizers", vocab.synchronizers),
@@ -288,7 +326,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
     for i, table in enumerate(_table_list(data, "sinks", origin)):
         where = f"{origin}: sinks[{i}]"
-        _check_keys(table, {"call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within"}, where)
+        _check_keys(table, {"call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within", "eager"}, where)
         params = tuple(_string_list(table, "params", where))
         enabled_by = table.get("enabled-by")
         if enabled_by is not None and not isinstance(enabled_by, str):
@@ -303,8 +341,13 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         if payload not in ("all", "args", "receiver"):
             raise PackError(f"{where}: 'payload' must be \"all\", \"args\" or \"receiver\"")
         within = _patterns(table["within"], f"{where}.within") if "within" in table else ()
+        eager = table.get("eager", False)
+        if not isinstance(eager, bool):
+            raise PackError(f"{where}: 'eager' must be true or false")
         vocab.sinks.append(
-            SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, rule, payload, within)
+            SinkSpec(
+                _patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, rule, payload, within, eager
+            )
         )
 
     for i, table in enumerate(_table_list(data, "guards", origin)):

@@ -49,16 +49,20 @@ class Args:
     def __init__(self, it: "FunctionInterpreter", node: ast.Call) -> None:
         self.positional: list[tuple[Value, bool]] = []
         self.keywords: list[tuple[str | None, Value]] = []
-        self.kw_nodes: dict[str, ast.expr] = {}
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                self.positional.append((it.eval(arg.value), True))
-            else:
-                self.positional.append((it.eval(arg), False))
-        for kw in node.keywords:
-            self.keywords.append((kw.arg, it.eval(kw.value)))
-            if kw.arg:
-                self.kw_nodes[kw.arg] = kw.value
+        # What each argument expression (and its parts) evaluated to: which one carries a
+        # borrowed value, for the finding's subject.
+        outer = it.recorded
+        it.recorded = self.values = outer if outer is not None else {}
+        try:
+            for arg in node.args:
+                if isinstance(arg, ast.Starred):
+                    self.positional.append((it.eval(arg.value), True))
+                else:
+                    self.positional.append((it.eval(arg), False))
+            for kw in node.keywords:
+                self.keywords.append((kw.arg, it.eval(kw.value)))
+        finally:
+            it.recorded = outer
 
     def first(self) -> Value | None:
         """The value a function-style view or wrapper acts on: the first argument, however
@@ -82,6 +86,21 @@ class Args:
         if value is not None and value.has_const:
             return True, value.const
         return False, None
+
+    def argument(self, name: str, position: int | None = None) -> tuple[str, object]:
+        """How the call passes a parameter: ("absent", None), ("const", value) for a literal
+        or a static name (``concurrent.futures.ALL_COMPLETED``), or ("unknown", None)."""
+        value = self.keyword(name)
+        if value is None and position is not None:
+            value = self.arg(position)
+        if value is None:
+            unpacked = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
+            return ("unknown", None) if unpacked else ("absent", None)
+        if value.has_const:
+            return "const", value.const
+        if value.ref is not None and not value.leaves:
+            return "const", value.ref
+        return "unknown", None
 
     def arg(self, position: int, name: str | None = None) -> Value | None:
         if name is not None:
@@ -164,7 +183,7 @@ class Call:
         self.constructed: str | None = None
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
-        self.shape = CallShape(vocab_name, method, known, args.constant_kwarg)
+        self.shape = CallShape(vocab_name, method, known, args.argument)
 
     def step(self, note: str) -> TraceStep:
         return self.it.step(self.node, note)
@@ -172,6 +191,10 @@ class Call:
     # -- dispatch ------------------------------------------------------------------------
 
     def evaluate(self) -> Value:
+        if self.receiver is not None and (self.receiver.pending or self.receiver.alloc):
+            result = self.wait_on_receiver()
+            if result is not None:
+                return result
         if self.qualname is not None:
             if self.qualname.startswith("builtins."):
                 result = self.builtin(self.qualname[len("builtins."):])
@@ -184,7 +207,7 @@ class Call:
             if result is not None:
                 return result
             self.demand("qualname", self.qualname, None)
-            return Value(types=frozenset({self.qualname}))
+            return Value(types=frozenset({self.qualname}), alloc=frozenset({self.allocation_site()}))
         result = self.container_method()
         if result is not None:
             return result
@@ -200,6 +223,21 @@ class Call:
             if targets:
                 return self.apply_project(targets, by_name=True)
         return EMPTY
+
+    def allocation_site(self) -> tuple:
+        return (self.it.info.qualname, self.node.lineno, self.node.col_offset)
+
+    def wait_on_receiver(self) -> Value | None:
+        """``future.result()``, ``thread.join()``: a method that waits for its receiver's work;
+        ``executor.shutdown(wait=True)``: one that waits for every task of the executor."""
+        vocab = self.it.vocab
+        if self.receiver.pending and vocab.match("settlers", self.shape) is not None:
+            self.it.settle(Value(pending=self.receiver.pending))
+            return EMPTY
+        if self.receiver.alloc and vocab.match("drains", self.shape) is not None:
+            self.it.settle_owned_by(self.receiver)
+            return EMPTY
+        return None
 
     def demand(self, kind: str, name: str, receiver: Value | None) -> None:
         """Ask for the files defining ``name`` if what we pass it may be borrowed."""
@@ -286,7 +324,7 @@ class Call:
             return EMPTY
         if method == "pop" and self.node.args and isinstance(target, ast.Name):
             self.it.release(target.id, ast.unparse(self.node.args[0]))
-        if self.it.retained_in and method in ("get", "pop", "popitem", "popleft", "values", "items"):
+        if method in ("get", "pop", "popitem", "popleft", "values", "items"):
             self.it.read_back(target, self.node)
         if method in ("get", "pop", "popitem", "popleft"):
             return join(index(receiver, None), args.arg(1)) or EMPTY
@@ -303,43 +341,59 @@ class Call:
     # -- the vocabulary ------------------------------------------------------------------
 
     def vocabulary(self) -> Value | None:
+        """The first pack entry the call matches decides what it does (``HANDLERS``)."""
         vocab = self.it.vocab
-        receiver = self.receiver
-        if vocab.match("synchronizers", self.shape) is not None:
-            self.it.synchronize()
-            return EMPTY
-        if vocab.match("settlers", self.shape) is not None:
-            for value in self.args.flat() + ([receiver] if receiver is not None else []):
-                self.it.settle(value)
-            return EMPTY
-        if vocab.match("sanitizers", self.shape) is not None:
-            return EMPTY
-        source = vocab.match("sources", self.shape)
-        if source is not None:
-            return self.source(source)
-        sink = vocab.match("sinks", self.shape, self.it.contexts)
-        if sink is not None:
-            return self.sink(sink)
-        guard = vocab.match("guards", self.shape)
-        if guard is not None:
-            subject = self.args.arg(guard.param)
-            return Value(cond=Cond(clean_if_true=identities(subject) if subject is not None else frozenset()))
-        if vocab.match("views", self.shape) is not None:
-            subject = receiver if receiver is not None else self.args.first()
-            if subject is None:
-                return EMPTY
-            return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))
-        if vocab.match("retainers", self.shape) is not None:
-            holder = self.node.func.value if isinstance(self.node.func, ast.Attribute) else None
-            if holder is not None and self.it.outlives_step(holder, attribute=True):
-                self.it.retain(self.node, join_all(self.args.flat()), f"{dotted_name(holder) or 'object'}.{self.method}", None)
-            return EMPTY
-        if vocab.match("binds", self.shape) is not None:
-            return container(join_all(self.args.flat()))
-        if vocab.match("passthrough", self.shape) is not None:
-            first = self.args.arg(0)
-            return container(iterate(first), lazy=True) if first is not None else EMPTY
+        for kind, handler in HANDLERS:
+            spec = vocab.match(kind, self.shape, self.it.contexts if kind == "sinks" else frozenset())
+            if spec is not None:
+                return handler(self, spec)
         return None
+
+    def on_synchronizer(self, spec) -> Value:
+        self.it.synchronize()
+        return EMPTY
+
+    def on_settler(self, pattern) -> Value:
+        """A method waits for its receiver (``future.result()``); a function for the futures
+        it is given, in collections too (``wait(futures)``)."""
+        if pattern.method is not None or self.receiver is not None:
+            if self.receiver is not None and self.receiver.pending:
+                self.it.settle(Value(pending=self.receiver.pending))
+            return EMPTY
+        for value in self.args.flat():
+            self.it.settle(value)
+        return EMPTY
+
+    def on_drain(self, spec) -> Value:
+        if self.receiver is not None:
+            self.it.settle_owned_by(self.receiver)
+        return EMPTY
+
+    def on_sanitizer(self, spec) -> Value:
+        return EMPTY
+
+    def on_guard(self, guard) -> Value:
+        subject = self.args.arg(guard.param)
+        return Value(cond=Cond(clean_if_true=identities(subject) if subject is not None else frozenset()))
+
+    def on_view(self, spec) -> Value:
+        subject = self.receiver if self.receiver is not None else self.args.first()
+        if subject is None:
+            return EMPTY
+        return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))
+
+    def on_retainer(self, spec) -> Value:
+        holder = self.node.func.value if isinstance(self.node.func, ast.Attribute) else None
+        if holder is not None and self.it.outlives_step(holder, attribute=True):
+            self.it.retain(self.node, join_all(self.args.flat()), f"{dotted_name(holder) or 'object'}.{self.method}", None)
+        return EMPTY
+
+    def on_bind(self, spec) -> Value:
+        return container(join_all(self.args.flat()))
+
+    def on_passthrough(self, spec) -> Value:
+        first = self.args.arg(0)
+        return container(iterate(first), lazy=True) if first is not None else EMPTY
 
     def source(self, spec: SourceSpec) -> Value:
         for cond in spec.owned_if:
@@ -389,8 +443,13 @@ class Call:
                 payload = join(payload, self.receiver)
         self.note_guard_use(enabler, payload)
         payload = clean(payload, cleaned)
+        if spec.eager:
+            note = f"every element is submitted to `{self.name}` up front while the producer advances"
+            for value in self.args.flat(skip=enabler):
+                self.it.materialize(self.node, value, self.name, rule=spec.rule, note=note)
         subject = self.subject(frozenset(deep_leaves(payload)))
-        return self.it.add_pending(self.node, payload, self.name, assume, subject, rule=spec.rule)
+        owners = self.receiver.alloc if self.receiver is not None else frozenset()
+        return self.it.add_pending(self.node, payload, self.name, assume, subject, rule=spec.rule, owners=owners)
 
     def subject(self, leaves: frozenset) -> str:
         """The source of the argument that carries these borrowed leaves (descending into a
@@ -403,13 +462,8 @@ class Call:
         base_ids = {leaf.base for leaf in next((tier for tier in tiers if tier), set())}
 
         def carries(expr: ast.expr) -> bool:
-            saved = self.it.st
-            self.it.st = saved.copy()
-            try:
-                value = self.it.peek(expr)
-            finally:
-                self.it.st = saved
-            return any(leaf.base in base_ids for leaf in deep_leaves(value))
+            value = self.args.values.get(id(expr))
+            return value is not None and any(leaf.base in base_ids for leaf in deep_leaves(value))
 
         candidates = [a.value if isinstance(a, ast.Starred) else a for a in self.node.args]
         candidates += [kw.value for kw in self.node.keywords]
@@ -471,10 +525,36 @@ class Call:
             results.append(self.apply_summary(info, summary, bound))
         result = join_all(results)
         if self.constructed:
-            return Value(types=frozenset({self.constructed}))
+            return Value(types=frozenset({self.constructed}), alloc=frozenset({self.allocation_site()}))
         if len(targets) == 1:
             result = replace(result, origin=targets[0].qualname)
         return result
+
+    def adopt_future(self, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple) -> None:
+        """A helper returned the future of a submission that is still running: it is pending
+        here now, until this function waits for it (or its producer advances)."""
+        it = self.it
+        leaves = set()
+        here = False
+        for leaf in future.leaves:
+            if isinstance(leaf, ParamRef):
+                actual = bound.get(leaf.index)
+                if actual is None:
+                    continue
+                here = here or "iter" in leaf.path
+                for mine in deep_leaves(resolve(actual, leaf.path)):
+                    leaves.add(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
+            else:
+                here = True
+                leaves.add(Borrow((leaf.site[0], callkey), leaf.view, leaf.trace + (call_step,)))
+        if not leaves or it.st is None:
+            return
+        site = future.site if here else it.site(self.node, self.name, self.subject(frozenset(leaves)))
+        pending = replace(
+            future, key=_future_key(callkey, future.key), leaves=frozenset(leaves), site=site,
+            assume=frozenset(it.st.assume), holder=None, owners=frozenset(),
+        )
+        it.st.pending = it.st.pending | {pending}
 
     def bind(self, info: FunctionInfo) -> dict[int, Value]:
         bound: dict[int, Value] = {}
@@ -542,12 +622,21 @@ class Call:
                     )
         if summary.synchronizes:
             it.synchronize()
-        result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), (self.node.lineno, self.node.col_offset))
+        callkey = (self.node.lineno, self.node.col_offset)
+        for future in summary.futures:
+            self.adopt_future(future, bound, call_step, callkey)
+        result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), callkey)
         guards = {identity for p in summary.guards if p in bound for identity in identities(bound[p])}
         checks = {identity for p in summary.marker_checks if p in bound for identity in identities(bound[p])}
         if guards or checks:
             result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
         return result
+
+
+def _future_key(callkey: tuple, key: tuple) -> tuple:
+    """A callee's submission seen from this call: keyed by the call and the submission's own
+    position (bounded, so recursion through helpers that return futures converges)."""
+    return callkey + key[-2:]
 
 
 def enabling_condition(enabler: Value) -> tuple[frozenset, frozenset]:
@@ -639,29 +728,47 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         const=value.const,
         has_const=value.has_const,
         types=value.types,
+        pending=frozenset(_future_key(callkey, key) for key in value.pending),
     )
     return join_all([base] + extra)
 
 
 def _append_trace(value: Value, steps: tuple) -> Value:
-    from bufferlint.analysis.values import map_leaves
-
     return map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + steps))
 
 
-def shape_of(it: "FunctionInterpreter", node: ast.expr) -> CallShape | None:
-    """The call shape of a ``with`` item (``torch.cuda.stream(s)``), without evaluating it."""
+def shape_of(it: "FunctionInterpreter", node: ast.expr, values: dict[int, Value]) -> CallShape | None:
+    """The call shape of a ``with`` item (``torch.cuda.stream(s)``), from the values its
+    parts evaluated to."""
     if not isinstance(node, ast.Call):
         return None
     func = node.func
     if isinstance(func, ast.Attribute):
-        receiver = it.peek(func.value)
+        receiver = values.get(id(func.value), EMPTY)
         if receiver.ref is not None and not receiver.leaves:
-            return CallShape(it.program.index.canonical(f"{receiver.ref}.{func.attr}"), None, frozenset(), _no_kwargs)
-        return CallShape(None, func.attr, receiver.types | receiver.declared, _no_kwargs)
-    callee = it.peek(func)
-    return CallShape(callee.ref, None, frozenset(), _no_kwargs) if callee.ref else None
+            return CallShape(it.program.index.canonical(f"{receiver.ref}.{func.attr}"), None, frozenset(), _no_arguments)
+        return CallShape(None, func.attr, receiver.types | receiver.declared, _no_arguments)
+    callee = values.get(id(func), EMPTY)
+    return CallShape(callee.ref, None, frozenset(), _no_arguments) if callee.ref else None
 
 
-def _no_kwargs(name: str) -> tuple[bool, object]:
-    return False, None
+def _no_arguments(name: str, position: int | None = None) -> tuple[str, object]:
+    return "absent", None
+
+
+# What a call matching each kind of pack entry does, in the order they are tried: waiting
+# and device synchronisation first, then what creates borrowed values or consumes them
+# asynchronously, then what copies, judges or aliases them.
+HANDLERS = (
+    ("synchronizers", Call.on_synchronizer),
+    ("settlers", Call.on_settler),
+    ("drains", Call.on_drain),
+    ("sources", Call.source),
+    ("sinks", Call.sink),
+    ("sanitizers", Call.on_sanitizer),
+    ("guards", Call.on_guard),
+    ("views", Call.on_view),
+    ("retainers", Call.on_retainer),
+    ("binds", Call.on_bind),
+    ("passthrough", Call.on_passthrough),
+)

@@ -29,11 +29,11 @@ STEP_NOTES = {
 
 
 class EffectsMixin:
-    def is_tensor(self, expr: ast.expr) -> bool:
-        """A store target known to be an array (a view, e.g. ``param.data``), not a container."""
+    def is_array(self, expr: ast.expr, value: Value) -> bool:
+        """A store target (``expr``, evaluated to ``value``) known to be an array (a view, e.g.
+        ``param.data``), not a container: storing into it copies."""
         if isinstance(expr, ast.Attribute) and expr.attr in self.vocab.view_attributes:
             return True
-        value = self.peek(expr)
         return any(isinstance(leaf, ParamRef) and "view" in leaf.path for leaf in value.leaves)
 
     def outlives_step(self, expr: ast.expr, attribute: bool = False) -> bool:
@@ -78,25 +78,33 @@ class EffectsMixin:
             self.st.pending = frozenset(p for p in self.st.pending if p.rule != "BL004")
             self.st.synced = True
 
-    def materialize(self, node: ast.AST, value: Value, what: str, reach: SinkReach | None = None) -> None:
-        """``list(stream)``: every element is held at once while the producer advances (BL003)."""
+    def materialize(
+        self,
+        node: ast.AST,
+        value: Value,
+        what: str,
+        reach: SinkReach | None = None,
+        rule: str = "BL003",
+        note: str | None = None,
+    ) -> None:
+        """``list(stream)``: every element is held at once while the producer advances
+        (BL003); an eager sink (``Executor.map``) queues every element the same way."""
         if self.st is None:
             return
+        step = self.step(node, note or f"every element is kept at once by `{what}` while the producer advances")
         if value.lazy:
             leaves = frozenset(deep_leaves(value.elems, through_lazy=True))
             site = reach.site if reach is not None and reach.site else self.site(node, what)
-            step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
             for leaf in leaves:
                 trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
                 if isinstance(leaf, Borrow):
-                    self.report(site, trace, "BL003")
+                    self.report(site, trace, rule)
                 else:
-                    self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, site, trace, "BL003", True))
+                    self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, site, trace, rule, True))
             return
         for leaf in value.leaves:
             if isinstance(leaf, ParamRef) and reach is None:
-                step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
-                self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, self.site(node, what), (step,), "BL003", True))
+                self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, self.site(node, what), (step,), rule, True))
 
     def mark(self, target: ast.expr, stmt: ast.AST) -> None:
         """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)."""
@@ -125,17 +133,25 @@ class EffectsMixin:
                     self.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.rule))
 
     def read_back(self, holder: ast.expr, node: ast.AST) -> None:
-        """A container that kept borrowed views past their step is read: show the use (say the
-        ``torch.cat`` that fuses them) at the end of the store's trace; the finding stays at
-        the store."""
+        """A container that keeps borrowed views past their step is read: the use (say the
+        ``torch.cat`` that fuses them) goes at the end of the store's trace once the
+        fixpoint is done (``add_read_backs``); the finding stays at the store."""
         name = holder.id if isinstance(holder, ast.Name) else None
-        if name not in self.retained_in:
+        if name is None or name in self.read_steps:
             return
-        step = self.read_steps.setdefault(name, self.step(node, f"read back from `{name}` after the producer moved on"))
-        for key in self.retained_in[name]:
-            trace = self.findings.get(key)
-            if trace and not trace[-1].note.startswith("read back"):
-                self.findings[key] = trace + (step,)
+        holds = name in self.retained_in or any(
+            p.holder is not None and p.holder[0] == name for p in (self.st.pending if self.st is not None else ())
+        )
+        if holds:
+            self.read_steps[name] = self.step(node, f"read back from `{name}` after the producer moved on")
+
+    def add_read_backs(self) -> None:
+        for name, step in self.read_steps.items():
+            for key in self.retained_in.get(name, ()):
+                trace = self.findings.get(key)
+                if trace and trace[-1] != step:
+                    self.findings[key] = trace + (step,)
+        self.sited = {self.with_read_back(reach) for reach in self.sited}
 
     def with_read_back(self, reach: SinkReach) -> SinkReach:
         for name, step in self.read_steps.items():
@@ -151,8 +167,6 @@ class EffectsMixin:
     def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
         key = (rule, site)
         old = self.findings.get(key)
-        if old and old[-1].note.startswith("read back"):
-            trace = trace + old[-1:]  # keep the later use found in an earlier loop round
         if shorter_trace(trace, old):
             self.findings[key] = trace
 
@@ -161,6 +175,15 @@ class EffectsMixin:
         keys = deep_pending(value)
         if self.st is not None and keys:
             self.st.pending = frozenset(p for p in self.st.pending if p.key not in keys)
+
+    def settle_owned_by(self, executor: Value) -> None:
+        """``executor.shutdown(wait=True)`` or leaving ``with executor:`` waits for every task
+        submitted to it: the submissions whose receiver can only be this executor."""
+        if self.st is None or not executor.alloc:
+            return
+        self.st.pending = frozenset(
+            p for p in self.st.pending if not (p.owners and p.owners <= executor.alloc)
+        )
 
     def add_pending(
         self,
@@ -171,14 +194,16 @@ class EffectsMixin:
         subject: str = "",
         rule: str = "BL001",
         holder: tuple | None = None,
+        owners: frozenset = frozenset(),
     ) -> Value:
+        """Work that reads ``payload`` later; returns the future standing for it."""
         leaves = frozenset(deep_leaves(payload))
         if not leaves or self.st is None:
             return EMPTY
         key = (node.lineno, node.col_offset)
         note = STEP_NOTES[rule].format(sink=sink)
         step = self.step(node, note)
-        pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder)
+        pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder, owners)
         self.st.pending = self.st.pending | {pending}
         return Value(pending=frozenset({key}))
 

@@ -1,9 +1,10 @@
-"""Flow-sensitive abstract interpretation of one function over Python's structured control flow.
+"""Flow-sensitive abstract interpretation of one function over its control-flow graph.
 
-It walks the function's syntax tree once per fixpoint round, carrying a ``State`` (what each
-local variable may hold, which submissions are still pending, which objects a guard proved
-unborrowed on this path). Branches are analysed under the refinement their test implies and
-joined at merges; loops iterate until the state at their head stops changing.
+The graph (``cfg.py``) is built once per function. A worklist visits its blocks in reverse
+postorder, carrying a ``State`` (what each local may hold, which submissions are still
+pending, which objects a guard proved unborrowed on this path) into each block, running the
+block's operations, and joining the result into every successor (refined by the truth of
+the branch test on that edge). It stops when no block's entry state changes.
 
 The result is the function's ``Summary`` (in terms of its parameters) and the concrete
 findings for borrowed values that are in hand here.
@@ -12,14 +13,16 @@ findings for borrowed values that are in hand here.
 from __future__ import annotations
 
 import ast
+import heapq
 from dataclasses import dataclass, replace
 
+from bufferlint.analysis import cfg
 from bufferlint.analysis.effects import EffectsMixin
 from bufferlint.analysis.expressions import ExpressionsMixin
 from bufferlint.analysis.index import FunctionInfo, dotted_name, import_bindings
-from bufferlint.analysis.state import State, join_states
-from bufferlint.analysis.syntax import annotations_of, assigned_names, is_slice, root_name, short
+from bufferlint.analysis.state import Pending, State, join_states
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, SinkReach, Site, Summary
+from bufferlint.analysis.syntax import annotations_of, assigned_names, is_slice, root_name, short
 from bufferlint.analysis.values import (
     EMPTY,
     Borrow,
@@ -30,14 +33,17 @@ from bufferlint.analysis.values import (
     const,
     container,
     deep_leaves,
+    deep_pending,
     index,
     iterate,
     join,
 )
 from bufferlint.findings import TraceStep
 
-MAX_LOOP_ROUNDS = 12
-
+# Visits of one block before the fixpoint is declared not reached. The lattice is finite
+# (paths and nesting are capped), so this is a guard against engine bugs, and hitting it is
+# reported to the user (``Outcome.caps``).
+MAX_BLOCK_VISITS = 64
 
 
 @dataclass
@@ -51,6 +57,19 @@ class Outcome:
     demands: set  # (kind, name): unresolved callees we pass (maybe) borrowed values to
     sited: set  # reaches reported in this function or below, propagated after the fixpoint
     edges: list  # CallEdge per call of a project function
+    caps: list  # analysis limits hit (each a sentence for the user)
+
+
+def graph_of(info: FunctionInfo) -> cfg.Graph:
+    graph = getattr(info, "_graph", None)
+    if graph is None:
+        graph = cfg.build(info.node)
+        info._graph = graph
+    return graph
+
+
+def _key(node: ast.AST) -> tuple:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0), type(node).__name__)
 
 
 class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
@@ -73,31 +92,29 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.retained_in: dict[str, set] = {}  # container -> BL003 findings of views kept in it
         self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
         self.edges: list = []
-        self.loop_stack: list[tuple[list, list]] = []
-        self.st = State()
-        self.contexts: frozenset = frozenset()  # active `within` contexts (CUDA streams)
-        self.loop_assigned: list[set[str] | None] = []  # names each advancing loop body assigns
+        self.futures: set[Pending] = set()  # submissions still running when their future is returned
+        self.caps: list[str] = []
+        self.st: State | None = State()
+        self.op: cfg.Op | None = None
+        self.recorded: dict[int, Value] | None = None  # values of evaluated nodes, when asked
+        self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
+        self.settled_each: dict[tuple, frozenset] = {}  # for loop -> futures pending on a back edge
+        self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
+        self._assigned: dict[int, set[str]] = {}
 
     # -- entry -----------------------------------------------------------------------
 
     def run(self) -> Outcome:
         node = self.info.node
         state = State()
-        self.st = state
         annotations = annotations_of(node)
         for i, name in enumerate(self.info.params):
             value = Value(leaves=frozenset({ParamRef(i)}), declared=self.declared_types(annotations.get(name)))
             if i == 0 and self.info.binds_receiver and self.info.class_qualname:
                 value = Value(leaves=value.leaves, types=frozenset({self.info.class_qualname}))
             state.vars[name] = value
-        self.st = state
-        body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) else []
-        end = self.exec_block(body)
-        if end is not None:
-            self.exit_synced.append(end.synced)
-            self.commit(end, self.step(node, "function returns") if not isinstance(node, ast.Module) else None)
-            self.falsy_returns.append(end.cleaned)
-        self.sited = {self.with_read_back(reach) for reach in self.sited}
+        self.solve(graph_of(self.info), state)
+        self.add_read_backs()
         returns = self.returns or EMPTY
         if self.info.is_generator:
             returns = Value(lazy=True, elems=self.yields)
@@ -107,10 +124,70 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             guards=self._proven(self.truthy_returns),
             marker_checks=self._proven(self.falsy_returns) if self.truthy_returns else frozenset(),
             synchronizes=bool(self.exit_synced) and all(self.exit_synced),
+            futures=frozenset(self.futures),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
-        return Outcome(summary, self.findings, self.callees, self.used_as_guard, self.demands, self.sited, self.edges)
+        return Outcome(
+            summary, self.findings, self.callees, self.used_as_guard, self.demands, self.sited, self.edges, self.caps
+        )
+
+    def solve(self, graph: cfg.Graph, entry_state: State) -> None:
+        """The worklist: visit blocks in reverse postorder until no entry state changes."""
+        order = graph.order
+        entry_states: dict[int, State] = {graph.entry: entry_state}
+        visits: dict[int, int] = {}
+        queue = [(order.get(graph.entry, 0), graph.entry)]
+        queued = {graph.entry}
+        while queue:
+            _, block_id = heapq.heappop(queue)
+            queued.discard(block_id)
+            visits[block_id] = visits.get(block_id, 0) + 1
+            block = graph.blocks[block_id]
+            if visits[block_id] > MAX_BLOCK_VISITS:
+                self.caps.append(
+                    f"{self.info.display}: the fixpoint at line {self._block_line(block)} was not reached after "
+                    f"{MAX_BLOCK_VISITS} visits; results for this function may be incomplete"
+                )
+                break
+            entry = entry_states[block_id]
+            self.st = entry.copy()
+            self.recorded = None
+            for op in block.ops:
+                if self.st is None:
+                    break
+                self.op = op
+                self.exec_op(op)
+            out, tested = self.st, self.recorded
+            self.recorded = None
+            for edge in block.succs:
+                if edge.from_entry:
+                    state = entry.copy()
+                elif out is None:
+                    continue
+                else:
+                    state = out.copy()
+                    if edge.test is not None:
+                        self.st = state
+                        self.refine(edge.test, edge.truth, tested or {})
+                        state = self.st
+                if state is None:
+                    continue
+                old = entry_states.get(edge.target)
+                new = join_states(old, state)
+                if old is None or new != old:
+                    entry_states[edge.target] = new
+                    if edge.target not in queued and edge.target in order:
+                        queued.add(edge.target)
+                        heapq.heappush(queue, (order[edge.target], edge.target))
+        self.st = None
+        self.op = None
+
+    @staticmethod
+    def _block_line(block: cfg.Block) -> int:
+        for op in block.ops:
+            return getattr(op.node, "lineno", 0)
+        return 0
 
     def declared_types(self, annotation: ast.expr | None) -> frozenset:
         """Classes a parameter annotation names (``X``, ``Optional[X]``, ``X | None``, ``"X"``)."""
@@ -150,23 +227,177 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
     def site(self, node: ast.AST, sink: str, subject: str = "") -> Site:
         return Site(self.program.span(self.module, node), self.info.display, sink, subject)
 
-    # -- statements --------------------------------------------------------------------
+    # -- the loops and contexts around the current operation ----------------------------
 
-    def exec_block(self, stmts: list[ast.stmt]) -> State | None:
-        for stmt in stmts:
-            if self.st is None:
-                return None
-            self.exec_stmt(stmt)
-        return self.st
+    @property
+    def loop_assigned(self) -> list[set[str] | None]:
+        """Names each enclosing loop that may advance a producer (re)binds in its body."""
+        out: list[set[str] | None] = []
+        for loop in self.op.loops if self.op is not None else ():
+            if not self.advancing.get(_key(loop), False):
+                out.append(None)
+                continue
+            names = self._assigned.get(id(loop))
+            if names is None:
+                names = self._assigned[id(loop)] = assigned_names(loop.body)
+            out.append(names)
+        return out
 
-    def exec_stmt(self, stmt: ast.stmt) -> None:
-        method = getattr(self, "stmt_" + type(stmt).__name__, None)
+    @property
+    def contexts(self) -> frozenset:
+        """The ``within`` contexts (CUDA streams) open around the current operation."""
+        if self.op is None or not self.op.withs:
+            return frozenset()
+        found = (self.with_contexts.get((_key(w), i)) for w, i in self.op.withs)
+        return frozenset(c for c in found if c)
+
+    # -- operations ----------------------------------------------------------------------
+
+    def exec_op(self, op: cfg.Op) -> None:
+        getattr(self, "op_" + op.kind)(op)
+
+    def op_stmt(self, op: cfg.Op) -> None:
+        node = op.node
+        if isinstance(node, ast.expr):  # a match subject: evaluated once, read by each case
+            self.st.vars[f"<subject:{_key(node)}>"] = self.eval(node)
+            return
+        method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is not None:
-            method(stmt)
+            method(node)
         else:
-            for child in ast.iter_child_nodes(stmt):
+            for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.eval(child)
+
+    def op_test(self, op: cfg.Op) -> None:
+        self.recorded = {}
+        self.eval(op.node)
+
+    def op_iter(self, op: cfg.Op) -> None:
+        stmt = op.node
+        iterable = self.eval(stmt.iter)
+        if self.st is None:
+            return
+        self.st.vars[f"<iter:{_key(stmt)}>"] = iterable
+        advances = iterable.lazy or any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
+        key = _key(stmt)
+        self.advancing[key] = self.advancing.get(key, False) or advances
+
+    def op_bind(self, op: cfg.Op) -> None:
+        stmt = op.node
+        iterable = self.st.vars.get(f"<iter:{_key(stmt)}>", EMPTY)
+        element = iterate(iterable, self.step(stmt, f"element taken by `for {short(stmt.target)} in ...`"))
+        self.assign(stmt.target, element, stmt)
+
+    def op_advance(self, op: cfg.Op) -> None:
+        """The back edge: an advancing loop's producer hands out the next element now."""
+        stmt = op.node
+        key = _key(stmt)
+        if isinstance(stmt, ast.While):
+            self.advancing[key] = True
+        if self.advancing.get(key) and self.st.pending:
+            self.commit(self.st, self.step(stmt, "the loop advances to its next iteration"))
+            self.st.pending = frozenset()
+        if not isinstance(stmt, ast.While):
+            keys = frozenset(p.key for p in self.st.pending)
+            self.settled_each[key] = self.settled_each.get(key, frozenset()) | keys
+
+    def op_exhausted(self, op: cfg.Op) -> None:
+        """``for f in futures: f.result()``: what every iteration settled is settled once the
+        iterator runs out; merely iterating (printing the futures) settles nothing."""
+        stmt = op.node
+        key = _key(stmt)
+        elements = deep_pending(iterate(self.st.vars.get(f"<iter:{key}>", EMPTY)))
+        settled = elements - self.settled_each.get(key, frozenset())
+        if settled:
+            self.st.pending = frozenset(p for p in self.st.pending if p.key not in settled)
+
+    def op_loop_exit(self, op: cfg.Op) -> None:
+        """Leaving a loop over a producer: views kept from its iterations are stale."""
+        stmt = op.node
+        if not isinstance(stmt, (ast.For, ast.AsyncFor)) or not self.advancing.get(_key(stmt)):
+            return
+        targets = assigned_names([stmt.target])
+        stale = {
+            name
+            for name in assigned_names(stmt.body) - targets
+            if any(
+                isinstance(leaf, Borrow) or "iter" in getattr(leaf, "path", ())
+                for leaf in deep_leaves(self.st.vars.get(name))
+            )
+        }
+        if stale:
+            self.st.stale = self.st.stale | frozenset(stale)
+
+    def op_with_enter(self, op: cfg.Op) -> None:
+        from bufferlint.analysis.calls import shape_of
+
+        stmt, i = op.node, op.extra
+        item = stmt.items[i]
+        saved, self.recorded = self.recorded, {}
+        value = self.eval(item.context_expr)
+        recorded, self.recorded = self.recorded, saved
+        if self.st is None:
+            return
+        shape = shape_of(self, item.context_expr, recorded)
+        context = self.vocab.context_of(shape) if shape is not None else None
+        if context:
+            self.with_contexts[(_key(stmt), i)] = context
+        self.st.vars[f"<with:{_key(stmt)}:{i}>"] = value
+        if item.optional_vars is not None:
+            self.assign(item.optional_vars, value, stmt)
+
+    def op_with_exit(self, op: cfg.Op) -> None:
+        """``__exit__``: an executor used as a context manager waits for all its tasks."""
+        value = self.st.vars.get(f"<with:{_key(op.node)}:{op.extra}>")
+        if value is not None:
+            self.settle_owned_by(value)
+
+    def op_return(self, op: cfg.Op) -> None:
+        stmt = op.node
+        value = self.eval(stmt.value) if stmt.value is not None else const(None)
+        if self.st is None:
+            return
+        self.hand_back_stale(stmt.value, value, stmt)
+        self.returns = join(self.returns, value)
+        truthy = not (value.has_const and not value.const)
+        falsy = not (value.has_const and value.const)
+        cond = value.cond or Cond()
+        if truthy:
+            self.truthy_returns.append(self.st.cleaned | cond.clean_if_true)
+        if falsy:
+            self.falsy_returns.append(self.st.cleaned | cond.clean_if_false)
+        self.st.vars["<return>"] = value
+
+    def op_exit(self, op: cfg.Op) -> None:
+        """The function ends: work whose future is returned goes to the caller (who may wait
+        for it); everything else still pending races with the caller's producer."""
+        node = op.node
+        if isinstance(node, ast.Module):
+            self.commit(self.st, None)
+            return
+        if not isinstance(node, ast.Return):
+            self.falsy_returns.append(self.st.cleaned)
+        self.exit_synced.append(self.st.synced)
+        returned = deep_pending(self.st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
+        handed = frozenset(p for p in self.st.pending if p.key in returned)
+        self.futures |= handed
+        self.st.pending = self.st.pending - handed
+        self.commit(self.st, self.step(node, "function returns"))
+
+    def op_raise(self, op: cfg.Op) -> None:
+        if op.node.exc is not None:
+            self.eval(op.node.exc)
+
+    def op_handler(self, op: cfg.Op) -> None:
+        if op.node.name:
+            self.st.vars[op.node.name] = EMPTY
+
+    def op_match_case(self, op: cfg.Op) -> None:
+        subject = self.st.vars.get(f"<subject:{_key(op.extra)}>", EMPTY)
+        self.bind_pattern(op.node.pattern, subject, op.node)
+
+    # -- simple statements ----------------------------------------------------------------
 
     def stmt_Expr(self, stmt: ast.Expr) -> None:
         self.eval(stmt.value)
@@ -190,38 +421,6 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         else:
             self.eval(stmt.target)
 
-    def stmt_Return(self, stmt: ast.Return) -> None:
-        value = self.eval(stmt.value) if stmt.value is not None else const(None)
-        if self.st is None:
-            return
-        self.hand_back_stale(stmt.value, value, stmt)
-        self.returns = join(self.returns, value)
-        truthy = not (value.has_const and not value.const)
-        falsy = not (value.has_const and value.const)
-        cond = value.cond or Cond()
-        if truthy:
-            self.truthy_returns.append(self.st.cleaned | cond.clean_if_true)
-        if falsy:
-            self.falsy_returns.append(self.st.cleaned | cond.clean_if_false)
-        self.exit_synced.append(self.st.synced)
-        self.commit(self.st, self.step(stmt, "function returns"))
-        self.st = None
-
-    def stmt_Raise(self, stmt: ast.Raise) -> None:
-        if stmt.exc is not None:
-            self.eval(stmt.exc)
-        self.st = None
-
-    def stmt_Break(self, stmt: ast.Break) -> None:
-        if self.loop_stack:
-            self.loop_stack[-1][0].append(self.st)
-        self.st = None
-
-    def stmt_Continue(self, stmt: ast.Continue) -> None:
-        if self.loop_stack:
-            self.loop_stack[-1][1].append(self.st)
-        self.st = None
-
     def stmt_Delete(self, stmt: ast.Delete) -> None:
         for target in stmt.targets:
             if isinstance(target, ast.Name):
@@ -233,10 +432,12 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                 self.eval(target)
 
     def stmt_Assert(self, stmt: ast.Assert) -> None:
-        self.refine(stmt.test, True)
+        saved, self.recorded = self.recorded, {}
+        self.eval(stmt.test)
+        recorded, self.recorded = self.recorded, saved
+        self.refine(stmt.test, True, recorded)
 
     def stmt_Import(self, stmt: ast.AST) -> None:
-
         for name, qualname in import_bindings(self.module, stmt).items():
             self.st.vars[name] = Value(ref=self.program.index.canonical(qualname))
 
@@ -263,147 +464,6 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
 
     stmt_Nonlocal = stmt_Global
     stmt_Pass = stmt_Global
-
-    def stmt_If(self, stmt: ast.If) -> None:
-        self.eval(stmt.test)
-        before = self.st
-        self.st = before.copy()
-        self.refine(stmt.test, True)
-        then_state = self.exec_block(stmt.body)
-        self.st = before.copy()
-        self.refine(stmt.test, False)
-        else_state = self.exec_block(stmt.orelse)
-        self.st = join_states(then_state, else_state)
-
-    def stmt_For(self, stmt: ast.For) -> None:
-        iterable = self.eval(stmt.iter)
-        element = iterate(iterable, self.step(stmt, f"element taken by `for {short(stmt.target)} in ...`"))
-        self.settle(iterable)
-        advances = iterable.lazy or any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
-        self.loop(stmt, lambda: self.assign(stmt.target, element, stmt), None, advances)
-
-    stmt_AsyncFor = stmt_For
-
-    def stmt_While(self, stmt: ast.While) -> None:
-        self.loop(stmt, None, stmt.test, advances=True)
-
-    def loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None, advances: bool) -> None:
-        """``advances``: each iteration may advance a producer (a lazy iterator, an iterable
-        parameter, any while loop). Iterating a list, a range or a tensor's own views does not
-        reuse any buffer, so pending work carries over to the enclosing step instead."""
-        self.loop_assigned.append(assigned_names(stmt.body) if advances else None)
-        try:
-            self._loop(stmt, bind, test, advances)
-        finally:
-            self.loop_assigned.pop()
-        if self.st is not None and advances and isinstance(stmt, (ast.For, ast.AsyncFor)):
-            targets = assigned_names([stmt.target])
-            stale = {
-                name
-                for name in assigned_names(stmt.body) - targets
-                if any(isinstance(leaf, Borrow) or "iter" in getattr(leaf, "path", ()) for leaf in deep_leaves(self.st.vars.get(name)))
-            }
-            self.st.stale = self.st.stale | frozenset(stale)
-
-    def _loop(self, stmt: ast.For | ast.While, bind, test: ast.expr | None, advances: bool) -> None:
-        entry = self.st
-        head = entry.copy()
-        exit_states: list[State | None] = []
-        for _ in range(MAX_LOOP_ROUNDS):
-            self.st = head.copy()
-            if test is not None:
-                self.eval(test)
-                exit_state = self.st.copy()
-                self.st = exit_state
-                self.refine(test, False)
-                exit_states = [self.st]
-                self.st = exit_state.copy()
-                self.refine(test, True)
-            else:
-                exit_states = [head.copy()]
-            if self.st is None:
-                break
-            if bind is not None:
-                bind()
-            self.loop_stack.append(([], []))
-            end = self.exec_block(stmt.body)
-            breaks, continues = self.loop_stack.pop()
-            back = end
-            for state in continues:
-                back = join_states(back, state)
-            if back is not None and advances:
-                self.commit(back, self.step(stmt, "the loop advances to its next iteration"))
-                back.pending = frozenset()
-            exit_states.extend(breaks)
-            new_head = join_states(head, back)
-            if new_head == head:
-                break
-            head = new_head
-        self.st = None
-        normal_exit = None
-        for state in exit_states[:1]:
-            normal_exit = state
-        if normal_exit is not None and stmt.orelse:
-            self.st = normal_exit.copy()
-            normal_exit = self.exec_block(stmt.orelse)
-        result = normal_exit
-        for state in exit_states[1:]:
-            result = join_states(result, state)
-        self.st = result
-
-    def stmt_With(self, stmt: ast.With) -> None:
-        from bufferlint.analysis.calls import shape_of
-
-        outer = self.contexts
-        for item in stmt.items:
-            shape = shape_of(self, item.context_expr) if self.st is not None else None
-            context = self.vocab.context_of(shape) if shape is not None else None
-            value = self.eval(item.context_expr)
-            if context:
-                self.contexts = self.contexts | {context}
-            if item.optional_vars is not None:
-                self.assign(item.optional_vars, value, stmt)
-        self.exec_block(stmt.body)
-        self.contexts = outer
-
-    stmt_AsyncWith = stmt_With
-
-    def stmt_Try(self, stmt: ast.Try) -> None:
-        before = self.st.copy()
-        body_end = self.exec_block(stmt.body)
-        if body_end is not None and stmt.orelse:
-            body_end = self.exec_block(stmt.orelse)
-        outcomes = [body_end]
-        handler_entry = join_states(before, body_end)
-        for handler in stmt.handlers:
-            self.st = handler_entry.copy() if handler_entry else None
-            if self.st is not None and handler.name:
-                self.st.vars[handler.name] = EMPTY
-            outcomes.append(self.exec_block(handler.body))
-        merged = None
-        for state in outcomes:
-            merged = join_states(merged, state)
-        if stmt.finalbody:
-            self.st = merged if merged is not None else (handler_entry.copy() if handler_entry else None)
-            if self.st is not None:
-                final = self.exec_block(stmt.finalbody)
-                merged = final if merged is not None else None
-        self.st = merged
-
-    stmt_TryStar = stmt_Try
-
-    def stmt_Match(self, stmt: ast.AST) -> None:
-        subject = self.eval(stmt.subject)
-        before = self.st
-        result = None
-        for case in stmt.cases:
-            self.st = before.copy()
-            self.bind_pattern(case.pattern, subject, stmt)
-            if case.guard is not None:
-                self.eval(case.guard)
-                self.refine(case.guard, True)
-            result = join_states(result, self.exec_block(case.body))
-        self.st = join_states(result, before)
 
     def bind_pattern(self, pattern: ast.AST, subject: Value, stmt: ast.AST) -> None:
         if isinstance(pattern, ast.MatchAs):
@@ -445,11 +505,14 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                     self.assign(elt.value, container(index(value, None)), stmt)
                 else:
                     self.assign(elt, index(value, None if starred else i), stmt)
-        elif isinstance(target, ast.Subscript) and (is_slice(target.slice) or self.is_tensor(target.value)):
-            self.eval(target.value)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
-            self.eval(target.slice)
         elif isinstance(target, ast.Subscript):
-            self.store_into(target.value, value, stmt, target.slice)
+            holder = self.eval(target.value)
+            if self.st is None:
+                return
+            if is_slice(target.slice) or self.is_array(target.value, holder):
+                self.eval(target.slice)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
+                return
+            self.store_into(target.value, value, stmt, target.slice, holder)
             self.eval(target.slice)
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
@@ -460,7 +523,14 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt)
 
-    def store_into(self, container_expr: ast.expr, value: Value, stmt: ast.AST, key: ast.expr | None = None) -> None:
+    def store_into(
+        self,
+        container_expr: ast.expr,
+        value: Value,
+        stmt: ast.AST,
+        key: ast.expr | None = None,
+        holder: Value | None = None,
+    ) -> None:
         """``c[k] = v`` (or ``c.append(v)``): the container may now hold ``v``; if the
         container outlives the producer's step, the borrowed value is retained (BL003)."""
         if self.st is not None and self.outlives_step(container_expr):
@@ -471,23 +541,25 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             if old is None:
                 old = self.lookup(container_expr.id)
             self.st.vars[container_expr.id] = join(old, container(value))
-        else:
+        elif holder is None:
             self.eval(container_expr)
-
 
     # -- refinement ----------------------------------------------------------------------
 
-    def refine(self, test: ast.expr, branch: bool) -> None:
-        """Narrow the state to the paths where ``test`` has the given truth value."""
+    def refine(self, test: ast.expr, branch: bool, values: dict[int, Value]) -> None:
+        """Narrow the state to the paths where ``test`` has the given truth value, using the
+        values its parts evaluated to (``values``: recorded when the test ran)."""
         if self.st is None:
             return
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self.refine(test.operand, not branch)
+            return self.refine(test.operand, not branch, values)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == branch:
             for operand in test.values:
-                self.refine(operand, branch)
+                self.refine(operand, branch, values)
             return
-        value = self.peek(test)
+        value = values.get(id(test))
+        if value is None:
+            return
         if value.has_const and bool(value.const) != branch and not isinstance(value.const, str):
             self.st = None
             return
@@ -497,29 +569,9 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                 self.st.vars = {k: clean(v, ids) for k, v in self.st.vars.items()}
                 self.st.cleaned = self.st.cleaned | ids
                 self.st.pending = frozenset(
-                    replace(p, leaves=frozenset(l for l in p.leaves if l.base not in ids))
+                    replace(p, leaves=frozenset(leaf for leaf in p.leaves if leaf.base not in ids))
                     for p in self.st.pending
                 )
         params = [leaf for leaf in value.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
         if len(params) == 1 and len(value.leaves) == 1:
             self.st.assume = self.st.assume | {(params[0].index, branch)}
-
-    def peek(self, expr: ast.expr) -> Value:
-        """Evaluate an expression already evaluated for its effects, without re-running them."""
-        saved_findings, saved_pending = dict(self.findings), self.st.pending
-        saved_vars = dict(self.st.vars)
-        value = self.eval(expr)
-        if self.st is not None:
-            self.st.vars, self.st.pending = saved_vars, saved_pending
-        self.findings = saved_findings
-        return value
-
-    # -- pending submissions -------------------------------------------------------------
-
-
-    # -- expressions ---------------------------------------------------------------------
-
-
-    # -- calls ---------------------------------------------------------------------------
-
-

@@ -20,6 +20,7 @@ class Pending:
     step: TraceStep = field(compare=False, hash=False)
     rule: str = "BL001"
     holder: tuple | None = None  # BL003: (container variable, key source) the value is kept in
+    owners: frozenset = frozenset()  # allocation sites of the executor it was submitted to
 
 
 class State:

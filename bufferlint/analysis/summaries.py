@@ -50,9 +50,7 @@ class Summary:
     guards: frozenset = frozenset()  # params proven unborrowed when the result is true
     marker_checks: frozenset = frozenset()  # params proven unborrowed when the result is false
     synchronizes: bool = False  # waits for all outstanding device work (BL004) on every path
-
-    def is_trivial(self) -> bool:
-        return self == EMPTY_SUMMARY
+    futures: frozenset = frozenset()  # Pending submissions whose future is returned (still running)
 
 
 EMPTY_SUMMARY = Summary()

@@ -111,6 +111,7 @@ class Value:
     declared: frozenset = frozenset()  # qualnames from annotations (the object may be a subclass)
     pending: frozenset = frozenset()  # ids of async submissions this value (a future) stands for
     origin: str | None = None  # the project function whose call produced this value (guard tracking)
+    alloc: frozenset = frozenset()  # allocation sites of the object (an executor), when constructed here
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -160,6 +161,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         declared=a.declared & b.declared,
         pending=a.pending | b.pending,
         origin=a.origin if a.origin == b.origin else None,
+        alloc=a.alloc | b.alloc,
     )
 
 

@@ -18,7 +18,8 @@ class CallShape:
     qualname: str | None  # static target, when the callee is a name we could resolve
     method: str | None  # attribute name, for calls on an object
     receiver_types: frozenset  # receiver classes, when known
-    kwargs: Callable[[str], tuple[bool, object]]  # keyword -> (is a known constant, value)
+    # (keyword, position or None) -> ("absent" | "const" | "unknown", constant value)
+    argument: Callable[[str, "int | None"], tuple[str, object]]
 
     @property
     def last_name(self) -> str | None:
@@ -35,7 +36,7 @@ class VocabIndex:
             self._add("sinks", spec, spec.calls)
         for spec in vocab.guards:
             self._add("guards", spec, spec.calls)
-        for kind in ("sanitizers", "views", "settlers", "passthrough", "binds", "synchronizers", "retainers"):
+        for kind in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
@@ -52,7 +53,7 @@ class VocabIndex:
         if name is None:
             return None
         for spec_kind, spec, pattern in self._by_name.get(name, ()):
-            if spec_kind != kind or not self._matches(pattern, spec, call):
+            if spec_kind != kind or not self._matches(pattern, spec, call, may=kind == "sinks"):
                 continue
             within = getattr(spec, "within", ())
             if within and not any(str(w) in contexts for w in within):
@@ -68,10 +69,18 @@ class VocabIndex:
                     return str(pattern)
         return None
 
-    def _matches(self, pattern: CallPattern, spec: object, call: CallShape) -> bool:
-        for key, expected in pattern.required_kwargs:
-            known, value = call.kwargs(key)
-            if not known or value != expected or type(value) is not type(expected):
+    def _matches(self, pattern: CallPattern, spec: object, call: CallShape, may: bool = False) -> bool:
+        """``may``: an argument that is not a constant may satisfy a condition (sinks: a
+        ``non_blocking=flag`` copy may be asynchronous); otherwise it must hold for sure."""
+        for condition in pattern.required_kwargs:
+            status, value = call.argument(condition.key, condition.position)
+            if status == "absent":
+                if not condition.optional:
+                    return False
+            elif status == "unknown":
+                if not may:
+                    return False
+            elif not condition.accepts(value):
                 return False
         if pattern.method is not None:
             return call.method == pattern.method

@@ -1,0 +1,382 @@
+"""A control-flow graph of one function, built once from its syntax tree (pyright's binder is
+the model): basic blocks of operations, joined by edges that may carry the truth of a test.
+
+What the graph makes explicit, so the transfer functions never re-walk the tree:
+
+* branch and loop labels (``if``/``while``/``for``/``match``; ``for`` heads with a separate
+  "exhausted" edge and an "advance" step on every back edge);
+* ``break``/``continue``/``return`` that unwind through ``finally`` bodies and ``with`` exits
+  (each unwinding path gets its own copy of the ``finally`` body, as CPython compiles it);
+* exception edges: every statement inside a ``try`` starts a block whose entry state may flow
+  to the handlers (or to the ``finally`` copy for exceptions, then to the outer handler);
+* context-manager exits on every way out of a ``with`` block (normal, jumps, exceptions).
+
+Comprehensions are their own loops, but inside expressions; the interpreter runs them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# Operation kinds. Each carries the syntax node it comes from.
+STMT = "stmt"  # a simple statement (assignment, expression, import, def, ...)
+TEST = "test"  # evaluate a branch condition; the out-edges refine on its truth
+ITER = "iter"  # evaluate a for loop's iterable once, before the loop
+BIND = "bind"  # bind a for loop's target to the next element
+ADVANCE = "advance"  # the back edge of a loop: the producer may advance
+EXHAUSTED = "exhausted"  # a for loop's iterator ran out (what each iteration settled is settled)
+LOOP_EXIT = "loop_exit"  # leaving a loop by any exit (values kept from its iterations go stale)
+WITH_ENTER = "with_enter"  # evaluate a with item (``extra``: its index) and bind its target
+WITH_EXIT = "with_exit"  # the context manager's ``__exit__`` (an executor waits for its tasks)
+RETURN = "return"  # evaluate a returned value
+EXIT = "exit"  # the function ends here (after every finally on the way): commit pending work
+RAISE = "raise"  # evaluate the raised exception
+HANDLER = "handler"  # bind ``except ... as name``
+MATCH_CASE = "match_case"  # bind a case pattern against the subject (``extra``: the subject node)
+
+
+@dataclass
+class Op:
+    kind: str
+    node: ast.AST
+    extra: object = None
+    loops: tuple = ()  # enclosing loop statements, innermost last
+    withs: tuple = ()  # enclosing (with statement, item index) pairs, innermost last
+
+
+@dataclass
+class Edge:
+    target: int
+    test: ast.expr | None = None  # refine the state on this test's truth
+    truth: bool = True
+    from_entry: bool = False  # an exception edge: the block's entry state flows (raised anywhere in it)
+
+
+@dataclass
+class Block:
+    id: int
+    ops: list[Op] = field(default_factory=list)
+    succs: list[Edge] = field(default_factory=list)
+
+
+@dataclass
+class Graph:
+    blocks: list[Block]
+    entry: int
+    order: dict[int, int]  # block id -> reverse postorder position (worklist priority)
+
+
+@dataclass
+class _Frame:
+    """One level of the enclosing structure that a jump or an exception must unwind."""
+
+    kind: str  # "loop", "finally", "with", "try"
+    node: ast.AST
+    loop_head: int | None = None
+    loop_after: int | None = None
+    finalbody: list | None = None
+    with_item: int | None = None
+    exc_target: int | None = None  # where exceptions raised inside go (try: handlers)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.frames: list[_Frame] = []
+        self.current: int | None = None
+
+    # -- blocks and edges ------------------------------------------------------------
+
+    def new_block(self) -> int:
+        block = Block(len(self.blocks))
+        self.blocks.append(block)
+        return block.id
+
+    def edge(self, source: int | None, target: int, test: ast.expr | None = None, truth: bool = True) -> None:
+        if source is not None:
+            self.blocks[source].succs.append(Edge(target, test, truth))
+
+    def start(self, block: int | None) -> None:
+        self.current = block
+
+    def emit(self, kind: str, node: ast.AST, extra: object = None) -> None:
+        if self.current is None:
+            return  # unreachable code after a jump
+        loops = tuple(f.node for f in self.frames if f.kind == "loop")
+        withs = tuple((f.node, f.with_item) for f in self.frames if f.kind == "with")
+        self.blocks[self.current].ops.append(Op(kind, node, extra, loops, withs))
+
+    def in_try(self) -> bool:
+        """Exceptions matter only where a handler can catch them and go on."""
+        return any(f.kind == "try" for f in self.frames)
+
+    def split_for_exceptions(self) -> None:
+        """Inside a try, each statement starts a block whose entry may raise to the handler."""
+        if self.current is None or not self.in_try():
+            return
+        block = self.new_block()
+        self.edge(self.current, block)
+        self.current = block
+        self.blocks[block].succs.append(Edge(self.exception_target(), from_entry=True))
+
+    def exception_target(self) -> int:
+        """The block an exception raised here unwinds to: the innermost handler, through
+        the ``finally`` copies and ``with`` exits on the way (one copy per frame)."""
+        for depth in range(len(self.frames) - 1, -1, -1):
+            frame = self.frames[depth]
+            if frame.kind == "try":
+                return frame.exc_target
+            if frame.kind in ("finally", "with"):
+                if frame.exc_target is None:
+                    frame.exc_target = self._exceptional_unwind(depth)
+                return frame.exc_target
+        return self.new_block()  # the exception leaves the function: nothing is committed
+
+    def _exceptional_unwind(self, depth: int) -> int:
+        """A block running this frame's cleanup for an exception, then re-raising outward."""
+        frame = self.frames[depth]
+        saved_frames, saved_current = self.frames, self.current
+        self.frames = self.frames[:depth]
+        entry = self.new_block()
+        self.current = entry
+        if frame.kind == "with":
+            self.emit(WITH_EXIT, frame.node, frame.with_item)
+        else:
+            self.block(frame.finalbody or [])
+        if self.current is not None:
+            self.edge(self.current, self.exception_target())
+        self.frames, self.current = saved_frames, saved_current
+        return entry
+
+    # -- statements ------------------------------------------------------------------
+
+    def block(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            if self.current is None:
+                return
+            self.statement(stmt)
+
+    def statement(self, stmt: ast.stmt) -> None:
+        self.split_for_exceptions()
+        method = getattr(self, "stmt_" + type(stmt).__name__, None)
+        if method is not None:
+            method(stmt)
+        else:
+            self.emit(STMT, stmt)
+
+    def stmt_If(self, stmt: ast.If) -> None:
+        # An elif chain is walked iteratively: generated dispatch code nests a thousand deep.
+        after = self.new_block()
+        node: ast.stmt | None = stmt
+        while isinstance(node, ast.If):
+            self.emit(TEST, node.test)
+            test_block = self.current
+            then = self.new_block()
+            self.edge(test_block, then, node.test, True)
+            self.start(then)
+            self.block(node.body)
+            self.edge(self.current, after)
+            orelse = self.new_block()
+            self.edge(test_block, orelse, node.test, False)
+            self.start(orelse)
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                node = node.orelse[0]
+                self.split_for_exceptions()
+                continue
+            self.block(node.orelse)
+            node = None
+        self.edge(self.current, after)
+        self.start(after)
+
+    def stmt_While(self, stmt: ast.While) -> None:
+        head = self.new_block()
+        self.edge(self.current, head)
+        self.start(head)
+        self.emit(TEST, stmt.test)
+        body, orelse, after = self.new_block(), self.new_block(), self.new_block()
+        self.edge(head, body, stmt.test, True)
+        self.edge(head, orelse, stmt.test, False)
+        self.loop_body(stmt, head, body, after)
+        self.start(orelse)
+        self.emit(LOOP_EXIT, stmt)
+        self.block(stmt.orelse)
+        self.edge(self.current, after)
+        self.start(after)
+
+    def stmt_For(self, stmt: ast.For | ast.AsyncFor) -> None:
+        self.emit(ITER, stmt)
+        head = self.new_block()
+        self.edge(self.current, head)
+        body, orelse, after = self.new_block(), self.new_block(), self.new_block()
+        self.edge(head, body)
+        self.edge(head, orelse)
+        self.loop_body(stmt, head, body, after, bind=True)
+        self.start(orelse)
+        self.emit(EXHAUSTED, stmt)
+        self.emit(LOOP_EXIT, stmt)
+        self.block(stmt.orelse)
+        self.edge(self.current, after)
+        self.start(after)
+
+    stmt_AsyncFor = stmt_For
+
+    def loop_body(self, stmt: ast.AST, head: int, body: int, after: int, bind: bool = False) -> None:
+        self.frames.append(_Frame("loop", stmt, loop_head=head, loop_after=after))
+        self.start(body)
+        if bind:
+            self.emit(BIND, stmt)
+        self.block(stmt.body)
+        self.emit(ADVANCE, stmt)
+        self.edge(self.current, head)
+        self.frames.pop()
+
+    def stmt_Break(self, stmt: ast.Break) -> None:
+        self.jump(stmt, "break")
+
+    def stmt_Continue(self, stmt: ast.Continue) -> None:
+        self.jump(stmt, "continue")
+
+    def stmt_Return(self, stmt: ast.Return) -> None:
+        self.emit(RETURN, stmt)
+        self.jump(stmt, "return")
+
+    def jump(self, stmt: ast.stmt, kind: str) -> None:
+        """Unwind the frames between here and the jump's target, running each ``finally``
+        body and ``with`` exit on the way (a copy per path)."""
+        saved = self.frames
+        depth = len(self.frames)
+        while depth > 0:
+            frame = self.frames[depth - 1]
+            if frame.kind == "loop" and kind != "return":
+                self.frames = saved[:depth]
+                if kind == "continue":
+                    self.emit(ADVANCE, frame.node)
+                    self.edge(self.current, frame.loop_head)
+                else:
+                    self.emit(LOOP_EXIT, frame.node)
+                    self.edge(self.current, frame.loop_after)
+                self.frames = saved
+                self.start(None)
+                return
+            self.frames = saved[: depth - 1]
+            if frame.kind == "finally":
+                self.block(frame.finalbody or [])
+            elif frame.kind == "with":
+                self.emit(WITH_EXIT, frame.node, frame.with_item)
+            depth -= 1
+        self.frames = saved
+        if kind == "return":
+            self.emit(EXIT, stmt)
+        self.start(None)
+
+    def stmt_Raise(self, stmt: ast.Raise) -> None:
+        self.emit(RAISE, stmt)
+        if self.current is not None and self.in_try():
+            self.edge(self.current, self.exception_target())
+        self.start(None)
+
+    def stmt_With(self, stmt: ast.With | ast.AsyncWith) -> None:
+        depth = len(self.frames)
+        for i in range(len(stmt.items)):
+            self.emit(WITH_ENTER, stmt, i)
+            self.frames.append(_Frame("with", stmt, with_item=i))
+        self.block(stmt.body)
+        while len(self.frames) > depth:
+            frame = self.frames.pop()
+            self.emit(WITH_EXIT, stmt, frame.with_item)
+
+    stmt_AsyncWith = stmt_With
+
+    def stmt_Try(self, stmt: ast.Try) -> None:
+        after = self.new_block()
+        finally_frame = None
+        if stmt.finalbody:
+            finally_frame = _Frame("finally", stmt, finalbody=stmt.finalbody)
+            self.frames.append(finally_frame)
+        handlers_entry = None
+        if stmt.handlers:
+            handlers_entry = self.new_block()
+            self.frames.append(_Frame("try", stmt, exc_target=handlers_entry))
+        self.split_for_exceptions()
+        self.block(stmt.body)
+        if stmt.handlers:
+            self.frames.pop()  # the else clause and the handlers are outside the handled region
+        self.block(stmt.orelse)
+        normal_ends = [self.current]
+        if handlers_entry is not None:
+            for handler in stmt.handlers:
+                block = self.new_block()
+                self.edge(handlers_entry, block)
+                self.start(block)
+                self.split_for_exceptions()
+                self.emit(HANDLER, handler)
+                self.block(handler.body)
+                normal_ends.append(self.current)
+            # An exception no handler matches goes on outward.
+            if self.in_try():
+                self.edge(handlers_entry, self.exception_target())
+        if finally_frame is not None:
+            self.frames.pop()
+            join = self.new_block()
+            for end in normal_ends:
+                self.edge(end, join)
+            self.start(join)
+            self.block(stmt.finalbody)
+            self.edge(self.current, after)
+        else:
+            for end in normal_ends:
+                self.edge(end, after)
+        self.start(after)
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_Match(self, stmt: ast.Match) -> None:
+        self.emit(STMT, stmt.subject)  # evaluate the subject for its effects
+        after = self.new_block()
+        for case in stmt.cases:
+            self.emit(MATCH_CASE, case, stmt.subject)
+            if case.guard is not None:
+                self.emit(TEST, case.guard)
+            test_block = self.current
+            body, rest = self.new_block(), self.new_block()
+            self.edge(test_block, body, case.guard, True)
+            # Without a guard the case may still not match (the next case gets the state
+            # from before the binding): the pattern binds only on the body's path.
+            self.edge(test_block, rest, case.guard, False)
+            self.start(body)
+            self.block(case.body)
+            self.edge(self.current, after)
+            self.start(rest)
+        self.edge(self.current, after)
+        self.start(after)
+
+
+def build(node: ast.AST) -> Graph:
+    """The graph of a function (or a module's top level)."""
+    builder = _Builder()
+    entry = builder.new_block()
+    builder.start(entry)
+    body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) else []
+    builder.block(body)
+    if builder.current is not None:
+        builder.emit(EXIT, node)
+    return Graph(builder.blocks, entry, _reverse_postorder(builder.blocks, entry))
+
+
+def _reverse_postorder(blocks: list[Block], entry: int) -> dict[int, int]:
+    """Iterative DFS (graphs can be thousands of blocks deep)."""
+    seen = {entry}
+    post: list[int] = []
+    stack = [(entry, iter(blocks[entry].succs))]
+    while stack:
+        block, succs = stack[-1]
+        for edge in succs:
+            if edge.target not in seen:
+                seen.add(edge.target)
+                stack.append((edge.target, iter(blocks[edge.target].succs)))
+                break
+        else:
+            stack.pop()
+            post.append(block)
+    return {block: i for i, block in enumerate(reversed(post))}
