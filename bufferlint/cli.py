@@ -181,6 +181,8 @@ def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report
             absolute(args.output_file).write_text(output, encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
+    for notice in result.notices:  # a limit of the analysis is never silent, even with --quiet
+        print(f"bufferlint: warning: {notice}", file=sys.stderr)
     if not args.quiet:
         if args.format == "text":
             line = summary(result, len(report_files))

@@ -89,6 +89,7 @@ class FileError:
 class AnalysisResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # analysis limits hit: results may be incomplete
     files_seen: int = 0
     files_parsed: int = 0
     lines_seen: int = 0

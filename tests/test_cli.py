@@ -26,7 +26,7 @@ from conftest import REPO, run_cli, write
 FINDING_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["version", "findings", "errors"],
+    "required": ["version", "findings", "errors", "notices"],
     "properties": {
         "version": {"const": 1},
         "findings": {
@@ -98,6 +98,7 @@ FINDING_SCHEMA = {
                 "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
             },
         },
+        "notices": {"type": "array", "items": {"type": "string"}},
     },
 }
 
@@ -516,7 +517,9 @@ def test_version(tmp_path: Path) -> None:
 def test_missing_path_json(tmp_path: Path) -> None:
     proc = run_cli("check", "--format", "json", "nope.py", cwd=tmp_path)
     assert proc.returncode == 2
-    assert json.loads(proc.stdout) == {"version": 1, "findings": [], "errors": [{"path": "nope.py", "message": "no such file or directory"}]}
+    assert json.loads(proc.stdout) == {
+        "version": 1, "findings": [], "errors": [{"path": "nope.py", "message": "no such file or directory"}], "notices": []
+    }
 
 
 @pytest.mark.parametrize(

@@ -524,6 +524,10 @@ class Call:
                 summary = replace(summary, returns=map_leaves(summary.returns, _drop_params))
             results.append(self.apply_summary(info, summary, bound))
         result = join_all(results)
+        if any(isinstance(info.node, ast.AsyncFunctionDef) for info in targets):
+            # A coroutine object holds its arguments until it runs (awaited now, or later as
+            # a task): ``create_task(consume(w))`` reads ``w`` after the caller moves on.
+            result = join(result, container(join_all(self.args.flat()))) or EMPTY
         if self.constructed:
             return Value(types=frozenset({self.constructed}), alloc=frozenset({self.allocation_site()}))
         if len(targets) == 1:

@@ -7,8 +7,8 @@ What the graph makes explicit, so the transfer functions never re-walk the tree:
   "exhausted" edge and an "advance" step on every back edge);
 * ``break``/``continue``/``return`` that unwind through ``finally`` bodies and ``with`` exits
   (each unwinding path gets its own copy of the ``finally`` body, as CPython compiles it);
-* exception edges: every statement inside a ``try`` starts a block whose entry state may flow
-  to the handlers (or to the ``finally`` copy for exceptions, then to the outer handler);
+* exception edges: every statement inside a ``try`` gets a block whose state may flow to the
+  handlers (or to the ``finally`` copy for exceptions, then to the outer handler);
 * context-manager exits on every way out of a ``with`` block (normal, jumps, exceptions).
 
 Comprehensions are their own loops, but inside expressions; the interpreter runs them.
@@ -50,7 +50,6 @@ class Edge:
     target: int
     test: ast.expr | None = None  # refine the state on this test's truth
     truth: bool = True
-    from_entry: bool = False  # an exception edge: the block's entry state flows (raised anywhere in it)
 
 
 @dataclass
@@ -112,13 +111,16 @@ class _Builder:
         return any(f.kind == "try" for f in self.frames)
 
     def split_for_exceptions(self) -> None:
-        """Inside a try, each statement starts a block whose entry may raise to the handler."""
+        """Inside a try, each statement gets a block of its own whose state after it flows to
+        the handler too: an exception raised by the next statement leaves that state. After,
+        not before: ``future.result()`` that raises has waited for the task first, and a
+        statement that raises before its effects is approximated by its effects."""
         if self.current is None or not self.in_try():
             return
         block = self.new_block()
         self.edge(self.current, block)
         self.current = block
-        self.blocks[block].succs.append(Edge(self.exception_target(), from_entry=True))
+        self.blocks[block].succs.append(Edge(self.exception_target()))
 
     def exception_target(self) -> int:
         """The block an exception raised here unwinds to: the innermost handler, through
@@ -298,7 +300,6 @@ class _Builder:
         if stmt.handlers:
             handlers_entry = self.new_block()
             self.frames.append(_Frame("try", stmt, exc_target=handlers_entry))
-        self.split_for_exceptions()
         self.block(stmt.body)
         if stmt.handlers:
             self.frames.pop()  # the else clause and the handlers are outside the handled region

@@ -9,6 +9,7 @@ from bufferlint.analysis.state import State, join_states
 from bufferlint.analysis.syntax import short
 from bufferlint.analysis.values import (
     EMPTY,
+    advances_producer,
     Borrow,
     Cond,
     ParamRef,
@@ -238,7 +239,7 @@ class ExpressionsMixin:
             iterable = self.eval(gen.iter)
             if self.st is None:
                 break
-            if iterable.lazy or any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves):
+            if advances_producer(iterable):
                 streams.append((gen, iterable))
             self.assign(gen.target, iterate(iterable, self.step(gen.iter, f"element taken by `for {short(gen.target)} in ...`")), node)
             for cond in gen.ifs:
@@ -263,7 +264,7 @@ class ExpressionsMixin:
             self.commit(State(pending=added), self.step(gen.iter, "the comprehension advances to its next element"))
             inner.pending = inner.pending - added
         self.st.pending = self.st.pending | inner.pending
-        if keeps and any(iterable.lazy for _, iterable in streams):
+        if keeps and any(iterable.lazy for _, iterable in streams):  # a stream in hand
             # Only views in hand: which part of a parameter stream's elements is borrowed is
             # known at the caller only (a recorded gap, ``comprehensions.py``).
             kept = [leaf for leaf in deep_leaves(values[-1], through_lazy=True) if isinstance(leaf, Borrow)]

@@ -25,6 +25,7 @@ from bufferlint.analysis.summaries import EMPTY_SUMMARY, SinkReach, Site, Summar
 from bufferlint.analysis.syntax import annotations_of, assigned_names, is_slice, root_name, short
 from bufferlint.analysis.values import (
     EMPTY,
+    advances_producer,
     Borrow,
     Cond,
     ParamRef,
@@ -150,8 +151,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                     f"{MAX_BLOCK_VISITS} visits; results for this function may be incomplete"
                 )
                 break
-            entry = entry_states[block_id]
-            self.st = entry.copy()
+            self.st = entry_states[block_id].copy()
             self.recorded = None
             for op in block.ops:
                 if self.st is None:
@@ -161,16 +161,13 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             out, tested = self.st, self.recorded
             self.recorded = None
             for edge in block.succs:
-                if edge.from_entry:
-                    state = entry.copy()
-                elif out is None:
+                if out is None:
                     continue
-                else:
-                    state = out.copy()
-                    if edge.test is not None:
-                        self.st = state
-                        self.refine(edge.test, edge.truth, tested or {})
-                        state = self.st
+                state = out.copy()
+                if edge.test is not None:
+                    self.st = state
+                    self.refine(edge.test, edge.truth, tested or {})
+                    state = self.st
                 if state is None:
                     continue
                 old = entry_states.get(edge.target)
@@ -279,7 +276,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         if self.st is None:
             return
         self.st.vars[f"<iter:{_key(stmt)}>"] = iterable
-        advances = iterable.lazy or any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
+        advances = advances_producer(iterable)
         key = _key(stmt)
         self.advancing[key] = self.advancing.get(key, False) or advances
 

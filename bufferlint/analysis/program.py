@@ -32,7 +32,7 @@ from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceS
 from bufferlint.packs import Vocabulary
 from bufferlint.source import parse_source, read_bytes, read_source
 
-MAX_ANALYSES_PER_FUNCTION = 12
+MAX_ANALYSES_PER_FUNCTION = 24
 DEF_PATTERN = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
 
@@ -50,6 +50,7 @@ class Program:
         self.hot: set[tuple[str, int]] = set()
         self.worklist: deque[str] = deque()
         self.failures: dict[str, str] = {}  # functions the interpreter could not analyse
+        self.capped: set[str] = set()  # analysis limits hit, reported as notices
         self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
         self._considered: set[str] = set()
         self.queued: set[str] = set()
@@ -127,7 +128,13 @@ class Program:
             self.queued.discard(qualname)
             info = self.index.functions.get(qualname)
             count = self.analyses.get(qualname, 0)
-            if info is None or count >= MAX_ANALYSES_PER_FUNCTION:
+            if info is None:
+                continue
+            if count >= MAX_ANALYSES_PER_FUNCTION:
+                self.capped.add(
+                    f"{info.display}: summary still changing after {MAX_ANALYSES_PER_FUNCTION} analyses "
+                    "(recursion through helpers?); findings through it may be incomplete"
+                )
                 continue
             self.analyses[qualname] = count + 1
             try:
@@ -355,6 +362,10 @@ class ProjectAnalysis:
     # -- findings ------------------------------------------------------------------------
 
     def collect(self) -> None:
+        caps = set(self.program.capped)
+        for outcome in self.program.outcomes.values():
+            caps.update(outcome.caps)
+        self.result.notices = sorted(caps)
         for qualname, reason in sorted(self.program.failures.items()):
             info = self.program.index.functions[qualname]
             self.error(info.module.path, f"{info.display} (line {getattr(info.node, 'lineno', 1)}) not analysed: {reason}")

@@ -308,3 +308,12 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
 def identities(value: Value) -> frozenset:
     """The objects a marker check on this value inspects: the value itself, never its views."""
     return frozenset(i for i in (leaf.identity for leaf in value.leaves) if i is not None)
+
+
+def advances_producer(iterable: Value) -> bool:
+    """Does taking the next element let a producer refill its buffer? A lazy stream of
+    (maybe) borrowed elements, or an iterable parameter (the caller may pass one). Lists,
+    ranges, a tensor's own views and lazy iterators of other things (``as_completed``) do not."""
+    if iterable.lazy and next(deep_leaves(iterable.elems, through_lazy=True), None) is not None:
+        return True
+    return any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)

@@ -1,4 +1,5 @@
-"""Machine-readable output: ``{"version": 1, "findings": [...], "errors": [...]}``.
+"""Machine-readable output: ``{"version": 1, "findings": [...], "errors": [...], "notices": [...]}``
+(``notices``: analysis limits hit, so results may be incomplete).
 
 The shape is a public contract (editor plugins and CI scripts parse it): fields are only
 ever added, and a breaking change bumps ``version``. Each finding has a ``fix``: null, or
@@ -38,7 +39,8 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
         {"path": display_path(e.path, cwd), "message": e.message}
         for e in sorted(result.errors, key=lambda e: str(e.path))
     ]
-    return json.dumps({"version": VERSION, "findings": findings, "errors": errors}, indent=2) + "\n"
+    document = {"version": VERSION, "findings": findings, "errors": errors, "notices": list(result.notices)}
+    return json.dumps(document, indent=2) + "\n"
 
 
 def fix_object(fix: Fix | None) -> dict | None:

@@ -60,7 +60,8 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
                         "locations": [{"physicalLocation": {"artifactLocation": _artifact(error.path, cwd)}}],
                     }
                     for error in sorted(result.errors, key=lambda e: str(e.path))
-                ],
+                ]
+                + [{"level": "warning", "message": {"text": notice}} for notice in result.notices],
             }
         ],
         "columnKind": "unicodeCodePoints",

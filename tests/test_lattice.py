@@ -1,0 +1,99 @@
+"""Properties of the abstract domain the worklist relies on: joining values (and states) is
+commutative and idempotent, and a join only ever grows what it joins (so entry states grow
+monotonically and the fixpoint terminates)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bufferlint.analysis.state import State, join_states
+from bufferlint.analysis.values import Borrow, Cond, ParamRef, Value, cap, join
+
+LEAVES = st.sampled_from(
+    [
+        Borrow(("f", 1, 0)),
+        Borrow(("f", 1, 0), view=True),
+        Borrow(("g", 2, 4)),
+        ParamRef(0),
+        ParamRef(0, ("iter",)),
+        ParamRef(1, ("item", "view")),
+    ]
+)
+IDS = st.sampled_from([("b", ("f", 1, 0)), ("p", 0, ()), ("p", 1, ())])
+
+
+def values(depth: int = 2):
+    inner = st.none() if depth == 0 else st.one_of(st.none(), st.deferred(lambda: values(depth - 1)))
+    return st.builds(
+        Value,
+        leaves=st.frozensets(LEAVES, max_size=3),
+        elems=inner,
+        items=st.one_of(st.none(), st.tuples(*[values(0)] * 2)) if depth else st.none(),
+        lazy=st.booleans(),
+        cond=st.one_of(st.none(), st.builds(Cond, st.frozensets(IDS, max_size=2), st.frozensets(IDS, max_size=2))),
+        const=st.sampled_from([None, True, False, "x"]),
+        has_const=st.booleans(),
+        types=st.frozensets(st.sampled_from(["a.A", "b.B"]), max_size=2),
+        pending=st.frozensets(st.sampled_from([(1, 0), (2, 4)]), max_size=2),
+        alloc=st.frozensets(st.sampled_from([("f", 3, 1)]), max_size=1),
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(values(), values())
+def test_join_is_commutative(a: Value, b: Value) -> None:
+    assert join(a, b) == join(b, a)
+
+
+@settings(max_examples=100, deadline=None)
+@given(values())
+def test_join_is_idempotent(a: Value) -> None:
+    assert join(a, a) == a
+
+
+@settings(max_examples=100, deadline=None)
+@given(values(), values())
+def test_join_only_grows(a: Value, b: Value) -> None:
+    """``a`` is below ``a ⊔ b``: joining it in again changes nothing."""
+    joined = join(a, b)
+    assert join(joined, a) == joined
+    assert set(a.leaves) <= set(joined.leaves) and a.pending <= joined.pending
+
+
+@settings(max_examples=100, deadline=None)
+@given(values(), values(), values())
+def test_join_is_associative_on_what_flows(a: Value, b: Value, c: Value) -> None:
+    left, right = join(join(a, b), c), join(a, join(b, c))
+    assert left.leaves == right.leaves and left.pending == right.pending and left.lazy == right.lazy
+
+
+@settings(max_examples=80, deadline=None)
+@given(values())
+def test_cap_bounds_nesting(a: Value) -> None:
+    def depth(v: Value | None) -> int:
+        if v is None:
+            return 0
+        inner = [v.elems] + list(v.items or ())
+        return 1 + max(depth(i) for i in inner)
+
+    assert depth(cap(a, 1)) <= 2
+
+
+def states():
+    return st.builds(
+        lambda vars_, assume, cleaned, synced: State(dict(vars_), frozenset(assume), frozenset(), frozenset(cleaned), frozenset(), synced),
+        st.dictionaries(st.sampled_from(["w", "x", "y"]), values(1), max_size=3),
+        st.frozensets(st.tuples(st.integers(0, 2), st.booleans()), max_size=2),
+        st.frozensets(IDS, max_size=2),
+        st.booleans(),
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(states(), states())
+def test_state_join_is_commutative_and_only_grows(a: State, b: State) -> None:
+    joined = join_states(a, b)
+    assert joined == join_states(b, a)
+    assert join_states(joined, a) == joined
+    assert join_states(a, a) == a
