@@ -63,6 +63,14 @@ refilling the very buffer being copied. The device receives a mix of this tensor
 next tensors' bytes. Nothing fails; the model loads with silently corrupted weights, more
 often the faster the storage is.
 
+What the torch pack assumes: the race needs a host source the copy engine reads directly,
+i.e. pinned (page-locked) memory. From pageable memory CUDA stages the bytes before the call
+returns, so the copy is effectively blocking. Streamer buffers are pinned (or device memory
+in distributed mode), and whether a view is pinned is not visible in the code, so every
+borrowed view is treated as possibly pinned. A `non_blocking=flag` that is not a constant
+counts as possibly true. Blocking copies (`.to("cuda")`, `.cuda()`, `.pin_memory()`) own
+their result and are never reported.
+
 ## Example
 
 ```python
