@@ -24,6 +24,7 @@ from bufferlint.analysis.values import (
     clean,
     container,
     deep_leaves,
+    deep_pending,
     identities,
     index,
     iterate,
@@ -512,6 +513,8 @@ class Call:
         same-named method, so it carries their sinks and the borrowed values they produce,
         but not their parameter pass-through (which would join unrelated classes' results)."""
         results = []
+        settles: frozenset | None = None
+        bounds: list[dict[int, Value]] = []
         for info in targets:
             self.it.callees.add(info.qualname)
             self.program.consider(info)
@@ -520,9 +523,17 @@ class Call:
             for param, value in bound.items():
                 concrete, params = _origins([value])
                 self.program.flow(self.it.info.qualname, info.qualname, param, concrete, params)
+                if any(key[:1] != ("param",) for key in deep_pending(value)):
+                    self.program.activate(info.qualname)  # it may wait for the futures it is given
             if by_name and summary.returns != EMPTY:
                 summary = replace(summary, returns=map_leaves(summary.returns, _drop_params))
             results.append(self.apply_summary(info, summary, bound))
+            waited = summary.settles & frozenset(bound)
+            settles = waited if settles is None else settles & waited
+            bounds.append(bound)
+        for param in settles or ():  # every candidate waits for what this argument holds
+            for bound in bounds:
+                self.it.settle(bound[param])
         result = join_all(results)
         if any(isinstance(info.node, ast.AsyncFunctionDef) for info in targets):
             # A coroutine object holds its arguments until it runs (awaited now, or later as
@@ -682,7 +693,11 @@ class CallEdge:
         if actual is None:
             return
         payload = clean(resolve(actual, reach.path), cleaned)
-        if reach.materialized and payload.lazy:
+        if reach.materialized and payload.lazy and reach.kept is not None:
+            leaves = (  # the parts of the stream's elements that were kept
+                leaf for sub in reach.kept for leaf in deep_leaves(resolve(payload.elems or EMPTY, sub), through_lazy=True)
+            )
+        elif reach.materialized and payload.lazy:
             leaves = deep_leaves(payload.elems, through_lazy=True)  # the stream's elements
         elif reach.materialized:
             leaves = (leaf for leaf in payload.leaves if isinstance(leaf, ParamRef))  # maybe a stream

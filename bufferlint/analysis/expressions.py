@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 
-from bufferlint.analysis.state import State, join_states
+from bufferlint.analysis.state import State, is_stand_in, join_states
+from bufferlint.analysis.summaries import SinkReach
 from bufferlint.analysis.syntax import short
 from bufferlint.analysis.values import (
     EMPTY,
@@ -225,7 +226,7 @@ class ExpressionsMixin:
         self.yields = join(self.yields, value)
         if self.st is not None:
             self.commit(self.st, step)
-            self.st.pending = frozenset()
+            self.st.pending = frozenset(p for p in self.st.pending if is_stand_in(p))
 
     def comprehension(self, node, elt_nodes, keeps: str | None = None) -> list[Value]:
         """A comprehension is a loop of its own. Over a producer (a lazy stream, an iterable
@@ -264,13 +265,32 @@ class ExpressionsMixin:
             self.commit(State(pending=added), self.step(gen.iter, "the comprehension advances to its next element"))
             inner.pending = inner.pending - added
         self.st.pending = self.st.pending | inner.pending
-        if keeps and any(iterable.lazy for _, iterable in streams):  # a stream in hand
-            # Only views in hand: which part of a parameter stream's elements is borrowed is
-            # known at the caller only (a recorded gap, ``comprehensions.py``).
-            kept = [leaf for leaf in deep_leaves(values[-1], through_lazy=True) if isinstance(leaf, Borrow)]
-            if kept:
-                self.materialize(node, Value(lazy=True, elems=Value(leaves=frozenset(kept))), keeps)
+        if keeps and streams:
+            self.keep_elements(node, streams, values[-1], keeps)
         return values
+
+    def keep_elements(self, node, streams, kept: Value, what: str) -> None:
+        """A list/set/dict comprehension over a producer keeps what its elements hold: the
+        borrowed views in hand now; for a parameter stream, the parts of each element kept
+        (``(name, w.clone())`` keeps only the name), judged where a caller passes a stream."""
+        leaves = list(deep_leaves(kept, through_lazy=True))
+        in_hand = [leaf for leaf in leaves if isinstance(leaf, Borrow)]
+        if in_hand and any(iterable.lazy for _, iterable in streams):
+            self.materialize(node, Value(lazy=True, elems=Value(leaves=frozenset(in_hand))), what)
+        step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
+        for _, iterable in streams:
+            for source in iterable.leaves:
+                if not isinstance(source, ParamRef) or "view" in source.path:
+                    continue
+                prefix = source.path + ("iter",)
+                subs = frozenset(
+                    leaf.path[len(prefix):]
+                    for leaf in leaves
+                    if isinstance(leaf, ParamRef) and leaf.index == source.index and leaf.path[: len(prefix)] == prefix
+                )
+                if subs:
+                    reach = SinkReach(source.index, source.path, self.st.assume, self.site(node, what), (step,), "BL003", True, subs)
+                    self.add_reach(reach)
 
     def expr_ListComp(self, node) -> Value:
         what = "[... for ...]" if isinstance(node, ast.ListComp) else "{... for ...}"

@@ -20,7 +20,7 @@ from bufferlint.analysis import cfg
 from bufferlint.analysis.effects import EffectsMixin
 from bufferlint.analysis.expressions import ExpressionsMixin
 from bufferlint.analysis.index import FunctionInfo, dotted_name, import_bindings
-from bufferlint.analysis.state import Pending, State, join_states
+from bufferlint.analysis.state import Pending, State, is_stand_in, join_states, parameter_key
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, SinkReach, Site, Summary
 from bufferlint.analysis.syntax import annotations_of, assigned_names, is_slice, root_name, short
 from bufferlint.analysis.values import (
@@ -90,6 +90,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.demands: set = set()
         self.sited: set[SinkReach] = set()
         self.exit_synced: list[bool] = []
+        self.exit_settled: list[frozenset] = []  # per exit: parameters whose futures were waited for
         self.retained_in: dict[str, set] = {}  # container -> BL003 findings of views kept in it
         self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
         self.edges: list = []
@@ -109,11 +110,18 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         node = self.info.node
         state = State()
         annotations = annotations_of(node)
+        stand_ins = []
         for i, name in enumerate(self.info.params):
-            value = Value(leaves=frozenset({ParamRef(i)}), declared=self.declared_types(annotations.get(name)))
+            key = parameter_key(i)
+            value = Value(
+                leaves=frozenset({ParamRef(i)}), declared=self.declared_types(annotations.get(name)), pending=frozenset({key})
+            )
             if i == 0 and self.info.binds_receiver and self.info.class_qualname:
                 value = Value(leaves=value.leaves, types=frozenset({self.info.class_qualname}))
+            else:
+                stand_ins.append(Pending(key, frozenset(), None, frozenset(), None))
             state.vars[name] = value
+        state.pending = frozenset(stand_ins)
         self.solve(graph_of(self.info), state)
         self.add_read_backs()
         returns = self.returns or EMPTY
@@ -126,6 +134,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             marker_checks=self._proven(self.falsy_returns) if self.truthy_returns else frozenset(),
             synchronizes=bool(self.exit_synced) and all(self.exit_synced),
             futures=frozenset(self.futures),
+            settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
@@ -294,7 +303,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.advancing[key] = True
         if self.advancing.get(key) and self.st.pending:
             self.commit(self.st, self.step(stmt, "the loop advances to its next iteration"))
-            self.st.pending = frozenset()
+            self.st.pending = frozenset(p for p in self.st.pending if is_stand_in(p))
         if not isinstance(stmt, ast.While):
             keys = frozenset(p.key for p in self.st.pending)
             self.settled_each[key] = self.settled_each.get(key, frozenset()) | keys
@@ -376,8 +385,10 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         if not isinstance(node, ast.Return):
             self.falsy_returns.append(self.st.cleaned)
         self.exit_synced.append(self.st.synced)
+        waiting = {p.key[1] for p in self.st.pending if is_stand_in(p)}
+        self.exit_settled.append(frozenset(range(len(self.info.params))) - waiting)
         returned = deep_pending(self.st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
-        handed = frozenset(p for p in self.st.pending if p.key in returned)
+        handed = frozenset(p for p in self.st.pending if p.key in returned and not is_stand_in(p))
         self.futures |= handed
         self.st.pending = self.st.pending - handed
         self.commit(self.st, self.step(node, "function returns"))

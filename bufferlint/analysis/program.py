@@ -170,7 +170,7 @@ class Program:
         while queue:
             callee, reach = queue.popleft()
             for caller, edge in incoming.get(callee, ()):
-                key = (id(edge), reach.param, reach.path, reach.materialized, reach.assume)
+                key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
                 if key not in composed:
                     composed[key] = [
                         (leaf, assume, reach.materialized and not payload.lazy)

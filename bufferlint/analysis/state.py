@@ -9,9 +9,20 @@ from bufferlint.analysis.values import Value, join
 from bufferlint.findings import TraceStep
 
 
+def parameter_key(index: int) -> tuple:
+    """The key of the stand-in for "whatever futures parameter ``index`` holds": waiting on
+    it on every path makes the function a waiter for its callers (``Summary.settles``)."""
+    return ("param", index)
+
+
+def is_stand_in(pending: "Pending") -> bool:
+    return pending.key[:1] == ("param",)
+
+
 @dataclass(frozen=True)
 class Pending:
-    """A submission whose task may still be running: committed when the producer may advance."""
+    """A submission whose task may still be running: committed when the producer may advance.
+    Stand-ins for a parameter's futures (``parameter_key``) have no leaves and never commit."""
 
     key: tuple
     leaves: frozenset

@@ -41,6 +41,7 @@ class SinkReach:
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
     rule: str = "BL001"  # BL001 async sink, BL003 retention, BL004 async device copy
     materialized: bool = False  # BL003: reported only if the argument is a lazy borrowed stream
+    kept: frozenset | None = None  # with materialized: the parts of each element kept (None: all)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Summary:
     marker_checks: frozenset = frozenset()  # params proven unborrowed when the result is false
     synchronizes: bool = False  # waits for all outstanding device work (BL004) on every path
     futures: frozenset = frozenset()  # Pending submissions whose future is returned (still running)
+    settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
 
 
 EMPTY_SUMMARY = Summary()

@@ -276,7 +276,9 @@ def _element(value: Value, op: object, step: TraceStep | None) -> Value:
     leaves = set(_extend_params(value.leaves, op, step))
     # An element of a tensor (a row) is a view of it.
     leaves.update(leaf.as_view(step) for leaf in value.leaves if isinstance(leaf, Borrow))
-    parts.append(Value(leaves=frozenset(leaves)))
+    # A parameter stands for its own futures (if it is one) and its elements' (if it holds
+    # some): an element inherits the keys, so waiting on each element waits on the parameter.
+    parts.append(Value(leaves=frozenset(leaves), pending=value.pending if value.leaves else frozenset()))
     return join_all(parts)
 
 
