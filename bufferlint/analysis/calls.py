@@ -13,6 +13,22 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from bufferlint.analysis.call_effects import (
+    Adopt,
+    Drain,
+    Materialize,
+    Mark,
+    Reach,
+    ReadBack,
+    Record,
+    Release,
+    Report,
+    Retain,
+    Settle,
+    Store,
+    Submit,
+    Synchronize,
+)
 from bufferlint.analysis.index import FunctionInfo, dotted_name
 from bufferlint.analysis.summaries import Summary
 from bufferlint.analysis.values import (
@@ -168,7 +184,10 @@ def evaluate_call(it: "FunctionInterpreter", node: ast.Call) -> Value:
         return EMPTY
     name = dotted_name(func) or (method or "call")
     call = Call(it, node, qualname, method, receiver, args, name)
-    return call.evaluate()
+    value = call.evaluate()
+    for effect in call.effects:
+        it.apply(effect)
+    return value
 
 
 class Call:
@@ -182,6 +201,7 @@ class Call:
         self.name = name
         self.program = it.program
         self.constructed: str | None = None
+        self.effects: list = []  # what the call does besides its value (``call_effects``)
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
         self.shape = CallShape(vocab_name, method, known, args.argument)
@@ -233,10 +253,10 @@ class Call:
         ``executor.shutdown(wait=True)``: one that waits for every task of the executor."""
         vocab = self.it.vocab
         if self.receiver.pending and vocab.match("settlers", self.shape) is not None:
-            self.it.settle(Value(pending=self.receiver.pending))
+            self.effects.append(Settle(Value(pending=self.receiver.pending)))
             return EMPTY
         if self.receiver.alloc and vocab.match("drains", self.shape) is not None:
-            self.it.settle_owned_by(self.receiver)
+            self.effects.append(Drain(self.receiver))
             return EMPTY
         return None
 
@@ -244,7 +264,7 @@ class Call:
         """Ask for the files defining ``name`` if what we pass it may be borrowed."""
         concrete, params = self.args.origins(receiver)
         if self.program.is_hot(self.it.info.qualname, concrete, params):
-            self.it.demands.add((kind, name))
+            self.effects.append(Record("demand", (kind, name)))
 
     def receiver_is_borrowed(self) -> bool:
         """A method of a (maybe) borrowed value is the tensor's own, not a project method."""
@@ -271,14 +291,14 @@ class Call:
             attr, flag = args.arg(1), args.arg(2)
             if attr is not None and attr.has_const and attr.const in self.it.vocab.markers:
                 if not (flag.has_const and not flag.const):
-                    self.it.mark(self.node.args[0], self.node)
+                    self.effects.append(Mark(self.node.args[0], self.node))
             elif self.it.outlives_step(self.node.args[0], attribute=True):
-                self.it.retain(self.node, flag, f"{dotted_name(self.node.args[0]) or 'object'}.<attr>", None)
+                self.effects.append(Retain(self.node, flag, f"{dotted_name(self.node.args[0]) or 'object'}.<attr>"))
             return EMPTY
         if first is None:
             return None
         if name in ("list", "tuple", "set", "frozenset", "sorted", "dict"):
-            self.it.materialize(self.node, first, f"{name}(...)")
+            self.effects.append(Materialize(self.node, first, f"{name}(...)"))
         if name in ("list", "tuple", "set", "frozenset", "sorted"):
             return container(iterate(first))
         if name in ("reversed", "iter"):
@@ -305,28 +325,28 @@ class Call:
         args = self.args
         target = self.node.func.value
         if method in ("append", "add", "appendleft") and args.positional:
-            self.it.store_into(target, args.positional[-1][0], self.node)
+            self.effects.append(Store(target, args.positional[-1][0], self.node))
             return EMPTY
         if method == "insert" and len(args.positional) >= 2:
-            self.it.store_into(target, args.positional[1][0], self.node)
+            self.effects.append(Store(target, args.positional[1][0], self.node))
             return EMPTY
         if method in ("extend", "update") and (args.positional or args.keywords):
             for value in args.flat():
-                self.it.store_into(target, index(value, None), self.node)
+                self.effects.append(Store(target, index(value, None), self.node))
             return EMPTY
         if method == "setdefault":
             default = args.arg(1)
             if default is not None:
-                self.it.store_into(target, default, self.node)
+                self.effects.append(Store(target, default, self.node))
             return join(index(receiver, None), default) or EMPTY
         if method == "clear":
             if isinstance(target, ast.Name):
-                self.it.release(target.id, None)
+                self.effects.append(Release(target.id, None))
             return EMPTY
         if method == "pop" and self.node.args and isinstance(target, ast.Name):
-            self.it.release(target.id, ast.unparse(self.node.args[0]))
+            self.effects.append(Release(target.id, ast.unparse(self.node.args[0])))
         if method in ("get", "pop", "popitem", "popleft", "values", "items"):
-            self.it.read_back(target, self.node)
+            self.effects.append(ReadBack(target, self.node))
         if method in ("get", "pop", "popitem", "popleft"):
             return join(index(receiver, None), args.arg(1)) or EMPTY
         if method == "values":
@@ -351,7 +371,7 @@ class Call:
         return None
 
     def on_synchronizer(self, spec) -> Value:
-        self.it.synchronize()
+        self.effects.append(Synchronize())
         return EMPTY
 
     def on_settler(self, pattern) -> Value:
@@ -359,15 +379,15 @@ class Call:
         it is given, in collections too (``wait(futures)``)."""
         if pattern.method is not None or self.receiver is not None:
             if self.receiver is not None and self.receiver.pending:
-                self.it.settle(Value(pending=self.receiver.pending))
+                self.effects.append(Settle(Value(pending=self.receiver.pending)))
             return EMPTY
         for value in self.args.flat():
-            self.it.settle(value)
+            self.effects.append(Settle(value))
         return EMPTY
 
     def on_drain(self, spec) -> Value:
         if self.receiver is not None:
-            self.it.settle_owned_by(self.receiver)
+            self.effects.append(Drain(self.receiver))
         return EMPTY
 
     def on_sanitizer(self, spec) -> Value:
@@ -386,7 +406,7 @@ class Call:
     def on_retainer(self, spec) -> Value:
         holder = self.node.func.value if isinstance(self.node.func, ast.Attribute) else None
         if holder is not None and self.it.outlives_step(holder, attribute=True):
-            self.it.retain(self.node, join_all(self.args.flat()), f"{dotted_name(holder) or 'object'}.{self.method}", None)
+            self.effects.append(Retain(self.node, join_all(self.args.flat()), f"{dotted_name(holder) or 'object'}.{self.method}"))
         return EMPTY
 
     def on_bind(self, spec) -> Value:
@@ -447,10 +467,13 @@ class Call:
         if spec.eager:
             note = f"every element is submitted to `{self.name}` up front while the producer advances"
             for value in self.args.flat(skip=enabler):
-                self.it.materialize(self.node, value, self.name, rule=spec.rule, note=note)
+                self.effects.append(Materialize(self.node, value, self.name, spec.rule, note))
         subject = self.subject(frozenset(deep_leaves(payload)))
         owners = self.receiver.alloc if self.receiver is not None else frozenset()
-        return self.it.add_pending(self.node, payload, self.name, assume, subject, rule=spec.rule, owners=owners)
+        if next(deep_leaves(payload), None) is None:
+            return EMPTY
+        self.effects.append(Submit(self.node, payload, self.name, assume, subject, spec.rule, owners))
+        return Value(pending=frozenset({(self.node.lineno, self.node.col_offset)}))  # the future
 
     def subject(self, leaves: frozenset) -> str:
         """The source of the argument that carries these borrowed leaves (descending into a
@@ -480,7 +503,7 @@ class Call:
     def note_guard_use(self, enabler: Value | None, payload: Value) -> None:
         """A project predicate deciding whether values are consumed async is used as a guard."""
         if enabler is not None and enabler.origin is not None and next(deep_leaves(payload), None) is not None:
-            self.it.used_as_guard.add(enabler.origin)
+            self.effects.append(Record("guard-use", enabler.origin))
 
     def enabling_condition(self, enabler: Value) -> tuple[frozenset, frozenset]:
         return enabling_condition(enabler)
@@ -516,7 +539,7 @@ class Call:
         settles: frozenset | None = None
         bounds: list[dict[int, Value]] = []
         for info in targets:
-            self.it.callees.add(info.qualname)
+            self.effects.append(Record("callee", info.qualname))
             self.program.consider(info)
             summary = self.program.summary(info.qualname)
             bound = self.bind(info)
@@ -533,7 +556,7 @@ class Call:
             bounds.append(bound)
         for param in settles or ():  # every candidate waits for what this argument holds
             for bound in bounds:
-                self.it.settle(bound[param])
+                self.effects.append(Settle(bound[param]))
         result = join_all(results)
         if any(isinstance(info.node, ast.AsyncFunctionDef) for info in targets):
             # A coroutine object holds its arguments until it runs (awaited now, or later as
@@ -569,7 +592,7 @@ class Call:
             future, key=_future_key(callkey, future.key), leaves=frozenset(leaves), site=site,
             assume=frozenset(it.st.assume), holder=None, owners=frozenset(),
         )
-        it.st.pending = it.st.pending | {pending}
+        self.effects.append(Adopt(pending))
 
     def bind(self, info: FunctionInfo) -> dict[int, Value]:
         bound: dict[int, Value] = {}
@@ -617,7 +640,7 @@ class Call:
         it = self.it
         call_step = self.step(f"passed to `{self.name}(...)`")
         edge = CallEdge(info.qualname, bound, frozenset(it.st.assume), call_step)
-        it.edges.append(edge)
+        self.effects.append(Record("edge", edge))
         for reach in summary.sinks:
             for leaf, payload, assume, enablers in edge.through(reach):
                 for enabler in enablers:
@@ -626,17 +649,16 @@ class Call:
                 here = isinstance(leaf, Borrow) or "iter" in leaf.path
                 site = it.site(self.node, self.name, self.subject(frozenset({leaf}))) if here else None
                 if isinstance(leaf, Borrow):
-                    it.report(site, trace, reach.rule)
+                    self.effects.append(Report(site, trace, reach.rule))
                 else:
                     materialized = reach.materialized and not payload.lazy
-                    it.add_reach(
-                        replace(
-                            reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace,
-                            materialized=materialized,
-                        )
+                    reach_here = replace(
+                        reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace,
+                        materialized=materialized,
                     )
+                    self.effects.append(Reach(reach_here))
         if summary.synchronizes:
-            it.synchronize()
+            self.effects.append(Synchronize())
         callkey = (self.node.lineno, self.node.col_offset)
         for future in summary.futures:
             self.adopt_future(future, bound, call_step, callkey)

@@ -16,7 +16,7 @@ import ast
 import heapq
 from dataclasses import dataclass, replace
 
-from bufferlint.analysis import cfg
+from bufferlint.analysis import call_effects, cfg
 from bufferlint.analysis.effects import EffectsMixin
 from bufferlint.analysis.expressions import ExpressionsMixin
 from bufferlint.analysis.index import FunctionInfo, dotted_name, import_bindings
@@ -405,6 +405,26 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         subject = self.st.vars.get(f"<subject:{_key(op.extra)}>", EMPTY)
         self.bind_pattern(op.node.pattern, subject, op.node)
 
+    # -- what calls do besides their value -------------------------------------------------
+
+    def apply(self, effect) -> None:
+        """Apply one record a call handler returned (``call_effects``) to the state and facts."""
+        APPLY[type(effect)](self, effect)
+
+    def _record(self, effect: call_effects.Record) -> None:
+        if effect.kind == "callee":
+            self.callees.add(effect.item)
+        elif effect.kind == "demand":
+            self.demands.add(effect.item)
+        elif effect.kind == "guard-use":
+            self.used_as_guard.add(effect.item)
+        else:
+            self.edges.append(effect.item)
+
+    def _adopt(self, effect: call_effects.Adopt) -> None:
+        if self.st is not None:
+            self.st.pending = self.st.pending | {effect.pending}
+
     # -- simple statements ----------------------------------------------------------------
 
     def stmt_Expr(self, stmt: ast.Expr) -> None:
@@ -583,3 +603,23 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         params = [leaf for leaf in value.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
         if len(params) == 1 and len(value.leaves) == 1:
             self.st.assume = self.st.assume | {(params[0].index, branch)}
+
+
+APPLY = {
+    call_effects.Settle: lambda it, e: it.settle(e.value),
+    call_effects.Drain: lambda it, e: it.settle_owned_by(e.executor),
+    call_effects.Synchronize: lambda it, e: it.synchronize(),
+    call_effects.Submit: lambda it, e: it.add_pending(
+        e.node, e.payload, e.sink, e.assume, e.subject, rule=e.rule, owners=e.owners
+    ),
+    call_effects.Adopt: FunctionInterpreter._adopt,
+    call_effects.Store: lambda it, e: it.store_into(e.container, e.value, e.node),
+    call_effects.Retain: lambda it, e: it.retain(e.node, e.value, e.holder_text, None),
+    call_effects.Release: lambda it, e: it.release(e.name, e.key),
+    call_effects.ReadBack: lambda it, e: it.read_back(e.container, e.node),
+    call_effects.Materialize: lambda it, e: it.materialize(e.node, e.value, e.what, rule=e.rule, note=e.note),
+    call_effects.Mark: lambda it, e: it.mark(e.target, e.node),
+    call_effects.Report: lambda it, e: it.report(e.site, e.trace, e.rule),
+    call_effects.Reach: lambda it, e: it.add_reach(e.reach),
+    call_effects.Record: FunctionInterpreter._record,
+}

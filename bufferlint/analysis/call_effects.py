@@ -1,0 +1,124 @@
+"""What a call does besides producing a value, as data: the call handlers (``calls.py``)
+return these records and the interpreter applies them to its state and facts
+(``FunctionInterpreter.apply``), so a handler never changes the interpreter itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from bufferlint.analysis.state import Pending
+from bufferlint.analysis.summaries import SinkReach, Site
+from bufferlint.analysis.values import Value
+
+
+@dataclass(frozen=True)
+class Settle:
+    """Wait for the futures ``value`` stands for (in collections too)."""
+
+    value: Value
+
+
+@dataclass(frozen=True)
+class Drain:
+    """Wait for every task submitted to ``executor`` (``shutdown(wait=True)``)."""
+
+    executor: Value
+
+
+@dataclass(frozen=True)
+class Synchronize:
+    """Wait for all outstanding device work."""
+
+
+@dataclass(frozen=True)
+class Submit:
+    """Work that reads ``payload`` later (rule BL001 or BL004)."""
+
+    node: ast.AST
+    payload: Value
+    sink: str
+    assume: frozenset
+    subject: str
+    rule: str
+    owners: frozenset
+
+
+@dataclass(frozen=True)
+class Adopt:
+    """A callee's submission whose future came back: pending here now."""
+
+    pending: Pending
+
+
+@dataclass(frozen=True)
+class Store:
+    """``container`` may now hold ``value`` (``c.append(v)``)."""
+
+    container: ast.expr
+    value: Value
+    node: ast.AST
+
+
+@dataclass(frozen=True)
+class Retain:
+    """``value`` is kept in a long-lived holder (BL003 if the step moves on)."""
+
+    node: ast.AST
+    value: Value
+    holder_text: str
+
+
+@dataclass(frozen=True)
+class Release:
+    """The container ``name`` drops what it kept under ``key`` (all of it for None)."""
+
+    name: str
+    key: str | None
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    container: ast.expr
+    node: ast.AST
+
+
+@dataclass(frozen=True)
+class Materialize:
+    """Every element of ``value`` is held at once (or queued, for an eager sink)."""
+
+    node: ast.AST
+    value: Value
+    what: str
+    rule: str = "BL003"
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """``setattr(target, MARKER, True)``: ``target`` is borrowed from here on."""
+
+    target: ast.expr
+    node: ast.AST
+
+
+@dataclass(frozen=True)
+class Report:
+    site: Site
+    trace: tuple
+    rule: str
+
+
+@dataclass(frozen=True)
+class Reach:
+    reach: SinkReach
+
+
+@dataclass(frozen=True)
+class Record:
+    """A fact about the call for the project-wide analysis: ``kind`` is "callee",
+    "demand", "guard-use" or "edge"."""
+
+    kind: str
+    item: object
