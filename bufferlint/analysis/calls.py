@@ -30,6 +30,7 @@ from bufferlint.analysis.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.index import FunctionInfo, dotted_name
+from bufferlint.analysis.syntax import holder_name
 from bufferlint.analysis.summaries import Summary
 from bufferlint.analysis.values import (
     EMPTY,
@@ -38,6 +39,7 @@ from bufferlint.analysis.values import (
     ParamRef,
     Value,
     clean,
+    collection,
     container,
     deep_leaves,
     deep_pending,
@@ -177,6 +179,8 @@ def evaluate_call(it: "FunctionInterpreter", node: ast.Call) -> Value:
     else:
         callee = it.eval(func)
         qualname = callee.ref
+        if qualname is None and callee.method is not None and callee.bound is not None:
+            receiver, method = callee.bound, callee.method  # ``submit = executor.submit; submit(...)``
     if it.st is None:
         return EMPTY
     args = Args(it, node)
@@ -204,6 +208,9 @@ class Call:
         self.effects: list = []  # what the call does besides its value (``call_effects``)
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
+        if any(t in self.program.index.classes for t in known):
+            # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
+            known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
         self.shape = CallShape(vocab_name, method, known, args.argument)
 
     def step(self, note: str) -> TraceStep:
@@ -272,14 +279,27 @@ class Call:
         return self.program.is_hot(self.it.info.qualname, concrete, params)
 
     def known_external_receiver(self) -> bool:
+        """A receiver of a library class (not the project's): its methods are the library's.
+        A project class whose file is not parsed yet is asked for, and dispatched by name
+        until then."""
         types = self.receiver.types if self.receiver is not None else frozenset()
-        return any(t not in self.program.index.classes for t in types)
+        external = False
+        for type_name in types:
+            if type_name in self.program.index.classes:
+                continue
+            if self.program.in_project(type_name):
+                self.demand("qualname", type_name, self.receiver)
+            else:
+                external = True
+        return external
 
     # -- the language --------------------------------------------------------------------
 
     def builtin(self, name: str) -> Value | None:
         args = self.args
         first = args.arg(0)
+        if name == "super":
+            return self.super_object()
         if name in ("getattr", "hasattr") and first is not None:
             attr = args.arg(1)
             if attr is not None and attr.has_const and attr.const in self.it.vocab.markers:
@@ -296,10 +316,12 @@ class Call:
                 self.effects.append(Retain(self.node, flag, f"{dotted_name(self.node.args[0]) or 'object'}.<attr>"))
             return EMPTY
         if first is None:
-            return None
+            return collection(None) if name in ("list", "dict", "set") and not self.node.args else None
         if name in ("list", "tuple", "set", "frozenset", "sorted", "dict"):
             self.effects.append(Materialize(self.node, first, f"{name}(...)"))
-        if name in ("list", "tuple", "set", "frozenset", "sorted"):
+        if name in ("list", "set", "sorted"):
+            return collection(iterate(first))
+        if name in ("tuple", "frozenset"):
             return container(iterate(first))
         if name in ("reversed", "iter"):
             return container(iterate(first), lazy=True)
@@ -318,11 +340,24 @@ class Call:
             return container(index(iterate(first), 1))
         return None
 
+    def super_object(self) -> Value:
+        """``super()`` in a method: the same object, dispatched from the class's bases."""
+        info = self.it.info
+        index = self.program.index
+        cls = index.classes.get(info.class_qualname or "")
+        if cls is None or not info.params or self.it.st is None:
+            return EMPTY
+        receiver = self.it.st.vars.get(info.params[0], EMPTY)
+        bases = frozenset(index.canonical(base) for base in cls.bases)
+        return Value(leaves=receiver.leaves, types=bases)
+
     def container_method(self) -> Value | None:
         receiver, method = self.receiver, self.method
         if receiver is None or any(isinstance(leaf, Borrow) for leaf in receiver.leaves):
             return None
         args = self.args
+        if not isinstance(self.node.func, ast.Attribute):
+            return None  # a bound method called through an alias: no container syntax to follow
         target = self.node.func.value
         if method in ("append", "add", "appendleft") and args.positional:
             self.effects.append(Store(target, args.positional[-1][0], self.node))
@@ -338,13 +373,14 @@ class Call:
             default = args.arg(1)
             if default is not None:
                 self.effects.append(Store(target, default, self.node))
-            return join(index(receiver, None), default) or EMPTY
+            inner = join(index(receiver, None), default) or EMPTY
+            return replace(inner, part_of=holder_name(target))  # the inner container lives in the outer
         if method == "clear":
-            if isinstance(target, ast.Name):
-                self.effects.append(Release(target.id, None))
+            if holder_name(target):
+                self.effects.append(Release(holder_name(target), None))
             return EMPTY
-        if method == "pop" and self.node.args and isinstance(target, ast.Name):
-            self.effects.append(Release(target.id, ast.unparse(self.node.args[0])))
+        if method == "pop" and self.node.args and holder_name(target):
+            self.effects.append(Release(holder_name(target), ast.unparse(self.node.args[0])))
         if method in ("get", "pop", "popitem", "popleft", "values", "items"):
             self.effects.append(ReadBack(target, self.node))
         if method in ("get", "pop", "popitem", "popleft"):

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from bufferlint.analysis.state import Pending, State
 from bufferlint.analysis.summaries import SinkReach, Site
-from bufferlint.analysis.syntax import root_name
+from bufferlint.analysis.index import _walk_own_body
+from bufferlint.analysis.syntax import holder_name, root_name
 from bufferlint.analysis.values import (
     EMPTY,
     Borrow,
@@ -45,12 +46,36 @@ class EffectsMixin:
         root = root_name(expr)
         if root is None:
             return False
+        if root in self.declared_globals or self.is_closure_variable(root):
+            return True  # module state, or a container of the enclosing call: lives on
         if root in self.info.params or not isinstance(expr, ast.Name) or attribute:
             return bool(self.loop_assigned) or root in self.info.params or not isinstance(expr, ast.Name)
         advancing = [names for names in self.loop_assigned if names is not None]
         if not advancing:
             return False
         return root not in advancing[-1]
+
+    @property
+    def declared_globals(self) -> frozenset:
+        names = getattr(self.info, "_globals", None)
+        if names is None:
+            names = frozenset(
+                name for node in _walk_own_body(self.info.node) if isinstance(node, ast.Global) for name in node.names
+            )
+            self.info._globals = names
+        return names
+
+    def is_closure_variable(self, name: str) -> bool:
+        """A name a nested function reads from its enclosing function's frame."""
+        info = self.info
+        if info.outer is None or name in info.params or name in info.assigned:
+            return False
+        outer = info.outer
+        while outer is not None:
+            if name in outer.params or name in outer.assigned:
+                return True
+            outer = outer.outer
+        return False
 
     def retain(self, stmt: ast.AST, value: Value, holder_text: str, holder: tuple | None) -> None:
         """Only values that may be borrowed are tracked (stores of parameters that no caller
@@ -136,7 +161,7 @@ class EffectsMixin:
         """A container that keeps borrowed views past their step is read: the use (say the
         ``torch.cat`` that fuses them) goes at the end of the store's trace once the
         fixpoint is done (``add_read_backs``); the finding stays at the store."""
-        name = holder.id if isinstance(holder, ast.Name) else None
+        name = holder_name(holder) if isinstance(holder, (ast.Name, ast.Attribute)) else None
         if name is None or name in self.read_steps:
             return
         holds = name in self.retained_in or any(

@@ -4,6 +4,7 @@ Mixed into ``FunctionInterpreter``."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from bufferlint.analysis.state import State, is_stand_in, join_states
 from bufferlint.analysis.summaries import SinkReach
@@ -15,6 +16,7 @@ from bufferlint.analysis.values import (
     Cond,
     ParamRef,
     Value,
+    collection,
     const,
     container,
     deep_leaves,
@@ -30,14 +32,18 @@ from bufferlint.analysis.values import (
 
 class ExpressionsMixin:
     def captured(self, node: ast.AST) -> Value | None:
-        """A closure's captured variables, as a container (the task reads them later)."""
-        assigned = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-        values = []
-        for child in ast.walk(node):
+        """A closure's captured variables, as a container (the task reads them later), and
+        its default values, evaluated now (``def job(src=w.clone())`` captures a copy)."""
+        args = node.args
+        assigned = {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
+        values = [self.eval(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None]]
+        body = node.body if isinstance(node.body, list) else [node.body]
+        for child in (n for stmt in body for n in ast.walk(stmt)):
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in assigned:
                 value = self.st.vars.get(child.id) if self.st is not None else None
                 if value is not None and child.id != getattr(node, "name", None):
                     values.append(value)
+        values = [v for v in values if not v.is_empty()]
         if not values:
             return None
         return container(join_all(values))
@@ -106,11 +112,17 @@ class ExpressionsMixin:
             return view_of(base, self.step(node, f"`.{node.attr}` is a view of the borrowed value"))
         if node.attr in self.vocab.markers:
             return Value(cond=Cond(clean_if_false=identities(base)))
+        if base.leaves or base.types or base.declared or base.alloc:
+            # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
+            # that the packs know as a method (``w.clone``) holds the value itself.
+            holds = base.leaves if self.vocab.knows_method(node.attr) else frozenset()
+            receiver = replace(base, method=None, bound=None)
+            return Value(leaves=holds, method=node.attr, bound=receiver)
         return EMPTY
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.eval(node.value)
-        if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name):
+        if isinstance(node.ctx, ast.Load) and isinstance(node.value, (ast.Name, ast.Attribute)):
             self.read_back(node.value, node)
         key = self.eval(node.slice)
         step = self.step(node, "indexed/sliced: a view of the borrowed value")
@@ -132,7 +144,7 @@ class ExpressionsMixin:
                 values.append(self.eval(elt))
         if isinstance(node, ast.Tuple) and not starred:
             return container(None, tuple(values))
-        return container(join_all(values))
+        return collection(join_all(values))
 
     expr_List = expr_Tuple
 
@@ -146,7 +158,7 @@ class ExpressionsMixin:
                 values.append(self.eval(value))
             else:
                 values.append(index(self.eval(value), None))
-        return container(join_all(values))
+        return collection(join_all(values))
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
         values = [self.eval(v) for v in node.values]

@@ -22,7 +22,7 @@ from bufferlint.analysis.expressions import ExpressionsMixin
 from bufferlint.analysis.index import FunctionInfo, dotted_name, import_bindings
 from bufferlint.analysis.state import Pending, State, is_stand_in, join_states, parameter_key
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, SinkReach, Site, Summary
-from bufferlint.analysis.syntax import annotations_of, assigned_names, is_slice, root_name, short
+from bufferlint.analysis.syntax import annotations_of, assigned_names, holder_name, is_slice, short
 from bufferlint.analysis.values import (
     EMPTY,
     advances_producer,
@@ -441,11 +441,18 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
 
     def stmt_AugAssign(self, stmt: ast.AugAssign) -> None:
         value = self.eval(stmt.value)
-        if isinstance(stmt.target, ast.Name) and (value.elems is not None or value.items is not None):
+        adds = value.elems is not None or value.items is not None
+        if isinstance(stmt.target, ast.Name) and adds:
             if self.outlives_step(stmt.target):  # `kept += [w]`, `kept |= {name: w}`
                 self.retain(stmt, index(value, None), stmt.target.id, (stmt.target.id, None))
             old = self.st.vars.get(stmt.target.id, EMPTY)
-            self.st.vars[stmt.target.id] = container(join(old.elems, iterate(value)), lazy=old.lazy)
+            grown = container(join(old.elems, iterate(value)), lazy=old.lazy)
+            self.st.vars[stmt.target.id] = replace(grown, collection=old.collection)
+        elif isinstance(stmt.target, (ast.Attribute, ast.Subscript)) and adds:
+            self.eval(stmt.target)  # `holder.kept += [w]`, `groups[k] += [w]`
+            if self.outlives_step(stmt.target.value, attribute=isinstance(stmt.target, ast.Attribute)):
+                text = ast.unparse(stmt.target)
+                self.retain(stmt, index(value, None), text, (holder_name(stmt.target), None))
         else:
             self.eval(stmt.target)
 
@@ -454,8 +461,8 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             if isinstance(target, ast.Name):
                 self.st.vars.pop(target.id, None)
                 self.release(target.id, None)
-            elif isinstance(target, ast.Subscript) and root_name(target.value):
-                self.release(root_name(target.value), ast.unparse(target.slice))
+            elif isinstance(target, ast.Subscript) and holder_name(target.value):
+                self.release(holder_name(target.value), ast.unparse(target.slice))
             else:
                 self.eval(target)
 
@@ -526,6 +533,8 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             if target.id in self.st.stale:
                 self.st.stale = self.st.stale - {target.id}
             self.release(target.id, None)
+            if target.id in self.declared_globals:  # `global CACHE; CACHE = w`: module state
+                self.retain(stmt, value, target.id, (target.id, None))
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
             for i, elt in enumerate(target.elts):
@@ -537,7 +546,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             holder = self.eval(target.value)
             if self.st is None:
                 return
-            if is_slice(target.slice) or self.is_array(target.value, holder):
+            if self.is_array(target.value, holder) or (is_slice(target.slice) and not holder.collection):
                 self.eval(target.slice)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
                 return
             self.store_into(target.value, value, stmt, target.slice, holder)
@@ -561,16 +570,28 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
     ) -> None:
         """``c[k] = v`` (or ``c.append(v)``): the container may now hold ``v``; if the
         container outlives the producer's step, the borrowed value is retained (BL003)."""
-        if self.st is not None and self.outlives_step(container_expr):
+        if self.st is not None and self.outlives_step(self.home_of(container_expr)):
             key_text = ast.unparse(key) if key is not None else None
-            self.retain(stmt, value, short(container_expr), (root_name(container_expr), key_text))
+            self.retain(stmt, value, short(container_expr), (holder_name(container_expr), key_text))
         if isinstance(container_expr, ast.Name) and self.st is not None:
             old = self.st.vars.get(container_expr.id)
             if old is None:
                 old = self.lookup(container_expr.id)
-            self.st.vars[container_expr.id] = join(old, container(value))
+            self.st.vars[container_expr.id] = replace(join(old, container(value)), collection=old.collection)
         elif holder is None:
             self.eval(container_expr)
+
+    def home_of(self, container_expr: ast.expr) -> ast.expr:
+        """The container a local alias lives in: ``inner = groups.setdefault(k, {})`` stores
+        into ``groups``."""
+        if isinstance(container_expr, ast.Name) and self.st is not None:
+            part_of = self.st.vars.get(container_expr.id, EMPTY).part_of
+            if part_of:
+                try:
+                    return ast.parse(part_of, mode="eval").body
+                except SyntaxError:
+                    pass
+        return container_expr
 
     # -- refinement ----------------------------------------------------------------------
 

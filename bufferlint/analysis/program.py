@@ -51,12 +51,18 @@ class Program:
         self.worklist: deque[str] = deque()
         self.failures: dict[str, str] = {}  # functions the interpreter could not analyse
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
+        self.module_names: set[str] = set()  # every module of the project, parsed or not
         self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
         self._considered: set[str] = set()
         self.queued: set[str] = set()
         self._line_cache: dict[Path, list[str]] = {}
 
     # -- queries used by the interpreter ---------------------------------------------
+
+    def in_project(self, qualname: str) -> bool:
+        """Is this name defined in one of the project's modules (parsed or not)?"""
+        parts = qualname.split(".")
+        return any(".".join(parts[:cut]) in self.module_names for cut in range(len(parts) - 1, 0, -1))
 
     def summary(self, qualname: str) -> Summary:
         return self.summaries.get(qualname, EMPTY_SUMMARY)
@@ -241,6 +247,7 @@ class ProjectAnalysis:
             self.raw[path] = data
             name, _ = module_name(path, self.root)
             self.module_files.setdefault(name, path)
+            self.program.module_names.add(name)
             for match in DEF_PATTERN.finditer(data):
                 self.defines.setdefault(match.group(1).decode("ascii", "replace"), set()).add(path)
 
@@ -298,8 +305,11 @@ class ProjectAnalysis:
             lines = lines_by_module.get(module.name)
             if lines is None:
                 text = module.text
+                # `from pkg import stream as it2`: the alias is how this module names it.
+                aliases = {local for local, q in module.imports.items() if q.rsplit(".", 1)[-1] in names} - names
+                local = _word_pattern(names | aliases) if aliases else pattern
                 lines = lines_by_module[module.name] = (
-                    [text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)] if pattern else []
+                    [text.count("\n", 0, m.start()) + 1 for m in local.finditer(text)] if local else []
                 )
             node = info.node
             first = getattr(node, "lineno", 1)

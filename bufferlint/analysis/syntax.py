@@ -51,3 +51,9 @@ def short(node: ast.AST) -> str:
         return ", ".join(short(e) for e in node.elts)
     return dotted_name(node) or "..."
 
+
+
+def holder_name(node: ast.AST) -> str | None:
+    """How a container is named for pairing stores with clears: ``pending``,
+    ``self.pending`` (``self.pending[k] = w`` ... ``self.pending.clear()``)."""
+    return dotted_name(node) or root_name(node)

@@ -112,6 +112,10 @@ class Value:
     pending: frozenset = frozenset()  # ids of async submissions this value (a future) stands for
     origin: str | None = None  # the project function whose call produced this value (guard tracking)
     alloc: frozenset = frozenset()  # allocation sites of the object (an executor), when constructed here
+    method: str | None = None  # a bound method (``executor.submit``): its name ...
+    bound: "Value | None" = None  # ... and its receiver
+    part_of: str | None = None  # the container this value lives in (``d.setdefault(k, {})``)
+    collection: bool = False  # surely a Python list/dict/set (a slice store into it keeps, not copies)
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -162,6 +166,12 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         pending=a.pending | b.pending,
         origin=a.origin if a.origin == b.origin else None,
         alloc=a.alloc | b.alloc,
+        method=a.method if a.method == b.method else None,
+        bound=(join(a.bound, b.bound) if a.bound is not None and b.bound is not None else None)
+        if a.method == b.method
+        else None,
+        part_of=a.part_of if a.part_of == b.part_of else None,
+        collection=a.collection and b.collection,
     )
 
 
@@ -182,6 +192,11 @@ def container(elems: Value | None, items: tuple[Value, ...] | None = None, lazy:
     if items is not None and all(i.is_empty() for i in items):
         items = None if elems is None else items
     return Value(elems=elems, items=items, lazy=lazy)
+
+
+def collection(elems: Value | None) -> Value:
+    """A new list, dict or set holding these values (possibly none yet)."""
+    return replace(container(elems), collection=True)
 
 
 def cap(value: Value | None, depth: int) -> Value | None:

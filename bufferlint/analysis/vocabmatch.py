@@ -46,6 +46,13 @@ class VocabIndex:
         for pattern in patterns:
             self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
 
+    def knows_method(self, name: str) -> bool:
+        """Is ``name`` a method some pack pattern names (``.clone``, ``Executor.submit``)?"""
+        return any(
+            pattern.method == name or (pattern.qualname and pattern.qualname.count(".") >= 2)
+            for _, _, pattern in self._by_name.get(name, ())
+        )
+
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
         A sink declared ``within`` a context only matches inside one (``contexts``)."""
