@@ -93,15 +93,17 @@ def test_every_reported_trace_starts_at_a_source_and_ends_at_the_sink(tmp_path: 
     assert finding.subject == "weight"
 
 
-CONFIGURED = Path(__file__).parent / "fixtures" / "analysis_config" / "ringbuf_project"
+CONFIGURED = sorted((Path(__file__).parent / "fixtures" / "analysis_config").iterdir())
 
 
-def test_a_user_pack_in_pyproject_describes_a_new_producer(tmp_path: Path) -> None:
-    """Sources, markers, guards and sinks declared in [tool.bufferlint], end to end."""
+@pytest.mark.parametrize("case", CONFIGURED, ids=[c.name for c in CONFIGURED])
+def test_a_user_pack_in_pyproject_describes_a_new_producer(case: Path, tmp_path: Path) -> None:
+    """Sources, markers, guards and sinks declared in [tool.bufferlint], end to end
+    (``users_word``: a declared source wins over the tree's own definition of it)."""
     from bufferlint.config import load_settings
 
     root = tmp_path / "project"
-    shutil.copytree(CONFIGURED, root)
+    shutil.copytree(case, root)
     settings = load_settings(root)
     files = sorted(root.rglob("*.py"))
     result = analyze_project(root, files, files, settings.vocab)

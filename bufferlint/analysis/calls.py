@@ -146,6 +146,12 @@ class Args:
         keywords = {k for k, _ in self.keywords if k is not None}
         return info.accepts(None if starred else len(self.positional), keywords, bound_receiver=True)
 
+    def fit_plain(self, info: FunctionInfo) -> bool:
+        """Could this call bind to a function called without a receiver?"""
+        starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
+        keywords = {k for k, _ in self.keywords if k is not None}
+        return info.accepts(None if starred else len(self.positional), keywords, bound_receiver=False)
+
     def origins(self, receiver: Value | None) -> tuple[bool, frozenset]:
         """Whether the arguments carry a concrete borrowed value, and which of the caller's
         parameters they derive from: the facts that decide whether the callee matters."""
@@ -169,6 +175,7 @@ def evaluate_call(it: "FunctionInterpreter", node: ast.Call) -> Value:
     receiver: Value | None = None
     qualname: str | None = None
     method: str | None = None
+    fallback: str | None = None
     if isinstance(func, ast.Attribute):
         receiver = it.eval(func.value)
         if receiver.ref is not None and not receiver.leaves:
@@ -176,6 +183,11 @@ def evaluate_call(it: "FunctionInterpreter", node: ast.Call) -> Value:
             receiver = None
         else:
             method = func.attr
+    elif _attribute_lookup(it, func):
+        # ``getattr(param, "weight_loader", default_weight_loader)(param, w)``: the attribute
+        # as a method of the object, or the default.
+        receiver, method = it.eval(func.args[0]), func.args[1].value
+        fallback = it.eval(func.args[2]).ref
     else:
         callee = it.eval(func)
         qualname = callee.ref
@@ -188,6 +200,7 @@ def evaluate_call(it: "FunctionInterpreter", node: ast.Call) -> Value:
         return EMPTY
     name = dotted_name(func) or (method or "call")
     call = Call(it, node, qualname, method, receiver, args, name)
+    call.fallback = fallback
     value = call.evaluate()
     for effect in call.effects:
         it.apply(effect)
@@ -205,6 +218,7 @@ class Call:
         self.name = name
         self.program = it.program
         self.constructed: str | None = None
+        self.fallback: str | None = None  # a ``getattr`` default, called when the attribute is missing
         self.effects: list = []  # what the call does besides its value (``call_effects``)
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
@@ -228,6 +242,9 @@ class Call:
                 result = self.builtin(self.qualname[len("builtins."):])
                 if result is not None:
                     return result
+            result = self.users_word()
+            if result is not None:
+                return result
             targets = self.project_targets_static()
             if targets:
                 return self.apply_project(targets)
@@ -236,20 +253,28 @@ class Call:
                 return result
             self.demand("qualname", self.qualname, None)
             return Value(types=frozenset({self.qualname}), alloc=frozenset({self.allocation_site()}))
+        result = self.users_word()
+        if result is not None:
+            return result
+        targets = self.project_targets_typed()  # a project class's own `update` is not dict.update
+        if targets:
+            return self.apply_project(targets)
         result = self.container_method()
         if result is not None:
             return result
-        targets = self.project_targets_typed()
-        if targets:
-            return self.apply_project(targets)
         result = self.vocabulary()
         if result is not None:
             return result
         if not self.known_external_receiver() and self.method not in NOT_BY_NAME and not self.receiver_is_borrowed():
             targets = [info for info in self.program.methods_named(self.method) if self.args.fit(info)]
+            # Functions the project attaches as this attribute (``weight_loader``), and a
+            # ``getattr`` default; called without a receiver.
+            attached = self.program.index.attached_functions(self.method)
+            if self.fallback in self.program.index.functions:
+                attached.append(self.program.index.functions[self.fallback])
             self.demand("method", self.method, self.receiver)
-            if targets:
-                return self.apply_project(targets, by_name=True)
+            if targets or attached:
+                return self.apply_project(targets + [a for a in attached if self.args.fit_plain(a)], by_name=True)
         return EMPTY
 
     def allocation_site(self) -> tuple:
@@ -404,6 +429,17 @@ class Call:
             spec = vocab.match(kind, self.shape, self.it.contexts if kind == "sinks" else frozenset())
             if spec is not None:
                 return handler(self, spec)
+        return None
+
+    def users_word(self) -> Value | None:
+        """A source, sink or guard the project itself declared applies even where the tree
+        defines that function (only the shipped packs yield to the tree's own code)."""
+        vocab = self.it.vocab
+        for kind, handler in HANDLERS:
+            if kind in ("sources", "sinks", "guards"):
+                spec = vocab.match(kind, self.shape, self.it.contexts if kind == "sinks" else frozenset())
+                if spec is not None and vocab.is_users(spec):
+                    return handler(self, spec)
         return None
 
     def on_synchronizer(self, spec) -> Value:
@@ -704,6 +740,16 @@ class Call:
         if guards or checks:
             result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
         return result
+
+
+def _attribute_lookup(it: "FunctionInterpreter", func: ast.expr) -> bool:
+    """Is ``func`` ``getattr(obj, "name", default)``?"""
+    if not (isinstance(func, ast.Call) and len(func.args) == 3 and not func.keywords):
+        return False
+    name = func.args[1]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return False
+    return it.eval(func.func).ref == "builtins.getattr"
 
 
 def _future_key(callkey: tuple, key: tuple) -> tuple:

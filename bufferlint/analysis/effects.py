@@ -46,7 +46,7 @@ class EffectsMixin:
         root = root_name(expr)
         if root is None:
             return False
-        if root in self.declared_globals or self.is_closure_variable(root):
+        if root in self.declared_globals or self.is_closure_variable(root) or self.is_module_variable(root):
             return True  # module state, or a container of the enclosing call: lives on
         if root in self.info.params or not isinstance(expr, ast.Name) or attribute:
             return bool(self.loop_assigned) or root in self.info.params or not isinstance(expr, ast.Name)
@@ -64,6 +64,13 @@ class EffectsMixin:
             )
             self.info._globals = names
         return names
+
+    def is_module_variable(self, name: str) -> bool:
+        """A module-level container used (not rebound) here: ``_CACHE[k] = w``."""
+        info = self.info
+        return info.kind != "module" and name in info.module.variables and name not in info.params and (
+            name not in info.assigned or name in self.declared_globals
+        )
 
     def is_closure_variable(self, name: str) -> bool:
         """A name a nested function reads from its enclosing function's frame."""

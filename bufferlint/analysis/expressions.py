@@ -98,6 +98,8 @@ class ExpressionsMixin:
             return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
         if name in module.constants:
             return const(module.constants[name])
+        if name in module.variables:
+            return EMPTY  # module state: some object, unknown here
         if name in ("True", "False", "None"):
             return const({"True": True, "False": False, "None": None}[name])
         return Value(ref=f"builtins.{name}")
@@ -112,6 +114,11 @@ class ExpressionsMixin:
             return view_of(base, self.step(node, f"`.{node.attr}` is a view of the borrowed value"))
         if node.attr in self.vocab.markers:
             return Value(cond=Cond(clean_if_false=identities(base)))
+        classes = base.types | base.declared
+        if classes and any(c in self.program.index.classes for c in classes):
+            declared = self.program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
+            if declared:
+                return Value(declared=declared)
         if base.leaves or base.types or base.declared or base.alloc:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.

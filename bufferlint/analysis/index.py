@@ -80,6 +80,9 @@ class ClassInfo:
     module: "ModuleInfo"
     bases: list[str]  # resolved qualnames where possible
     methods: dict[str, str] = field(default_factory=dict)  # name -> function qualname
+    # attribute -> expressions naming its class: an annotation, or the constructor called in
+    # ``self.attr = Ctor(...)`` / ``self.attr: T = ...`` / ``self.attr = param`` (annotated)
+    fields: dict[str, list[ast.expr]] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,6 +95,7 @@ class ModuleInfo:
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualname
     globals: dict[str, str] = field(default_factory=dict)  # top-level def/class name -> qualname
     constants: dict[str, object] = field(default_factory=dict)  # NAME -> literal
+    variables: set[str] = field(default_factory=set)  # names assigned at the top level (module state)
 
 
 def module_name(path: Path, root: Path) -> tuple[str, bool]:
@@ -191,6 +195,9 @@ class ProjectIndex:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     methods_by_name: dict[str, list[str]] = field(default_factory=dict)
     functions_by_node: dict[int, FunctionInfo] = field(default_factory=dict)
+    # attribute -> (module, expression) of functions the project attaches under that name:
+    # ``set_weight_attrs(p, {"weight_loader": fn})``, ``p.weight_loader = fn``
+    attached: dict[str, list[tuple[ModuleInfo, ast.expr]]] = field(default_factory=dict)
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
         """Index a parsed module; returns its functions (module body included)."""
@@ -201,15 +208,45 @@ class ProjectIndex:
         for stmt in module.tree.body:
             self._index_top_statement(module, stmt)
         self._index_body(module, module.tree.body, module.name, None, top, added)
+        self._index_attachments(module)
         return added
+
+    def _index_attachments(self, module: ModuleInfo) -> None:
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Dict):
+                pairs = [
+                    (k.value, v) for k, v in zip(node.keys, node.values)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                ]
+            elif isinstance(node, ast.Assign):
+                pairs = [(t.attr, node.value) for t in node.targets if isinstance(t, ast.Attribute)]
+            else:
+                continue
+            for attr, value in pairs:
+                if isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "partial":
+                    value = value.args[0] if value.args else value
+                if isinstance(value, (ast.Name, ast.Attribute)) and dotted_name(value) and not _is_self(value):
+                    self.attached.setdefault(attr, []).append((module, value))
+
+    def attached_functions(self, attr: str) -> list[FunctionInfo]:
+        """Project functions attached to objects as ``attr`` (methods are found by name)."""
+        found = {}
+        for module, expr in self.attached.get(attr, ()):
+            name = self._base_name(module, expr)
+            qualname = self.canonical(name) if name else None
+            if qualname in self.functions and self.functions[qualname].kind == "function":
+                found[qualname] = self.functions[qualname]
+        return list(found.values())
 
     def _index_top_statement(self, module: ModuleInfo, stmt: ast.stmt) -> None:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             module.imports.update(import_bindings(module, stmt))
-        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+        elif isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
-                    module.constants[target.id] = stmt.value.value
+                    module.variables.add(target.id)
+                    if isinstance(stmt.value, ast.Constant):
+                        module.constants[target.id] = stmt.value.value
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.target, ast.Name):
             module.constants[stmt.target.id] = stmt.value.value
         elif isinstance(stmt, ast.If):  # `if TYPE_CHECKING:` / try-imports
@@ -236,6 +273,7 @@ class ProjectIndex:
                 if class_info is None and outer is not None and outer.kind == "module":
                     module.globals[stmt.name] = qualname
                 self._index_body(module, stmt.body, qualname, info, outer, added)
+                _collect_fields(stmt, info)
             elif isinstance(stmt, ast.stmt) and class_info is None:
                 self._index_body(module, nested_statements(stmt), prefix, class_info, outer, added)
 
@@ -321,6 +359,38 @@ class ProjectIndex:
                 return found
         return None
 
+    def field_types(self, class_qualnames, attr: str) -> frozenset:
+        """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes
+        (inherited fields included)."""
+        out = set()
+        for class_qualname in class_qualnames:
+            for name in self.class_ancestors(class_qualname):
+                info = self.classes.get(name)
+                for expr in info.fields.get(attr, ()) if info is not None else ():
+                    resolved = self.resolve_type(info.module, expr)
+                    if resolved:
+                        out.add(resolved)
+        return frozenset(out)
+
+    def resolve_type(self, module: ModuleInfo, expr: ast.expr) -> str | None:
+        """``X``, ``mod.X``, ``"X"``, ``Optional[X]``, ``X | None`` in ``module`` -> qualname."""
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            try:
+                expr = ast.parse(expr.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+            return self.resolve_type(module, expr.left) or self.resolve_type(module, expr.right)
+        if isinstance(expr, ast.Subscript):
+            outer = (dotted_name(expr.value) or "").rsplit(".", 1)[-1]
+            return self.resolve_type(module, expr.slice) if outer == "Optional" else None
+        name = self._base_name(module, expr)
+        if name is None or name.startswith(("typing.", "builtins.")):
+            return None
+        if name.startswith(module.name + ".") and name[len(module.name) + 1:] not in module.globals:
+            return None  # a local name that is not a class of this module (a builtin, say)
+        return self.canonical(name)
+
     def class_ancestors(self, class_qualname: str) -> list[str]:
         out, stack = [], [class_qualname]
         while stack and len(out) < 32:
@@ -332,6 +402,38 @@ class ProjectIndex:
             if info:
                 stack.extend(info.bases)
         return out
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+
+
+def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
+    """What names each attribute's class: class-level annotations, and in every method
+    ``self.attr = Ctor(...)``, ``self.attr: T = ...`` and ``self.attr = param: T``."""
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            info.fields.setdefault(stmt.target.id, []).append(stmt.annotation)
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.args.args:
+            continue
+        this = stmt.args.args[0].arg
+        annotated = {a.arg: a.annotation for a in stmt.args.args + stmt.args.kwonlyargs if a.annotation is not None}
+        for child in _walk_own_body(stmt):
+            if isinstance(child, ast.AnnAssign):
+                targets, value, annotation = [child.target], child.value, child.annotation
+            elif isinstance(child, ast.Assign):
+                targets, value, annotation = child.targets, child.value, None
+            else:
+                continue
+            for target in targets:
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this):
+                    continue
+                if annotation is not None:
+                    info.fields.setdefault(target.attr, []).append(annotation)
+                elif isinstance(value, ast.Call) and dotted_name(value.func):
+                    info.fields.setdefault(target.attr, []).append(value.func)
+                elif isinstance(value, ast.Name) and value.id in annotated:
+                    info.fields.setdefault(target.attr, []).append(annotated[value.id])
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from bufferlint.packs import CallPattern, Vocabulary
+from bufferlint.packs import CallPattern, Vocabulary, builtin_pack_dir
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,18 @@ class VocabIndex:
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
+        self._builtin_prefix = str(builtin_pack_dir())
         self.view_attributes = frozenset(vocab.view_attributes)
 
     def _add(self, kind: str, spec: object, patterns) -> None:
         for pattern in patterns:
             self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
+
+    def is_users(self, spec: object) -> bool:
+        """Declared by the project (its ``[tool.bufferlint]`` or its own rule packs), not
+        shipped with bufferlint: the user's word wins over the tree's own definition."""
+        origin = getattr(spec, "origin", "")
+        return bool(origin) and not origin.startswith(self._builtin_prefix)
 
     def knows_method(self, name: str) -> bool:
         """Is ``name`` a method some pack pattern names (``.clone``, ``Executor.submit``)?"""
