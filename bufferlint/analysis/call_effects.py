@@ -122,3 +122,14 @@ class Record:
 
     kind: str
     item: object
+
+
+@dataclass(frozen=True)
+class KeepInField:
+    """A callee keeps an argument in its receiver's attribute (``Summary.field_stores``)."""
+
+    owner: str
+    attr: str
+    value: Value
+    element: bool
+    step: object

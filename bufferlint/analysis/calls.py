@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from bufferlint.analysis.call_effects import (
     Adopt,
+    KeepInField,
     Drain,
     Materialize,
     Mark,
@@ -410,10 +411,11 @@ class Call:
             self.effects.append(ReadBack(target, self.node))
         if method in ("get", "pop", "popitem", "popleft"):
             return join(index(receiver, None), args.arg(1)) or EMPTY
+        # A dict's views are not producers: iterating them reuses no buffer.
         if method == "values":
-            return container(index(receiver, None), lazy=True)
+            return container(index(receiver, None))
         if method == "items":
-            return container(Value(items=(EMPTY, index(receiver, None))), lazy=True)
+            return container(Value(items=(EMPTY, index(receiver, None))))
         if method == "keys":
             return EMPTY
         if method == "copy" and (receiver.elems is not None or receiver.items is not None):
@@ -659,12 +661,23 @@ class Call:
                 leaves.add(Borrow((leaf.site[0], callkey), leaf.view, leaf.trace + (call_step,)))
         if not leaves or it.st is None:
             return
+        here = here or future.rule != "BL001"
         site = future.site if here else it.site(self.node, self.name, self.subject(frozenset(leaves)))
+        holder = None
+        receiver_text = self.receiver_text(bound)
+        if future.holder is not None and receiver_text:  # `self.pending` of the callee is `loader.pending` here
+            holder = (receiver_text + future.holder[0][future.holder[0].index("."):], future.holder[1])
         pending = replace(
             future, key=_future_key(callkey, future.key), leaves=frozenset(leaves), site=site,
-            assume=frozenset(it.st.assume), holder=None, owners=frozenset(),
+            assume=frozenset(it.st.assume), holder=holder, owners=frozenset(),
         )
         self.effects.append(Adopt(pending))
+
+    def receiver_text(self, bound: dict[int, Value]) -> str | None:
+        """How this function names the callee's receiver (``loader`` in ``loader.add(...)``)."""
+        if self.receiver is None or not isinstance(self.node.func, ast.Attribute):
+            return None
+        return holder_name(self.node.func.value)
 
     def bind(self, info: FunctionInfo) -> dict[int, Value]:
         bound: dict[int, Value] = {}
@@ -729,6 +742,14 @@ class Call:
                         materialized=materialized,
                     )
                     self.effects.append(Reach(reach_here))
+        receiver_text = self.receiver_text(bound)
+        for suffix, key in summary.releases if receiver_text else ():
+            self.effects.append(Release(receiver_text + suffix, key))
+        for store in summary.field_stores:
+            actual = bound.get(store.param)
+            if actual is not None:
+                kept = _append_trace(resolve(actual, store.path), (call_step,) + store.trace)
+                self.effects.append(KeepInField(store.owner, store.attr, kept, store.element, None))
         if summary.synchronizes:
             self.effects.append(Synchronize())
         callkey = (self.node.lineno, self.node.col_offset)

@@ -56,6 +56,12 @@ class EffectsMixin:
         return root not in advancing[-1]
 
     @property
+    def receiver_name(self) -> str | None:
+        """``self`` in a method (what the receiver's containers are named through)."""
+        info = self.info
+        return info.params[0] if info.binds_receiver and info.params else None
+
+    @property
     def declared_globals(self) -> frozenset:
         names = getattr(self.info, "_globals", None)
         if names is None:
@@ -96,6 +102,9 @@ class EffectsMixin:
 
     def release(self, name: str, key: str | None) -> None:
         """The container ``name`` drops what was kept under ``key`` (all of it for None)."""
+        receiver = self.receiver_name
+        if receiver and name.startswith(receiver + "."):
+            self.released.add((name[len(receiver):], key))  # the caller's object drops it
         if self.st is None or not self.st.pending:
             return
         self.st.pending = frozenset(

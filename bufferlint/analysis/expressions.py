@@ -117,8 +117,9 @@ class ExpressionsMixin:
         classes = base.types | base.declared
         if classes and any(c in self.program.index.classes for c in classes):
             declared = self.program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
-            if declared:
-                return Value(declared=declared)
+            kept = self.program.field_value(classes, node.attr)  # what other methods stored there
+            if declared or kept is not None:
+                return join(Value(declared=declared), kept) or EMPTY
         if base.leaves or base.types or base.declared or base.alloc:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.

@@ -83,6 +83,7 @@ class ClassInfo:
     # attribute -> expressions naming its class: an annotation, or the constructor called in
     # ``self.attr = Ctor(...)`` / ``self.attr: T = ...`` / ``self.attr = param`` (annotated)
     fields: dict[str, list[ast.expr]] = field(default_factory=dict)
+    readers: dict[str, set[str]] = field(default_factory=dict)  # attribute -> methods reading self.<attr>
 
 
 @dataclass
@@ -419,6 +420,11 @@ def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
         this = stmt.args.args[0].arg
         annotated = {a.arg: a.annotation for a in stmt.args.args + stmt.args.kwonlyargs if a.annotation is not None}
         for child in _walk_own_body(stmt):
+            if (
+                isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load)
+                and isinstance(child.value, ast.Name) and child.value.id == this
+            ):
+                info.readers.setdefault(child.attr, set()).add(f"{info.qualname}.{stmt.name}")
             if isinstance(child, ast.AnnAssign):
                 targets, value, annotation = [child.target], child.value, child.annotation
             elif isinstance(child, ast.Assign):

@@ -21,7 +21,7 @@ from bufferlint.analysis.effects import EffectsMixin
 from bufferlint.analysis.expressions import ExpressionsMixin
 from bufferlint.analysis.index import FunctionInfo, dotted_name, import_bindings
 from bufferlint.analysis.state import Pending, State, is_stand_in, join_states, parameter_key
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, SinkReach, Site, Summary
+from bufferlint.analysis.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary
 from bufferlint.analysis.syntax import annotations_of, assigned_names, holder_name, is_slice, short
 from bufferlint.analysis.values import (
     EMPTY,
@@ -95,6 +95,8 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
         self.edges: list = []
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
+        self.field_stores: set = set()  # FieldStore: parameters this method keeps in self.<attr>
+        self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.caps: list[str] = []
         self.st: State | None = State()
         self.op: cfg.Op | None = None
@@ -135,6 +137,8 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             synchronizes=bool(self.exit_synced) and all(self.exit_synced),
             futures=frozenset(self.futures),
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
+            field_stores=frozenset(self.field_stores),
+            releases=frozenset(self.released),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
@@ -388,7 +392,16 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         waiting = {p.key[1] for p in self.st.pending if is_stand_in(p)}
         self.exit_settled.append(frozenset(range(len(self.info.params))) - waiting)
         returned = deep_pending(self.st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
-        handed = frozenset(p for p in self.st.pending if p.key in returned and not is_stand_in(p))
+        receiver = self.receiver_name
+        handed = frozenset(
+            p for p in self.st.pending
+            if not is_stand_in(p) and (
+                p.key in returned
+                # Views kept in the receiver's containers: the caller's object keeps them, and
+                # another method may empty them before the caller's producer advances.
+                or (receiver and p.rule == "BL003" and p.holder and p.holder[0].startswith(receiver + "."))
+            )
+        )
         self.futures |= handed
         self.st.pending = self.st.pending - handed
         self.commit(self.st, self.step(node, "function returns"))
@@ -420,6 +433,14 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.used_as_guard.add(effect.item)
         else:
             self.edges.append(effect.item)
+
+    def _keep_in_field(self, effect: call_effects.KeepInField) -> None:
+        for leaf in deep_leaves(effect.value):
+            if isinstance(leaf, Borrow):
+                kept = Value(leaves=frozenset({leaf}))
+                self.program.store_field(effect.owner, effect.attr, container(kept) if effect.element else kept)
+            else:  # a parameter of this function: its callers decide
+                self.field_stores.add(FieldStore(effect.owner, effect.attr, leaf.index, leaf.path, effect.element, leaf.trace))
 
     def _adopt(self, effect: call_effects.Adopt) -> None:
         if self.st is not None:
@@ -555,8 +576,10 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.eval(target.value)
             if target.attr in self.vocab.markers:
                 self.mark(target.value, stmt)
-            elif self.outlives_step(target.value, attribute=True):
+                return
+            if self.outlives_step(target.value, attribute=True):
                 self.retain(stmt, value, f"{short(target.value)}.{target.attr}", None)
+            self.keep_in_field(target, value, stmt, element=False)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt)
 
@@ -580,6 +603,27 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.st.vars[container_expr.id] = replace(join(old, container(value)), collection=old.collection)
         elif holder is None:
             self.eval(container_expr)
+        if isinstance(container_expr, ast.Attribute):
+            self.keep_in_field(container_expr, value, stmt, element=True)
+
+    def keep_in_field(self, target: ast.Attribute, value: Value, stmt: ast.AST, element: bool) -> None:
+        """``self.attr = v`` / ``self.attr[k] = v`` in a method: the object keeps ``v`` where
+        the class's other methods read it (the project-wide heap, ``Program.store_field``)."""
+        info = self.info
+        if not (
+            info.binds_receiver and info.class_qualname and info.params
+            and isinstance(target.value, ast.Name) and target.value.id == info.params[0]
+        ):
+            return
+        step = self.step(stmt, f"kept in `self.{target.attr}`")
+        for leaf in deep_leaves(value):
+            if isinstance(leaf, Borrow):
+                kept = Value(leaves=frozenset({leaf.with_trace(leaf.trace + (step,))}))
+                self.program.store_field(info.class_qualname, target.attr, container(kept) if element else kept)
+            elif (info.qualname, leaf.index) in self.program.hot:
+                self.field_stores.add(
+                    FieldStore(info.class_qualname, target.attr, leaf.index, leaf.path, element, leaf.trace + (step,))
+                )
 
     def home_of(self, container_expr: ast.expr) -> ast.expr:
         """The container a local alias lives in: ``inner = groups.setdefault(k, {})`` stores
@@ -634,6 +678,7 @@ APPLY = {
         e.node, e.payload, e.sink, e.assume, e.subject, rule=e.rule, owners=e.owners
     ),
     call_effects.Adopt: FunctionInterpreter._adopt,
+    call_effects.KeepInField: FunctionInterpreter._keep_in_field,
     call_effects.Store: lambda it, e: it.store_into(e.container, e.value, e.node),
     call_effects.Retain: lambda it, e: it.retain(e.node, e.value, e.holder_text, None),
     call_effects.Release: lambda it, e: it.release(e.name, e.key),

@@ -26,7 +26,7 @@ from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, mo
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
-from bufferlint.analysis.values import Borrow, deep_leaves
+from bufferlint.analysis.values import Borrow, Value, deep_leaves, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
 from bufferlint.packs import Vocabulary
@@ -52,12 +52,37 @@ class Program:
         self.failures: dict[str, str] = {}  # functions the interpreter could not analyse
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
         self.module_names: set[str] = set()  # every module of the project, parsed or not
+        self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
         self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
         self._considered: set[str] = set()
         self.queued: set[str] = set()
         self._line_cache: dict[Path, list[str]] = {}
 
     # -- queries used by the interpreter ---------------------------------------------
+
+    # -- the heap: what the project's objects keep in their attributes ------------------
+
+    def field_value(self, classes, attr: str) -> Value | None:
+        """What ``obj.attr`` may hold, for ``obj`` of these classes: borrowed values any
+        method of the class (or a base class) stored there."""
+        out = None
+        for name in classes:
+            for owner in self.index.class_ancestors(name) if name in self.index.classes else ():
+                out = join(out, self.heap.get((owner, attr)))
+        return out
+
+    def store_field(self, owner: str, attr: str, value: Value) -> None:
+        key = (owner, attr)
+        old = self.heap.get(key)
+        new = join(old, value)
+        if new == old:
+            return
+        self.heap[key] = new
+        for name, info in self.index.classes.items():  # the readers, in subclasses too
+            if attr in info.readers and owner in self.index.class_ancestors(name):
+                for reader in info.readers[attr]:
+                    self.activate(reader)
+                    self.enqueue(reader)
 
     def in_project(self, qualname: str) -> bool:
         """Is this name defined in one of the project's modules (parsed or not)?"""

@@ -45,6 +45,20 @@ class SinkReach:
 
 
 @dataclass(frozen=True)
+class FieldStore:
+    """Parameter ``param`` (at ``path``) is stored in ``self.<attr>`` of class ``owner``
+    (``element``: as an element of the container held there). Each caller passing a
+    borrowed value puts it on the project-wide heap, where the class's other methods read it."""
+
+    owner: str
+    attr: str
+    param: int
+    path: tuple
+    element: bool
+    trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+
+
+@dataclass(frozen=True)
 class Summary:
     returns: Value = EMPTY  # generators: a lazy container of what they yield
     sinks: frozenset = frozenset()  # SinkReach
@@ -53,6 +67,8 @@ class Summary:
     synchronizes: bool = False  # waits for all outstanding device work (BL004) on every path
     futures: frozenset = frozenset()  # Pending submissions whose future is returned (still running)
     settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
+    field_stores: frozenset = frozenset()  # FieldStore: parameters kept in the receiver's attributes
+    releases: frozenset = frozenset()  # (".attr", key): receiver containers it empties (``self.x.clear()``)
 
 
 EMPTY_SUMMARY = Summary()
