@@ -434,11 +434,12 @@ class Call:
         return None
 
     def users_word(self) -> Value | None:
-        """A source, sink or guard the project itself declared applies even where the tree
-        defines that function (only the shipped packs yield to the tree's own code)."""
+        """A source or sink the project itself declared applies even where the tree defines
+        that function (only the shipped packs yield to the tree's own code). A declared guard
+        is different: its own code is checked (BL002) and decides what it protects."""
         vocab = self.it.vocab
         for kind, handler in HANDLERS:
-            if kind in ("sources", "sinks", "guards"):
+            if kind in ("sources", "sinks"):
                 spec = vocab.match(kind, self.shape, self.it.contexts if kind == "sinks" else frozenset())
                 if spec is not None and vocab.is_users(spec):
                     return handler(self, spec)
