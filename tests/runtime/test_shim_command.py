@@ -23,8 +23,11 @@ def test_shim_patches_exactly_the_flagged_loader_and_makes_it_safe(tmp_path, fix
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "patches 1 loader(s)" in proc.stderr
-    assert "'bl_shim_e2e.loader:Model.load_weights'," in shim.read_text()
+    assert "patches 1 loader with policy 'sync'" in proc.stderr
+    text = shim.read_text()
+    assert "'bl_shim_e2e.loader:Model.load_weights'," in text
+    # the finding it answers, just above the target
+    assert "# BL001 bl_shim_e2e/loader.py:21:28 borrowed buffer view reaches async sink `executor.submit`" in text
 
     from bl_shim_e2e.loader import Model
 
@@ -35,7 +38,7 @@ def test_shim_patches_exactly_the_flagged_loader_and_makes_it_safe(tmp_path, fix
     unsafe.close()
 
     monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.import_module(shim.stem)  # what an operator does at start-up
+    importlib.import_module(shim.stem)  # what an operator does at start-up (the loader is already imported)
     assert rt.patched() == {"bl_shim_e2e.loader:Model.load_weights": "sync"}
     safe = RaceHarness()
     model = Model(names, 256).load_weights(safe.weights(8, (256,)), safe.executor)
