@@ -28,6 +28,7 @@ ENV_SHIM = "BUFFERLINT_SHIM"
 
 #: Shims loaded in this process (module names), in order.
 loaded: List[str] = []
+_ran = False
 
 
 def load_shim(name: str) -> ModuleType:
@@ -55,12 +56,15 @@ def shim_names(value: str) -> List[str]:
 
 
 def run() -> None:
-    """The start-up hook's entry point (see the module docstring)."""
+    """The start-up hook's entry point (see the module docstring). Runs once per process: site
+    can process the same .pth twice (a virtualenv's ``lib64`` symlink to ``lib``)."""
+    global _ran
+    if _ran:
+        return
+    _ran = True
     import bufferlint.runtime  # noqa: F401  (honours BUFFERLINT_SANITIZE)
 
     for name in shim_names(os.environ.get(ENV_SHIM, "")):
-        if name in loaded:
-            continue
         try:
             load_shim(name)
         except Exception as exc:

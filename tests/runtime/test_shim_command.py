@@ -44,3 +44,30 @@ def test_shim_patches_exactly_the_flagged_loader_and_makes_it_safe(tmp_path, fix
     model = Model(names, 256).load_weights(safe.weights(8, (256,)), safe.executor)
     safe.assert_intact(model.params)
     safe.close()
+
+
+def test_function_without_an_importable_name_exits_2_and_the_others_are_written(tmp_path):
+    """A loader in `my-scripts/` (not an identifier) cannot be patched by name: reported, left
+    out of the shim with a NOT PATCHED line, exit 2; the importable loader is still written."""
+    source = (PACKAGE / "loader.py").read_text()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "loader.py").write_text(source)
+    (tmp_path / "my-scripts").mkdir()
+    (tmp_path / "my-scripts" / "load.py").write_text(source)
+    shim = tmp_path / "shim.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bufferlint", "shim", str(tmp_path / "pkg"), str(tmp_path / "my-scripts"), "-o", str(shim)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        "bufferlint: error: cannot patch my-scripts.load:Model.load_weights: 'my-scripts' in my-scripts/load.py "
+        "is not a Python identifier, so it cannot be imported; not in the shim"
+    ) in proc.stderr
+    text = shim.read_text()
+    assert "    'pkg.loader:Model.load_weights',\n]" in text
+    assert "# NOT PATCHED my-scripts.load:Model.load_weights:" in text
