@@ -107,12 +107,15 @@ def shim_targets(findings: Iterable[Finding], root: Path, trusted_root: bool) ->
         if finding.rule != "BL001":
             continue
         try:
-            target = f"{import_name(finding.path, root, trusted_root)}:{_qualname(finding.function)}"
+            module = import_name(finding.path, root, trusted_root)
+            target = f"{module}:{_qualname(finding.function)}"
         except ValueError as exc:
             if (finding.function, str(exc)) not in out.unexpressible:
                 out.unexpressible.append((finding.function, str(exc)))
             continue
-        where = f"{relative_path(finding.path, root)}:{finding.span.line}:{finding.span.column}"
+        # the file as its module name spells it: the same wherever the tree is unpacked
+        file = module.replace(".", "/") + ("/__init__" if finding.path.stem == "__init__" else "") + finding.path.suffix
+        where = f"{file}:{finding.span.line}:{finding.span.column}"
         out.answers.setdefault(target, []).append(f"{finding.rule} {where} {finding.message.split(';')[0]}")
     return out
 
