@@ -52,11 +52,6 @@ def forget(name: str, callback: Callback) -> None:
             _uninstall()
 
 
-def watched() -> List[str]:
-    with _lock:
-        return sorted(_callbacks)
-
-
 def _fire(name: str, module: ModuleType) -> None:
     with _lock:
         callbacks = list(_callbacks.get(name, ()))

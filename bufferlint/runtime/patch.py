@@ -83,6 +83,8 @@ class _Entry:
                 _install(self, _walk(self.target, module, self.qualname))
             except PatchError as exc:
                 _fail(self, str(exc))
+            except TypeError as exc:  # what sync_on_marker refuses (an async function)
+                _fail(self, f"cannot patch {self.target!r}: {exc}")
 
 
 _lock = threading.RLock()

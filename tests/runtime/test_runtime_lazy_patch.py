@@ -136,3 +136,15 @@ def test_status_command(tmp_path):
         "  pending   no_such_model_pkg.loader:load (policy copy): cannot import: "
         "ModuleNotFoundError: No module named 'no_such_model_pkg'",
     ]
+
+
+def test_target_sync_on_marker_refuses_fails_without_breaking_the_import(tmp_path, monkeypatch):
+    (tmp_path / "bl_async_loader.py").write_text("async def load_weights(weights):\n    pass\n\nREADY = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rt.patch("bl_async_loader:load_weights")
+    try:
+        with pytest.warns(rt.PatchWarning, match="does not support async functions"):
+            module = importlib.import_module("bl_async_loader")
+        assert module.READY and states()["bl_async_loader:load_weights"][0] == "failed"
+    finally:
+        sys.modules.pop("bl_async_loader", None)
