@@ -16,7 +16,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sysconfig
 import tempfile
 import time
 import timeit
@@ -30,10 +29,12 @@ PTH = ROOT / "bufferlint" / "runtime" / "bufferlint-runtime.pth"
 def make_env(base: Path, name: str, hook: bool) -> Path:
     env_dir = base / name
     venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
-    if hook:
-        site = Path(sysconfig.get_path("purelib", vars={"base": str(env_dir), "platbase": str(env_dir)}))
-        shutil.copy(PTH, site / PTH.name)
-    return env_dir / "bin" / "python"
+    python = env_dir / "bin" / "python"
+    if hook:  # the environment's own site-packages, as its python reports it
+        site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        shutil.copy(PTH, Path(site) / PTH.name)
+    return python
 
 
 def wall(python: Path, env: dict) -> float:

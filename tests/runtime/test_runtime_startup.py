@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import textwrap
 import venv
 from pathlib import Path
@@ -71,14 +70,15 @@ def deployment(tmp_path_factory):
     base = tmp_path_factory.mktemp("deploy")
     env_dir = base / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
-    site_packages = Path(sysconfig.get_path("purelib", vars={"base": str(env_dir), "platbase": str(env_dir)}))
-    shutil.copy(PTH, site_packages / PTH.name)  # what installing the wheel does
+    python = env_dir / "bin" / "python"
+    site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+    shutil.copy(PTH, Path(site_packages) / PTH.name)  # what installing the wheel does
     app = base / "app"
     app.mkdir()
     (app / "bl_deploy_shim.py").write_text(generate_shim({TARGET: ["BL001 bl_shim_e2e/loader.py:21:28"]}))
     (app / "bl_probe.py").write_text(textwrap.dedent(PROBE))
     (app / "main.py").write_text(textwrap.dedent(MAIN))
-    python = env_dir / "bin" / "python"
     return python, app
 
 
