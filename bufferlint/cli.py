@@ -356,13 +356,19 @@ def _analyse(args: argparse.Namespace) -> _Run:
 
 
 def write_shim(args: argparse.Namespace) -> int:
-    """``bufferlint shim``: patch exactly the functions that hand borrowed views to a sink."""
-    from bufferlint.shimgen import generate_shim
+    """``bufferlint shim``: patch exactly the functions that hand borrowed views to a sink,
+    named as the application imports them; exit 2 when one has no importable name."""
+    from bufferlint.shimgen import generate_shim, shim_targets
 
-    result = _analyse(args).result
-    for error in result.errors:
+    run = _analyse(args)
+    for error in run.result.errors:
         print(f"{error.path}: {error.message}", file=sys.stderr)
-    loaders = sorted({f.function for f in result.findings if f.rule == "BL001" and ":" in f.function})
-    write_atomic(absolute(args.output), generate_shim(loaders, policy=args.policy).encode("utf-8"))
-    print(f"Wrote {args.output}: patches {len(loaders)} loader(s) with policy {args.policy!r}.", file=sys.stderr)
-    return EXIT_ERROR if result.errors else EXIT_OK
+    trusted = args.project_root is not None or (run.root / "pyproject.toml").is_file()
+    targets = shim_targets(run.result.findings, run.root, trusted)
+    for function, reason in targets.unexpressible:
+        print(f"bufferlint: error: cannot patch {function}: {reason}; not in the shim", file=sys.stderr)
+    output = absolute(args.output)
+    text = generate_shim(targets.answers, policy=args.policy, module_hint=output.stem, unexpressible=targets.unexpressible)
+    write_atomic(output, text.encode("utf-8"))
+    print(f"Wrote {args.output}: patches {_count(len(targets.answers), 'loader')} with policy {args.policy!r}.", file=sys.stderr)
+    return EXIT_ERROR if run.result.errors or targets.unexpressible else EXIT_OK

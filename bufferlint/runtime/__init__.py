@@ -8,14 +8,15 @@ before the worker reads them. This package is the sync-on-marker fix as a librar
 * borrow tracking -- :func:`mark_borrowed`, :func:`is_borrowed` (views of a marked buffer too);
 * guards -- :func:`should_async_load`, :func:`guarded_submit`, :class:`GuardedExecutor`
   (policies ``sync``, ``copy``, ``raise``);
-* no source change -- :func:`sync_on_marker` and :func:`patch` / :func:`unpatch`;
+* no source change -- :func:`sync_on_marker` and :func:`patch` / :func:`unpatch` / :func:`status`
+  (lazy: each target is installed when its module is imported);
 * detection -- the sanitizer (``BUFFERLINT_SANITIZE=1``) and :func:`audit`.
 
 Importing it does not import torch (tensors are recognised once the caller has imported torch).
 """
 
 from .audit import Audit, UnmarkedReuseWarning, audit
-from .errors import BorrowedBufferError, BufferReuseError, PatchError, UnmarkedReuseError
+from .errors import BorrowedBufferError, BufferReuseError, PatchError, PatchWarning, UnmarkedReuseError
 from .hooks import guard
 from .markers import (
     DEFAULT_MARKER,
@@ -28,7 +29,7 @@ from .markers import (
     memory_extent,
     register_marker,
 )
-from .patch import patch, patched, unpatch
+from .patch import TargetStatus, patch, patched, status, unpatch
 from .policies import POLICIES, GuardedExecutor, guarded_submit, should_async_load
 from .sanitizer import disable_sanitizer, enable_sanitizer, fingerprint, sanitizer_enabled
 from .sync import sync_on_marker
@@ -42,6 +43,8 @@ __all__ = [
     "KNOWN_MARKERS",
     "POLICIES",
     "PatchError",
+    "PatchWarning",
+    "TargetStatus",
     "UnmarkedReuseError",
     "UnmarkedReuseWarning",
     "audit",
@@ -61,6 +64,7 @@ __all__ = [
     "register_marker",
     "sanitizer_enabled",
     "should_async_load",
+    "status",
     "sync_on_marker",
     "unpatch",
 ]

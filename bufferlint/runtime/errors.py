@@ -20,3 +20,8 @@ class UnmarkedReuseError(BufferReuseError):
 
 class PatchError(LookupError):
     """``patch()``/``unpatch()`` could not resolve or wrap a ``package.module:Qualified.name`` target."""
+
+
+class PatchWarning(UserWarning):
+    """A ``patch()`` target could not be installed when its module was imported; the other
+    targets are unaffected. ``bufferlint.runtime.status()`` lists it as failed with the reason."""

@@ -192,13 +192,13 @@ def test_repatch_changes_policy(fixture_pkg):
         ("bl_fixture_loaders.loader:torch", "not a function"),
     ],
 )
-def test_patch_errors(fixture_pkg, target, message):
+def test_patch_errors_strict(fixture_pkg, target, message):
     with pytest.raises(rt.PatchError, match=message):
-        rt.patch(target)
-    assert rt.patched() == {}
+        rt.patch(target, strict=True)
+    assert rt.patched() == {} and rt.status() == []
 
 
-def test_patch_is_all_or_nothing(fixture_pkg):
+def test_strict_patch_is_all_or_nothing(fixture_pkg):
     with pytest.raises(rt.PatchError):
-        rt.patch("bl_fixture_loaders.loader:load_model", "bl_fixture_loaders.loader:missing")
-    assert rt.patched() == {}
+        rt.patch("bl_fixture_loaders.loader:load_model", "bl_fixture_loaders.loader:missing", strict=True)
+    assert rt.patched() == {} and rt.status() == []

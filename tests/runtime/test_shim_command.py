@@ -23,8 +23,11 @@ def test_shim_patches_exactly_the_flagged_loader_and_makes_it_safe(tmp_path, fix
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "patches 1 loader(s)" in proc.stderr
-    assert "'bl_shim_e2e.loader:Model.load_weights'," in shim.read_text()
+    assert "patches 1 loader with policy 'sync'" in proc.stderr
+    text = shim.read_text()
+    assert "'bl_shim_e2e.loader:Model.load_weights'," in text
+    # the finding it answers, just above the target
+    assert "# BL001 bl_shim_e2e/loader.py:21:28 borrowed buffer view reaches async sink `executor.submit`" in text
 
     from bl_shim_e2e.loader import Model
 
@@ -35,9 +38,36 @@ def test_shim_patches_exactly_the_flagged_loader_and_makes_it_safe(tmp_path, fix
     unsafe.close()
 
     monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.import_module(shim.stem)  # what an operator does at start-up
+    importlib.import_module(shim.stem)  # what an operator does at start-up (the loader is already imported)
     assert rt.patched() == {"bl_shim_e2e.loader:Model.load_weights": "sync"}
     safe = RaceHarness()
     model = Model(names, 256).load_weights(safe.weights(8, (256,)), safe.executor)
     safe.assert_intact(model.params)
     safe.close()
+
+
+def test_function_without_an_importable_name_exits_2_and_the_others_are_written(tmp_path):
+    """A loader in `my-scripts/` (not an identifier) cannot be patched by name: reported, left
+    out of the shim with a NOT PATCHED line, exit 2; the importable loader is still written."""
+    source = (PACKAGE / "loader.py").read_text()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "loader.py").write_text(source)
+    (tmp_path / "my-scripts").mkdir()
+    (tmp_path / "my-scripts" / "load.py").write_text(source)
+    shim = tmp_path / "shim.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bufferlint", "shim", str(tmp_path / "pkg"), str(tmp_path / "my-scripts"), "-o", str(shim)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        "bufferlint: error: cannot patch my-scripts.load:Model.load_weights: 'my-scripts' in my-scripts/load.py "
+        "is not a Python identifier, so it cannot be imported; not in the shim"
+    ) in proc.stderr
+    text = shim.read_text()
+    assert "    'pkg.loader:Model.load_weights',\n]" in text
+    assert "# NOT PATCHED my-scripts.load:Model.load_weights:" in text
