@@ -589,12 +589,32 @@ class Call:
         index = self.program.index
         qualname = self.qualname
         if qualname in index.functions:
-            return [index.functions[qualname]]
+            return self.through_decorators(index.functions[qualname])
         if qualname in index.classes:
             init = index.class_method(qualname, "__init__")
             self.constructed = qualname
             return [index.functions[init]] if init in index.functions else []
         return []
+
+    def through_decorators(self, info: FunctionInfo) -> list[FunctionInfo]:
+        """Calling a function a project decorator wrapped calls the wrapper the decorator
+        returned (``@in_background`` submits it), and the function itself only when the
+        wrapper hands it its own arguments unchanged (``functools.wraps`` style)."""
+        index = self.program.index
+        targets = [info]
+        for decorator in getattr(info.node, "decorator_list", ()):
+            name = index._base_name(info.module, decorator) if isinstance(decorator, (ast.Name, ast.Attribute)) else None
+            outer = index.functions.get(index.canonical(name)) if name else None
+            if outer is None or outer.kind != "function":
+                continue
+            self.program.activate(outer.qualname)
+            self.effects.append(Record("callee", outer.qualname))  # re-run here when it is summarised
+            wrapper = index.functions.get(self.program.summary(outer.qualname).returns.ref or "")
+            if wrapper is None:
+                continue
+            passes = _calls_with_own_arguments(wrapper, outer.params[0] if outer.params else None)
+            targets = [wrapper] + (targets if passes else [])
+        return targets
 
     def project_targets_typed(self) -> list[FunctionInfo]:
         index = self.program.index
@@ -762,6 +782,19 @@ class Call:
         if guards or checks:
             result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
         return result
+
+
+def _calls_with_own_arguments(wrapper: FunctionInfo, wrapped: str | None) -> bool:
+    """Does ``wrapper`` call ``wrapped`` (its decorator's parameter) with exactly the
+    arguments it was given (``func(*args, **kwargs)``)?"""
+    own = set(wrapper.params)
+    for node in ast.walk(wrapper.node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped:
+            passed = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
+            passed += [k.value for k in node.keywords]
+            if all(isinstance(a, ast.Name) and a.id in own for a in passed):
+                return True
+    return False
 
 
 def _attribute_lookup(it: "FunctionInterpreter", func: ast.expr) -> bool:
