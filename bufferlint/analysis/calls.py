@@ -645,7 +645,7 @@ class Call:
                     self.program.activate(info.qualname)  # it may wait for the futures it is given
             if by_name and summary.returns != EMPTY:
                 summary = replace(summary, returns=map_leaves(summary.returns, _drop_params))
-            results.append(self.apply_summary(info, summary, bound))
+            results.append(self.apply_summary(info, summary, bound, exact=not by_name and len(targets) == 1))
             waited = summary.settles & frozenset(bound)
             settles = waited if settles is None else settles & waited
             bounds.append(bound)
@@ -742,7 +742,9 @@ class Call:
             bound[info.kwarg] = container(join_all(spill))
         return bound
 
-    def apply_summary(self, info: FunctionInfo, summary: Summary, bound: dict[int, Value]) -> Value:
+    def apply_summary(self, info: FunctionInfo, summary: Summary, bound: dict[int, Value], exact: bool = True) -> Value:
+        """``exact``: the call surely goes to ``info``; what it does to its receiver's
+        containers (emptying them) is only taken from a call that surely does."""
         it = self.it
         call_step = self.step(f"passed to `{self.name}(...)`")
         edge = CallEdge(info.qualname, bound, frozenset(it.st.assume), call_step)
@@ -764,7 +766,7 @@ class Call:
                     )
                     self.effects.append(Reach(reach_here))
         receiver_text = self.receiver_text(bound)
-        for suffix, key in summary.releases if receiver_text else ():
+        for suffix, key in summary.releases if receiver_text and exact else ():
             self.effects.append(Release(receiver_text + suffix, key))
         for store in summary.field_stores:
             actual = bound.get(store.param)
@@ -906,7 +908,9 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         const=value.const,
         has_const=value.has_const,
         types=value.types,
-        pending=frozenset(_future_key(callkey, key) for key in value.pending),
+        # A parameter's stand-in means nothing here: the argument's own futures came back
+        # through ``resolve`` above.
+        pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),
     )
     return join_all([base] + extra)
 

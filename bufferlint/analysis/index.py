@@ -7,6 +7,7 @@ Only what is cheap to read from the syntax tree lives here; behaviour lives in s
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,8 +83,27 @@ class ClassInfo:
     methods: dict[str, str] = field(default_factory=dict)  # name -> function qualname
     # attribute -> expressions naming its class: an annotation, or the constructor called in
     # ``self.attr = Ctor(...)`` / ``self.attr: T = ...`` / ``self.attr = param`` (annotated)
-    fields: dict[str, list[ast.expr]] = field(default_factory=dict)
-    readers: dict[str, set[str]] = field(default_factory=dict)  # attribute -> methods reading self.<attr>
+    node: ast.ClassDef | None = None
+    _fields: dict[str, list[ast.expr]] | None = None
+    _readers: dict[str, set[str]] | None = None
+
+    @property
+    def fields(self) -> dict[str, list[ast.expr]]:
+        """Read from the class body on first use: only classes used as receivers need it."""
+        if self._fields is None:
+            self._fields = {}
+            if self.node is not None:
+                _collect_fields(self.node, self)
+        return self._fields
+
+    @property
+    def readers(self) -> dict[str, set[str]]:
+        """Attribute -> methods reading ``self.<attr>``; read when something is kept there."""
+        if self._readers is None:
+            self._readers = {}
+            if self.node is not None:
+                _collect_readers(self.node, self)
+        return self._readers
 
 
 @dataclass
@@ -199,38 +219,51 @@ class ProjectIndex:
     # attribute -> (module, expression) of functions the project attaches under that name:
     # ``set_weight_attrs(p, {"weight_loader": fn})``, ``p.weight_loader = fn``
     attached: dict[str, list[tuple[ModuleInfo, ast.expr]]] = field(default_factory=dict)
+    _attachment_checks: dict[str, set[str]] = field(default_factory=dict)  # attr -> modules searched
+    _ancestors: dict[str, list[str]] = field(default_factory=dict)
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
         """Index a parsed module; returns its functions (module body included)."""
         self.modules[module.name] = module
+        self._ancestors.clear()  # a base class may be defined here
         added: list[FunctionInfo] = []
         top = FunctionInfo(f"{module.name}.<module>", module.name, module.tree, module, kind="module")
         self._register(top, added)
         for stmt in module.tree.body:
             self._index_top_statement(module, stmt)
         self._index_body(module, module.tree.body, module.name, None, top, added)
-        self._index_attachments(module)
         return added
 
-    def _index_attachments(self, module: ModuleInfo) -> None:
-        for node in ast.walk(module.tree):
-            if isinstance(node, ast.Dict):
-                pairs = [
-                    (k.value, v) for k, v in zip(node.keys, node.values)
-                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
-                ]
-            elif isinstance(node, ast.Assign):
-                pairs = [(t.attr, node.value) for t in node.targets if isinstance(t, ast.Attribute)]
-            else:
+    def _attachments(self, module: ModuleInfo, attr: str) -> list[ast.expr]:
+        """Functions ``module`` attaches as ``attr``: ``{"attr": fn}``, ``x.attr = fn`` and
+        ``partial(fn, ...)`` of them, found in the text (cheaper than walking the tree)."""
+        name = re.escape(attr)
+        pattern = re.compile(
+            rf"""(?:["']{name}["']\s*:|\.{name}\s*=(?!=))\s*(?:(?:functools\.)?partial\(\s*)?([A-Za-z_][\w.]*)"""
+        )
+        found = []
+        for match in pattern.finditer(module.text):
+            dotted = match.group(1)
+            if dotted.split(".")[0] in ("self", "cls"):
+                continue  # a method: found by name
+            try:
+                found.append(ast.parse(dotted, mode="eval").body)
+            except SyntaxError:
                 continue
-            for attr, value in pairs:
-                if isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "partial":
-                    value = value.args[0] if value.args else value
-                if isinstance(value, (ast.Name, ast.Attribute)) and dotted_name(value) and not _is_self(value):
-                    self.attached.setdefault(attr, []).append((module, value))
+        return found
 
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
-        """Project functions attached to objects as ``attr`` (methods are found by name)."""
+        """Project functions attached to objects as ``attr`` (methods are found by name).
+        A module is read for attachments the first time a name it mentions is asked for."""
+        if not attr:
+            return []
+        checked = self._attachment_checks.setdefault(attr, set())
+        if len(checked) < len(self.modules):
+            for name, module in self.modules.items():
+                if name not in checked:
+                    checked.add(name)
+                    if attr in module.text:
+                        self.attached.setdefault(attr, []).extend((module, e) for e in self._attachments(module, attr))
         found = {}
         for module, expr in self.attached.get(attr, ()):
             name = self._base_name(module, expr)
@@ -274,7 +307,7 @@ class ProjectIndex:
                 if class_info is None and outer is not None and outer.kind == "module":
                     module.globals[stmt.name] = qualname
                 self._index_body(module, stmt.body, qualname, info, outer, added)
-                _collect_fields(stmt, info)
+                info.node = stmt
             elif isinstance(stmt, ast.stmt) and class_info is None:
                 self._index_body(module, nested_statements(stmt), prefix, class_info, outer, added)
 
@@ -393,6 +426,13 @@ class ProjectIndex:
         return self.canonical(name)
 
     def class_ancestors(self, class_qualname: str) -> list[str]:
+        """The class and its bases, transitively (memoised until another module is added)."""
+        known = self._ancestors.get(class_qualname)
+        if known is None:
+            known = self._ancestors[class_qualname] = self._compute_ancestors(class_qualname)
+        return known
+
+    def _compute_ancestors(self, class_qualname: str) -> list[str]:
         out, stack = [], [class_qualname]
         while stack and len(out) < 32:
             name = self.canonical(stack.pop())
@@ -405,26 +445,17 @@ class ProjectIndex:
         return out
 
 
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-
-
 def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
-    """What names each attribute's class: class-level annotations, and in every method
-    ``self.attr = Ctor(...)``, ``self.attr: T = ...`` and ``self.attr = param: T``."""
+    """What names each attribute's class: class-level annotations, and in ``__init__``
+    ``self.attr = Ctor(...)``, ``self.attr: T = ...`` and ``self.attr = param`` (annotated)."""
     for stmt in node.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            info.fields.setdefault(stmt.target.id, []).append(stmt.annotation)
-        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.args.args:
+            info._fields.setdefault(stmt.target.id, []).append(stmt.annotation)
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name != "__init__" or not stmt.args.args:
             continue
         this = stmt.args.args[0].arg
         annotated = {a.arg: a.annotation for a in stmt.args.args + stmt.args.kwonlyargs if a.annotation is not None}
         for child in _walk_own_body(stmt):
-            if (
-                isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load)
-                and isinstance(child.value, ast.Name) and child.value.id == this
-            ):
-                info.readers.setdefault(child.attr, set()).add(f"{info.qualname}.{stmt.name}")
             if isinstance(child, ast.AnnAssign):
                 targets, value, annotation = [child.target], child.value, child.annotation
             elif isinstance(child, ast.Assign):
@@ -435,11 +466,25 @@ def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this):
                     continue
                 if annotation is not None:
-                    info.fields.setdefault(target.attr, []).append(annotation)
+                    info._fields.setdefault(target.attr, []).append(annotation)
                 elif isinstance(value, ast.Call) and dotted_name(value.func):
-                    info.fields.setdefault(target.attr, []).append(value.func)
+                    info._fields.setdefault(target.attr, []).append(value.func)
                 elif isinstance(value, ast.Name) and value.id in annotated:
-                    info.fields.setdefault(target.attr, []).append(annotated[value.id])
+                    info._fields.setdefault(target.attr, []).append(annotated[value.id])
+
+
+def _collect_readers(node: ast.ClassDef, info: ClassInfo) -> None:
+    """Which methods read ``self.<attr>`` (they see what other methods keep there)."""
+    for stmt in node.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.args.args:
+            continue
+        this = stmt.args.args[0].arg
+        for child in _walk_own_body(stmt):
+            if (
+                isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load)
+                and isinstance(child.value, ast.Name) and child.value.id == this
+            ):
+                info._readers.setdefault(child.attr, set()).add(f"{info.qualname}.{stmt.name}")
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -91,6 +91,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.sited: set[SinkReach] = set()
         self.exit_synced: list[bool] = []
         self.exit_settled: list[frozenset] = []  # per exit: parameters whose futures were waited for
+        self.stood_in: frozenset = frozenset()  # parameters with a stand-in for their futures
         self.retained_in: dict[str, set] = {}  # container -> BL003 findings of views kept in it
         self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
         self.edges: list = []
@@ -104,7 +105,6 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
         self.settled_each: dict[tuple, frozenset] = {}  # for loop -> futures pending on a back edge
         self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
-        self._assigned: dict[int, set[str]] = {}
 
     # -- entry -----------------------------------------------------------------------
 
@@ -124,6 +124,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                 stand_ins.append(Pending(key, frozenset(), None, frozenset(), None))
             state.vars[name] = value
         state.pending = frozenset(stand_ins)
+        self.stood_in = frozenset(p.key[1] for p in stand_ins)
         self.solve(graph_of(self.info), state)
         self.add_read_backs()
         returns = self.returns or EMPTY
@@ -247,11 +248,18 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             if not self.advancing.get(_key(loop), False):
                 out.append(None)
                 continue
-            names = self._assigned.get(id(loop))
-            if names is None:
-                names = self._assigned[id(loop)] = assigned_names(loop.body)
-            out.append(names)
+            out.append(self.assigned_in(loop))
         return out
+
+    def assigned_in(self, loop: ast.AST) -> set[str]:
+        """Names a loop body (re)binds; kept with the function (its tree does not change)."""
+        cache = getattr(self.info, "_loop_names", None)
+        if cache is None:
+            cache = self.info._loop_names = {}
+        names = cache.get(id(loop))
+        if names is None:
+            names = cache[id(loop)] = assigned_names(loop.body)
+        return names
 
     @property
     def contexts(self) -> frozenset:
@@ -330,7 +338,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         targets = assigned_names([stmt.target])
         stale = {
             name
-            for name in assigned_names(stmt.body) - targets
+            for name in self.assigned_in(stmt) - targets
             if any(
                 isinstance(leaf, Borrow) or "iter" in getattr(leaf, "path", ())
                 for leaf in deep_leaves(self.st.vars.get(name))
@@ -390,7 +398,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.falsy_returns.append(self.st.cleaned)
         self.exit_synced.append(self.st.synced)
         waiting = {p.key[1] for p in self.st.pending if is_stand_in(p)}
-        self.exit_settled.append(frozenset(range(len(self.info.params))) - waiting)
+        self.exit_settled.append(self.stood_in - waiting)
         returned = deep_pending(self.st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
         receiver = self.receiver_name
         handed = frozenset(

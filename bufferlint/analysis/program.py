@@ -79,7 +79,7 @@ class Program:
             return
         self.heap[key] = new
         for name, info in self.index.classes.items():  # the readers, in subclasses too
-            if attr in info.readers and owner in self.index.class_ancestors(name):
+            if owner in self.index.class_ancestors(name) and attr in info.readers:
                 for reader in info.readers[attr]:
                     self.activate(reader)
                     self.enqueue(reader)
