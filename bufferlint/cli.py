@@ -288,7 +288,15 @@ def _apply_cli_rules(settings: Settings, args: argparse.Namespace) -> Settings:
         changes["select"] = rule_selectors(_split_codes(args.select), "--select")
     if args.ignore:
         changes["ignore"] = settings.ignore + rule_selectors(_split_codes(args.ignore), "--ignore")
-    return dataclasses.replace(settings, **changes)
+    settings = dataclasses.replace(settings, **changes)
+    if not any(settings.is_enabled(code) for code in RULES):
+        # As Ruff: a selection that checks nothing is a mistake, not a clean result.
+        where = "--select/--ignore" if args.select or args.ignore else (f"{settings.config_path}: [tool.bufferlint]" if settings.config_path else "select")
+        raise UsageError(
+            f"{where}: no rule is selected (select = {list(settings.select)}, ignore = {list(settings.ignore)}); "
+            f"nothing would be checked (known rules: {', '.join(RULES)})"
+        )
+    return settings
 
 
 def _split_codes(values: list[str]) -> list[str]:
