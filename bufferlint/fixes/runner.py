@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import gc
 import multiprocessing
 import os
 import shutil
@@ -64,12 +65,20 @@ def attach_fixes(
         by_file.setdefault(finding.path, []).append(position)
     jobs = [(project, path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
             for path, positions in by_file.items()]
-    if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
-        # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-            planned = list(pool.map(_plan_file, jobs))
-    else:
-        planned = [_plan_file(job) for job in jobs]
+    # Syntax trees are acyclic: as during the analysis, the cyclic collector would rescan
+    # the growing heap again and again while a large file is parsed, to free nothing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
+            # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
+            with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+                planned = list(pool.map(_plan_file, jobs))
+        else:
+            planned = [_plan_file(job) for job in jobs]
+    finally:
+        if enabled:
+            gc.enable()
     out = list(findings)
     for (path, positions), fixes in zip(by_file.items(), planned):
         for position, fix in zip(positions, fixes):
@@ -87,7 +96,8 @@ def _plan_file(job) -> list[Fix | None]:
         text = source.text if isinstance(source, SourceFile) else None
     if text is None:
         return [None for _ in findings]
-    context = FixContext(project, path, rejected)
+    focus = tuple(line for f in findings for line in range(f.span.line, f.span.end_line + 1))
+    context = FixContext(project, path, rejected, focus)
     return [plan_fix(finding, text, context) for finding in findings]
 
 
