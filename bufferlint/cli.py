@@ -224,8 +224,10 @@ def _run_fixes(args, result, project, files, report_files, settings, errors) -> 
     color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     sys.stdout.write(REPORTERS[args.format](final, cwd, color=color, root=project.root))
     if args.format == "text":
-        print(summary(final, len(report_files)), file=sys.stderr)
-    print(f"Fixed {_count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
+        analysed = dataclasses.replace(final, errors=[e for e in final.errors if e not in outcome.write_errors])
+        print(summary(analysed, len(report_files)), file=sys.stderr)
+    unwritten = f" {_count(len(outcome.write_errors), 'fixed file')} could not be written." if outcome.write_errors else ""
+    print(f"Fixed {_count(outcome.fixed, 'finding')} ({remaining} remaining).{unwritten}", file=sys.stderr)
     if final.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if final.findings and not args.exit_zero else EXIT_OK

@@ -14,8 +14,10 @@ Applying works in rounds, like Ruff's fix loop:
    committed and the fixes of the new findings are planned on the new text.
 
 Rounds stop when nothing applicable is left (at most ``MAX_ROUNDS``). Then the fixed files
-are written atomically (``atomic.write_atomic``) unless only a diff was asked for. The
-result returned is the last verified analysis, i.e. what the files on disk now produce.
+are written (``atomic.write_atomic``: atomically, through the inode of a hard-linked file,
+never over a read-only one) unless only a diff was asked for. The result returned is what
+the files on disk now produce: the last verified analysis, or, when a file could not be
+written, a fresh analysis of the files as they are, so that nothing unwritten counts as fixed.
 """
 
 from __future__ import annotations
@@ -249,7 +251,22 @@ def fix_project(
                 outcome.written.append(path)
             except OSError as exc:
                 outcome.write_errors.append(FileError(path, f"cannot write the fixed file: {exc.strerror or exc}"))
+        if outcome.write_errors:
+            _recount(outcome, initial, project, files, report_files, analyse)
     return outcome
+
+
+def _recount(outcome: FixOutcome, initial: Counter, project: Project, files: list[Path], report_files: list[Path],
+             analyse: Analyse) -> None:
+    """Some fixed files could not be written: what is fixed is what the files on disk now
+    give, so analyse them again (a guard fixed in one file removes findings in others, and a
+    guard left unwritten keeps them)."""
+    now = analyse(project.root, files, report_files)
+    now = dataclasses.replace(now, findings=attach_fixes(now.findings, project))
+    remaining = Counter(_key(f) for f in now.findings)
+    outcome.result = now
+    outcome.fixed = sum((initial - remaining).values())
+    outcome.changed = {path: change for path, change in outcome.changed.items() if path in outcome.written}
 
 
 def _replan(result: AnalysisResult, project: Project, opened: dict, rejected: set) -> AnalysisResult:
