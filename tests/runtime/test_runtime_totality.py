@@ -42,6 +42,21 @@ class Weird(torch.Tensor):
         raise RuntimeError(f"no {name}")
 
 
+class Wrapper(torch.Tensor):
+    """A wrapper subclass (the DTensor pattern): no storage of its own, every op dispatched."""
+
+    @staticmethod
+    def __new__(cls, elem):
+        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+
+    def __init__(self, elem):
+        self.elem = elem
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        raise RuntimeError(f"{func} is not supported")
+
+
 STORAGELESS = {
     "sparse_coo": lambda: torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2)),
     "sparse_csr": lambda: torch.eye(3).to_sparse_csr(),
@@ -51,6 +66,7 @@ STORAGELESS = {
     "fake": _fake,
     "functional": _functional,
     "subclass_getattr_raises": lambda: torch.ones(3).as_subclass(Weird),
+    "wrapper_subclass": lambda: Wrapper(torch.ones(3)),
 }
 
 
