@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 from bufferlint.atomic import write_atomic
 from bufferlint.findings import Finding
 from bufferlint.fingerprint import relative_path
+from bufferlint.reporters.base import json_text
 
 VERSION = 1
 
@@ -63,7 +64,7 @@ def write(file: Path, findings: Sequence[Finding], prints: Sequence[str], root: 
         ),
         key=lambda e: (e["path"], e["line"], e["rule"], e["fingerprint"]),
     )
-    text = json.dumps({"version": VERSION, "tool": "bufferlint", "findings": entries}, indent=2, ensure_ascii=False) + "\n"
+    text = json_text({"version": VERSION, "tool": "bufferlint", "findings": entries}, indent=2) + "\n"
     try:
         write_atomic(file, text.encode("utf-8"))
     except OSError as exc:

@@ -29,7 +29,7 @@ from typing import Sequence
 from bufferlint import __version__, analysis, baseline
 from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
-from bufferlint.config import ConfigError, Settings, load_settings, rule_selectors
+from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
 from bufferlint.findings import AnalysisResult, Finding
 from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
@@ -38,7 +38,7 @@ from bufferlint.fingerprint import fingerprints, relative_path
 from bufferlint.noqa import add_noqa
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.text import summary
-from bufferlint.source import SourceFile, read_source
+from bufferlint.source import SourceFile, read_source, set_max_bytes
 from bufferlint.suppressions import suppressed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated rule codes or prefixes to report (replaces the configured select)")
     check.add_argument("--ignore", action="append", metavar="CODES",
                        help="comma-separated rule codes or prefixes not to report (added to the configured ignore)")
+    check.add_argument("--max-file-size", type=float, metavar="MIB",
+                       help="do not analyse files larger than this many MiB (default: 5)")
     check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what remains")
     check.add_argument("--unsafe-fixes", action="store_true",
@@ -224,8 +226,10 @@ def _run_fixes(args, result, project, files, report_files, settings, errors) -> 
     color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     sys.stdout.write(REPORTERS[args.format](final, cwd, color=color, root=project.root))
     if args.format == "text":
-        print(summary(final, len(report_files)), file=sys.stderr)
-    print(f"Fixed {_count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
+        analysed = dataclasses.replace(final, errors=[e for e in final.errors if e not in outcome.write_errors])
+        print(summary(analysed, len(report_files)), file=sys.stderr)
+    unwritten = f" {_count(len(outcome.write_errors), 'fixed file')} could not be written." if outcome.write_errors else ""
+    print(f"Fixed {_count(outcome.fixed, 'finding')} ({remaining} remaining).{unwritten}", file=sys.stderr)
     if final.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if final.findings and not args.exit_zero else EXIT_OK
@@ -290,7 +294,17 @@ def _apply_cli_rules(settings: Settings, args: argparse.Namespace) -> Settings:
         changes["select"] = rule_selectors(_split_codes(args.select), "--select")
     if args.ignore:
         changes["ignore"] = settings.ignore + rule_selectors(_split_codes(args.ignore), "--ignore")
-    return dataclasses.replace(settings, **changes)
+    if getattr(args, "max_file_size", None) is not None:
+        changes["max_file_size"] = file_size(args.max_file_size, "--max-file-size")
+    settings = dataclasses.replace(settings, **changes)
+    if not any(settings.is_enabled(code) for code in RULES):
+        # As Ruff: a selection that checks nothing is a mistake, not a clean result.
+        where = "--select/--ignore" if args.select or args.ignore else (f"{settings.config_path}: [tool.bufferlint]" if settings.config_path else "select")
+        raise UsageError(
+            f"{where}: no rule is selected (select = {list(settings.select)}, ignore = {list(settings.ignore)}); "
+            f"nothing would be checked (known rules: {', '.join(RULES)})"
+        )
+    return settings
 
 
 def _split_codes(values: list[str]) -> list[str]:
@@ -344,6 +358,7 @@ def _analyse(args: argparse.Namespace) -> _Run:
     paths = [absolute(p) for p in args.paths]
     root = _project_root(args.project_root, paths)
     settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
+    set_max_bytes(settings.max_file_size)
     report_files, errors = expand_paths(paths, root, settings)
     result = AnalysisResult()
     files: list[Path] = []

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from bufferlint.catalog import RULES
+from bufferlint.source import MAX_BYTES
 from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, read_toml, vocabulary_from_dict
 
-CONFIG_KEYS = frozenset({"rule-packs", "select", "ignore", "exclude", "extend-exclude"})
+CONFIG_KEYS = frozenset({"rule-packs", "select", "ignore", "exclude", "extend-exclude", "max-file-size"})
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
@@ -38,6 +39,7 @@ class Settings:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    max_file_size: int = MAX_BYTES  # bytes; larger files are reported, not analysed
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -111,7 +113,16 @@ def load_settings(root: Path, config_path: Path | None = None) -> Settings:
         settings.exclude = _string_list(table, "exclude", where)
     if "extend-exclude" in table:
         settings.extend_exclude = _string_list(table, "extend-exclude", where)
+    if "max-file-size" in table:
+        settings.max_file_size = file_size(table["max-file-size"], f"{where} max-file-size")
     return settings
+
+
+def file_size(mib: Any, where: str) -> int:
+    """A ``max-file-size`` in MiB (a positive number), as bytes."""
+    if isinstance(mib, bool) or not isinstance(mib, (int, float)) or not 0 < mib < 2**20:
+        raise ConfigError(f"{where}: expected a positive number of MiB such as 5 or 0.5, got {mib!r}")
+    return int(mib * 1024 * 1024)
 
 
 def _builtin() -> Vocabulary:

@@ -13,13 +13,15 @@ import io
 import os
 import stat
 import tokenize
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from bufferlint.findings import FileError
 
 MAX_BYTES = 5 * 1024 * 1024
-"""Larger files are generated code or data; parsing them costs more than it can find."""
+"""Larger files are generated code or data; parsing them costs more than it can find. The
+``check`` command sets it from ``--max-file-size`` / ``max-file-size`` (see ``set_max_bytes``)."""
 
 _MIB = 1024 * 1024
 
@@ -28,6 +30,16 @@ _MIB = 1024 * 1024
 class SourceFile:
     path: Path
     text: str
+
+
+def set_max_bytes(limit: int) -> None:
+    """The size above which files are not analysed, for this process (and the workers it forks)."""
+    global MAX_BYTES
+    MAX_BYTES = limit
+
+
+def describe_size(size: float) -> str:
+    return f"{round(size / _MIB, 2):g} MiB"
 
 
 def read_source(path: Path, data: bytes | None = None) -> SourceFile | FileError:
@@ -71,7 +83,11 @@ def read_bytes(path: Path) -> bytes | FileError:
         if not stat.S_ISREG(info.st_mode):
             return FileError(path, "not a regular file")
         if info.st_size > MAX_BYTES:
-            return FileError(path, f"file too large to analyse ({info.st_size / _MIB:.1f} MiB)")
+            return FileError(
+                path,
+                f"file too large to analyse ({info.st_size / _MIB:.1f} MiB; the limit is {describe_size(MAX_BYTES)}: "
+                f"raise it with --max-file-size or max-file-size in [tool.bufferlint])",
+            )
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     except OSError as exc:
@@ -81,17 +97,39 @@ def read_bytes(path: Path) -> bytes | FileError:
 
 
 def parse_source(src: SourceFile) -> ast.Module | FileError:
-    """Parse the file's text; a file Python itself cannot compile yields a FileError, never
+    """Parse the file's text; a file Python itself cannot parse yields a FileError, never
     an exception."""
     try:
         return ast.parse(src.text, filename=str(src.path), type_comments=False)
     except SyntaxError as exc:  # includes IndentationError and TabError
-        where = f" at line {exc.lineno}" if exc.lineno else ""
-        if exc.lineno and exc.offset:
-            where += f", column {exc.offset}"
-        return FileError(src.path, f"syntax error{where}: {exc.msg}")
+        return _syntax_error(src.path, exc)
     except ValueError as exc:
         return FileError(src.path, f"cannot parse: {exc}")
     except (RecursionError, MemoryError):
         return FileError(src.path, "cannot parse: expression nested too deeply")
+
+
+def compile_error(src: SourceFile, tree: ast.Module) -> FileError | None:
+    """Whether CPython accepts the parsed file: ``ast.parse`` only checks the grammar, while
+    ``compile`` also rejects what its symbol table and compiler find (``name 'x' is used
+    prior to global declaration``, ``'return' outside function``, a misplaced ``from
+    __future__ import``). Those files never run, so they are reported like syntax errors."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings (invalid escapes, ...) are not errors
+            compile(tree, str(src.path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return _syntax_error(src.path, exc)
+    except ValueError as exc:
+        return FileError(src.path, f"cannot compile: {exc}")
+    except (RecursionError, MemoryError):
+        return FileError(src.path, "cannot compile: nested too deeply")
+    return None
+
+
+def _syntax_error(path: Path, exc: SyntaxError) -> FileError:
+    where = f" at line {exc.lineno}" if exc.lineno else ""
+    if exc.lineno and exc.offset:
+        where += f", column {exc.offset}"
+    return FileError(path, f"syntax error{where}: {exc.msg}")
 

@@ -380,6 +380,27 @@ def test_bad_select_option(project: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert fake.calls == []
 
 
+@pytest.mark.parametrize(
+    ("config", "args", "where"),
+    [
+        ("", ["--select", ""], "--select/--ignore"),
+        ("", ["--select", ","], "--select/--ignore"),
+        ("", ["--ignore", "BL"], "--select/--ignore"),
+        ("select = []", [], "{root}/pyproject.toml: [tool.bufferlint]"),
+        ('select = ["BL001"]\nignore = ["BL001"]', [], "{root}/pyproject.toml: [tool.bufferlint]"),
+    ],
+)
+def test_a_selection_of_no_rule_is_a_usage_error(project: Path, monkeypatch: pytest.MonkeyPatch, capsys, config: str,
+                                                  args: list, where: str) -> None:
+    """As in Ruff: turning every rule off is a mistake to report, not a clean run (exit 2)."""
+    write(project, {"pyproject.toml": f"[tool.bufferlint]\n{config}\n"})
+    fake = use_engine(monkeypatch, FakeEngine())
+    assert cli.main(["check", *args, "pkg"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"bufferlint: error: {where.format(root=project)}: no rule is selected"), err
+    assert fake.calls == []
+
+
 def test_suppressions_are_applied(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     write(project, {"pkg/loader.py": LOADER.replace("params[name].copy_, w)", "params[name].copy_, w)  # noqa: BL001")})
     loader = project / "pkg/loader.py"

@@ -1,4 +1,5 @@
 import ast
+import json
 import os
 from pathlib import Path
 
@@ -68,7 +69,11 @@ def test_nul_byte(tmp_path: Path) -> None:
 def test_too_large(tmp_path: Path) -> None:
     path = tmp_path / "big.py"
     path.write_bytes(b"#" * (MAX_BYTES + 1))
-    assert read_source(path) == FileError(path, "file too large to analyse (5.0 MiB)")
+    assert read_source(path) == FileError(
+        path,
+        "file too large to analyse (5.0 MiB; the limit is 5 MiB: raise it with --max-file-size or max-file-size in "
+        "[tool.bufferlint])",
+    )
 
 
 def test_exactly_the_limit_is_read(tmp_path: Path) -> None:
@@ -124,3 +129,41 @@ def test_indentation_error_is_a_syntax_error(tmp_path: Path) -> None:
 def test_pathologically_nested_code(tmp_path: Path, text: str) -> None:
     path = tmp_path / "a.py"
     assert parse_source(SourceFile(path, text)) == FileError(path, "cannot parse: expression nested too deeply")
+
+
+def test_the_size_limit_is_an_option(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    (tmp_path / "big.py").write_bytes(b"x = 1\n" + b"#" * (1024 * 1024))
+    proc = run_cli("check", "--max-file-size", "0.5", "big.py", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "big.py: error: file too large to analyse (1.0 MiB; the limit is 0.5 MiB: raise it with --max-file-size" in proc.stdout
+    assert run_cli("check", "--max-file-size", "2", "big.py", cwd=tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text("[tool.bufferlint]\nmax-file-size = 0.5\n")
+    assert run_cli("check", "big.py", cwd=tmp_path).returncode == 2
+    assert run_cli("check", "--max-file-size", "2", "big.py", cwd=tmp_path).returncode == 0  # the option wins
+    proc = run_cli("check", "--max-file-size", "0", "big.py", cwd=tmp_path)
+    assert proc.returncode == 2 and "--max-file-size: expected a positive number of MiB" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("def f():\n    x = 1\n    global x\n", "syntax error at line 3, column 5: name 'x' is assigned to before global declaration"),
+        ("def f():\n    print(x)\n    global x\n", "syntax error at line 3, column 5: name 'x' is used prior to global declaration"),
+        ("return 5\n", "syntax error at line 1, column 1: 'return' outside function"),
+        ("nonlocal x\n", "syntax error at line 1, column 1: nonlocal declaration not allowed at module level"),
+        ("import os\nfrom __future__ import annotations\n",
+         "syntax error at line 2, column 1: from __future__ imports must occur at the beginning of the file"),
+    ],
+)
+def test_what_cpython_does_not_compile_is_a_file_error(tmp_path: Path, code: str, message: str) -> None:
+    """ast.parse accepts these; compile() does not. Each is the file's one-line error, exit 2."""
+    from conftest import run_cli
+
+    (tmp_path / "bad.py").write_text(code)
+    (tmp_path / "good.py").write_text('x = "\\d"\n')  # a SyntaxWarning only: valid
+    proc = run_cli("check", "--format", "json", ".", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert json.loads(proc.stdout)["errors"] == [{"path": "bad.py", "message": message}]
+    assert proc.stderr == ""

@@ -1,4 +1,4 @@
-"""Check that every reported file reads and parses, alongside the analysis.
+"""Check that every reported file reads and compiles (what CPython accepts), alongside the analysis.
 
 The analysis parses only the files that can matter to borrowed values; a file the user
 asked about must still be reported when it is not valid Python. On a large tree that check
@@ -13,7 +13,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from bufferlint.findings import FileError
-from bufferlint.source import parse_source, read_source
+from bufferlint.source import SourceFile, compile_error, parse_source, read_source
 
 PARALLEL_FROM = 200  # files; below this a pool costs more than it saves
 CHUNK = 64
@@ -23,10 +23,11 @@ def _check(paths: list[Path]) -> list[FileError]:
     errors = []
     for path in paths:
         source = read_source(path)
-        if not isinstance(source, FileError):
-            source = parse_source(source)
-        if isinstance(source, FileError):
-            errors.append(source)
+        tree = parse_source(source) if isinstance(source, SourceFile) else source
+        if isinstance(tree, FileError):
+            errors.append(tree)
+        elif (error := compile_error(source, tree)) is not None:
+            errors.append(error)
     return errors
 
 

@@ -14,6 +14,7 @@ nothing here names a particular library.
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 from dataclasses import dataclass, field
@@ -122,6 +123,7 @@ class FixContext:
     project: Project
     path: Path
     rejected: frozenset = frozenset()  # (finding key, fix message) of fixes that failed verification
+    focus: tuple[int, ...] = ()  # the lines of the findings to fix (empty: the whole file matters)
     _sources: dict = field(default_factory=dict)
 
     @property
@@ -132,19 +134,25 @@ class FixContext:
         cached = self._sources.get("text")
         if cached is None or cached.text != text:
             module, is_package = self.project.module_name(self.path)
-            cached = self._sources["text"] = SourceModule(text, module, is_package)
+            cached = self._sources["text"] = SourceModule(text, module, is_package, self.focus)
         return cached
 
 
 class SourceModule:
     """One file's text, its LibCST tree with positions and parents, and position helpers.
-    LibCST columns are 0-based characters; :class:`Edit` columns are 1-based."""
+    LibCST columns are 0-based characters; :class:`Edit` columns are 1-based.
 
-    def __init__(self, text: str, module_name: str = "", is_package: bool = False) -> None:
+    ``focus``: the lines fixes are planned for. The tree is then built from
+    :func:`focused_text`, so its cost follows the code around the findings, not the file's
+    size (LibCST with positions takes minutes on a 5 MiB module)."""
+
+    def __init__(self, text: str, module_name: str = "", is_package: bool = False, focus: Iterable[int] = ()) -> None:
         self.text = text
         self.module_name = module_name
         self.is_package = is_package
-        self.tree = cst.parse_module(text)
+        focus = tuple(focus)
+        focused, self.stubs = focused_text(text, focus) if focus else (text, {})
+        self.tree = cst.parse_module(focused)
         self.wrapper = MetadataWrapper(self.tree, unsafe_skip_copy=True)
         self.positions = self.wrapper.resolve(PositionProvider)
         self.parents = self.wrapper.resolve(ParentNodeProvider)
@@ -233,7 +241,7 @@ class SourceModule:
 
     def top_level_bindings(self) -> dict[str, cst.CSTNode]:
         """Names bound at module level by def, class or simple assignment."""
-        bound: dict[str, cst.CSTNode] = {}
+        bound: dict[str, cst.CSTNode] = {name: _STUB[kind] for name, kind in self.stubs.items()}
         for stmt in self.tree.body:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 bound[stmt.name.value] = stmt
@@ -299,6 +307,60 @@ class SourceModule:
                     for small_line in inner:
                         if isinstance(small_line, cst.SimpleStatementLine):
                             yield from small_line.body
+
+
+def focused_text(text: str, lines: Iterable[int]) -> tuple[str, dict[str, str]]:
+    """``text`` reduced to what fixes for ``lines`` can need, and the top-level names that
+    were reduced away (name -> ``"def"`` or ``"class"``).
+
+    Each run of consecutive top-level functions and classes that hold none of ``lines``
+    becomes one statement over the same lines, ``def <first name>(): \"\"\"<the same line
+    breaks>\"\"\"``: a handful of syntax nodes instead of the whole code. Every other line
+    is unchanged, so positions (and so the fixes' edits) are those of ``text``; imports and
+    constants are all there, and the names the runs bound are returned so that the module's
+    top-level bindings stay the same. Text that does not parse is returned unchanged."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text, {}
+    wanted = sorted(set(lines))
+    out = _split_lines(text)
+    runs: list[list[ast.stmt]] = []
+    previous = None
+    for stmt in tree.body:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+        last = stmt.end_lineno or stmt.lineno
+        position = bisect.bisect_left(wanted, first)
+        reducible = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not (
+            position < len(wanted) and wanted[position] <= last
+        )
+        if reducible:
+            if previous is not None and runs:
+                runs[-1].append(stmt)
+            else:
+                runs.append([stmt])
+        previous = stmt if reducible else None
+    stubs: dict[str, str] = {}
+    for run in runs:
+        first = min([run[0].lineno] + [d.lineno for d in run[0].decorator_list])
+        last = run[-1].end_lineno or run[-1].lineno
+        for number in range(first, last + 1):
+            out[number - 1] = out[number - 1][len(_LINE_BREAK.sub("", out[number - 1])):]
+        head = f"def {run[0].name}(): "
+        if first == last:
+            out[first - 1] = head + "pass" + out[first - 1]
+        else:
+            out[first - 1] = head + '"""' + out[first - 1]
+            out[last - 1] = '"""' + out[last - 1]
+        for stmt in run:
+            stubs[stmt.name] = "class" if isinstance(stmt, ast.ClassDef) else "def"
+    return "".join(out), stubs
+
+
+_STUB = {
+    "def": cst.FunctionDef(cst.Name("stub"), cst.Parameters(), cst.SimpleStatementSuite([cst.Pass()])),
+    "class": cst.ClassDef(cst.Name("stub"), cst.SimpleStatementSuite([cst.Pass()])),
+}
 
 
 def _blocks(stmt: cst.CSTNode) -> Iterator[Iterable[cst.CSTNode]]:

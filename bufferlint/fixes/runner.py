@@ -14,14 +14,17 @@ Applying works in rounds, like Ruff's fix loop:
    committed and the fixes of the new findings are planned on the new text.
 
 Rounds stop when nothing applicable is left (at most ``MAX_ROUNDS``). Then the fixed files
-are written atomically (``atomic.write_atomic``) unless only a diff was asked for. The
-result returned is the last verified analysis, i.e. what the files on disk now produce.
+are written (``atomic.write_atomic``: atomically, through the inode of a hard-linked file,
+never over a read-only one) unless only a diff was asked for. The result returned is what
+the files on disk now produce: the last verified analysis, or, when a file could not be
+written, a fresh analysis of the files as they are, so that nothing unwritten counts as fixed.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import gc
 import multiprocessing
 import os
 import shutil
@@ -64,12 +67,20 @@ def attach_fixes(
         by_file.setdefault(finding.path, []).append(position)
     jobs = [(project, path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
             for path, positions in by_file.items()]
-    if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
-        # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
-            planned = list(pool.map(_plan_file, jobs))
-    else:
-        planned = [_plan_file(job) for job in jobs]
+    # Syntax trees are acyclic: as during the analysis, the cyclic collector would rescan
+    # the growing heap again and again while a large file is parsed, to free nothing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
+            # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
+            with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+                planned = list(pool.map(_plan_file, jobs))
+        else:
+            planned = [_plan_file(job) for job in jobs]
+    finally:
+        if enabled:
+            gc.enable()
     out = list(findings)
     for (path, positions), fixes in zip(by_file.items(), planned):
         for position, fix in zip(positions, fixes):
@@ -87,7 +98,8 @@ def _plan_file(job) -> list[Fix | None]:
         text = source.text if isinstance(source, SourceFile) else None
     if text is None:
         return [None for _ in findings]
-    context = FixContext(project, path, rejected)
+    focus = tuple(line for f in findings for line in range(f.span.line, f.span.end_line + 1))
+    context = FixContext(project, path, rejected, focus)
     return [plan_fix(finding, text, context) for finding in findings]
 
 
@@ -239,7 +251,22 @@ def fix_project(
                 outcome.written.append(path)
             except OSError as exc:
                 outcome.write_errors.append(FileError(path, f"cannot write the fixed file: {exc.strerror or exc}"))
+        if outcome.write_errors:
+            _recount(outcome, initial, project, files, report_files, analyse)
     return outcome
+
+
+def _recount(outcome: FixOutcome, initial: Counter, project: Project, files: list[Path], report_files: list[Path],
+             analyse: Analyse) -> None:
+    """Some fixed files could not be written: what is fixed is what the files on disk now
+    give, so analyse them again (a guard fixed in one file removes findings in others, and a
+    guard left unwritten keeps them)."""
+    now = analyse(project.root, files, report_files)
+    now = dataclasses.replace(now, findings=attach_fixes(now.findings, project))
+    remaining = Counter(_key(f) for f in now.findings)
+    outcome.result = now
+    outcome.fixed = sum((initial - remaining).values())
+    outcome.changed = {path: change for path, change in outcome.changed.items() if path in outcome.written}
 
 
 def _replan(result: AnalysisResult, project: Project, opened: dict, rejected: set) -> AnalysisResult:

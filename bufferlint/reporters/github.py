@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bufferlint.findings import AnalysisResult
-from bufferlint.reporters.base import display_path
+from bufferlint.reporters.base import display_path, printable, shown_path
 
 
 def escape_data(text: str) -> str:
@@ -31,16 +31,22 @@ def command(name: str, message: str, **properties: object) -> str:
     return f"::{name} {props}::{escape_data(message)}" if props else f"::{name}::{escape_data(message)}"
 
 
+def _printable(text: str) -> str:
+    """Other control characters and undecodable file-name bytes escaped; line breaks are
+    GitHub's to escape (``%0A``), so a file named ``a\\nb.py`` is found by its real name."""
+    return printable(text, line_breaks=True)
+
+
 def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
     lines = []
     for f in sorted(result.findings, key=lambda f: f.sort_key()):
-        message = "\n".join([f.message, *(f"{display_path(s.path, cwd)}:{s.line}: {s.note}" for s in f.trace)])
+        message = "\n".join([_printable(f.message), *(f"{shown_path(s.path, cwd)}:{s.line}: {_printable(s.note)}" for s in f.trace)])
         if f.fix is not None:
-            message += f"\nfix available ({f.fix.applicability}): {f.fix.message}"
+            message += f"\nfix available ({f.fix.applicability}): {_printable(f.fix.message)}"
         lines.append(command(
             "error",
             message,
-            file=display_path(f.path, cwd),
+            file=_printable(display_path(f.path, cwd)),
             line=f.span.line,
             col=f.span.column,
             endLine=f.span.end_line,
@@ -48,5 +54,5 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
             title=f"bufferlint ({f.rule})",
         ))
     for e in sorted(result.errors, key=lambda e: str(e.path)):
-        lines.append(command("error", e.message, file=display_path(e.path, cwd), title="bufferlint"))
+        lines.append(command("error", _printable(e.message), file=_printable(display_path(e.path, cwd)), title="bufferlint"))
     return "".join(line + "\n" for line in lines)

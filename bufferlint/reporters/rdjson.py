@@ -16,11 +16,10 @@ in UTF-8 bytes; bufferlint's character columns are converted with the file's tex
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
-from bufferlint.reporters.base import display_path
+from bufferlint.reporters.base import display_path, json_text
 from bufferlint.textlines import SourceCache, apply_edits, split_lines, utf8_column
 
 SOURCE = {"name": "bufferlint"}
@@ -28,11 +27,11 @@ SOURCE = {"name": "bufferlint"}
 
 def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
     report = {"source": SOURCE, "severity": "ERROR", "diagnostics": diagnostics(result, cwd)}
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    return json_text(report, indent=2) + "\n"
 
 
 def render_lines(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
-    return "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in diagnostics(result, cwd))
+    return "".join(json_text(d) + "\n" for d in diagnostics(result, cwd))
 
 
 def diagnostics(result: AnalysisResult, cwd: Path) -> list[dict]:

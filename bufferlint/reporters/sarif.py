@@ -15,7 +15,6 @@ Unicode code points (``columnKind``), as bufferlint's own columns do.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -25,7 +24,7 @@ from bufferlint import __version__
 from bufferlint.catalog import RULES, Rule
 from bufferlint.findings import AnalysisResult, Finding, Span
 from bufferlint.fingerprint import fingerprints
-from bufferlint.reporters.base import display_path
+from bufferlint.reporters.base import display_path, json_text
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -68,7 +67,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
         "results": [_result(f, fp, index, cwd) for f, fp in zip(findings, prints)],
     }
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json_text(log, indent=2) + "\n"
 
 
 def _descriptor(rule: Rule) -> dict:
@@ -153,7 +152,7 @@ def _artifact(path: Path, cwd: Path) -> dict:
     shown = display_path(path, cwd)
     if Path(shown).is_absolute():  # outside the current directory
         return {"uri": Path(shown).as_uri()}
-    return {"uri": quote(shown, safe="/"), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(shown), safe="/"), "uriBaseId": SRCROOT}  # the name's raw bytes
 
 
 def _region(span: Span) -> dict:

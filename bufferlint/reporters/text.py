@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from bufferlint.findings import AnalysisResult
-from bufferlint.reporters.base import display_path
+from bufferlint.reporters.base import printable, shown_path
 
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\x1b[1m", "\x1b[1;31m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 
@@ -18,12 +18,12 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
 
     lines = []
     for finding in sorted(result.findings, key=lambda f: f.sort_key()):
-        where = f"{display_path(finding.path, cwd)}:{finding.span.line}:{finding.span.column}:"
-        lines.append(f"{paint(_BOLD, where)} {paint(_RED, finding.rule)} {finding.message}")
+        where = f"{shown_path(finding.path, cwd)}:{finding.span.line}:{finding.span.column}:"
+        lines.append(f"{paint(_BOLD, where)} {paint(_RED, finding.rule)} {printable(finding.message)}")
         for step in finding.trace:
-            lines.append(paint(_DIM, f"    {display_path(step.path, cwd)}:{step.line}: {step.note}"))
+            lines.append(paint(_DIM, f"    {shown_path(step.path, cwd)}:{step.line}: {printable(step.note)}"))
     for error in sorted(result.errors, key=lambda e: str(e.path)):
-        lines.append(f"{paint(_BOLD, display_path(error.path, cwd) + ':')} {paint(_RED, 'error:')} {error.message}")
+        lines.append(f"{paint(_BOLD, shown_path(error.path, cwd) + ':')} {paint(_RED, 'error:')} {printable(error.message)}")
     return "".join(line + "\n" for line in lines)
 
 

@@ -21,6 +21,7 @@ import functools
 import itertools
 import sys
 import threading
+import warnings
 import weakref
 from typing import Any, Iterable, Iterator, List, Optional, Tuple
 
@@ -92,19 +93,45 @@ def _strided_extent(ptr: int, shape: Iterable[int], strides_bytes: Iterable[int]
     return ptr + lo, ptr + hi + itemsize
 
 
+def _has_memory(tensor: Any) -> bool:
+    """Whether a tensor owns addressable bytes that a producer could reuse.
+
+    Sparse (COO/CSR/...), MKLDNN and nested tensors, meta tensors and the fake and functional
+    tensors of ``torch.compile`` tracing have no single strided storage: asking them for
+    ``data_ptr()`` raises (or warns), and no buffer of theirs can be a borrowed view."""
+    torch = _torch()
+    if tensor.layout is not torch.strided or tensor.is_nested or tensor.is_meta:
+        return False
+    if type(tensor) is not torch.Tensor:
+        for module, cls in (("torch._subclasses.fake_tensor", "FakeTensor"),
+                            ("torch._subclasses.functional_tensor", "FunctionalTensor")):
+            kind = getattr(sys.modules.get(module), cls, None)
+            if kind is not None and isinstance(tensor, kind):
+                return False
+    is_functional = getattr(torch, "_is_functional_tensor", None)
+    return not (is_functional is not None and is_functional(tensor))
+
+
 def memory_extent(obj: Any) -> Optional[Extent]:
     """The bytes a tensor or ndarray reads, as ``(space, start, end)``; None for anything else,
-    for empty objects and for tensors without memory (meta)."""
+    for empty objects, and for tensors without memory (sparse, nested, meta, fake, ...).
+    Never raises: an object that fails to describe its memory has none we can track."""
+    try:
+        return _memory_extent(obj)
+    except Exception:
+        return None
+
+
+def _memory_extent(obj: Any) -> Optional[Extent]:
     if is_tensor(obj):
-        device = obj.device
-        if device.type == "meta":
+        if not _has_memory(obj):
             return None
         ptr = obj.data_ptr()
         if ptr == 0:
             return None
         es = obj.element_size()
         ext = _strided_extent(ptr, obj.shape, [s * es for s in obj.stride()], es)
-        return None if ext is None else (str(device), ext[0], ext[1])
+        return None if ext is None else (str(obj.device), ext[0], ext[1])
     if is_ndarray(obj):
         ptr = obj.__array_interface__["data"][0]
         if ptr == 0 or obj.size == 0:
@@ -117,9 +144,11 @@ def memory_extent(obj: Any) -> Optional[Extent]:
 def _buffer_owner_and_extent(obj: Any) -> Tuple[Any, Optional[Extent]]:
     """The object whose death frees the buffer ``obj`` views, and that whole buffer's extent."""
     if is_tensor(obj):
+        if not _has_memory(obj):
+            return obj, None
         storage = obj.untyped_storage()
         ptr, n = storage.data_ptr(), storage.nbytes()
-        if ptr == 0 or n == 0 or obj.device.type == "meta":
+        if ptr == 0 or n == 0:
             return storage, None
         return storage, (str(obj.device), ptr, ptr + n)
     if is_ndarray(obj):
@@ -179,6 +208,8 @@ class _Registry:
     def find(self, extent: Extent) -> Optional[str]:
         """The label of a registered range overlapping ``extent``, or None."""
         space, start, end = extent
+        if not self._entries:  # nothing registered (a dict's truth is read atomically)
+            return None
         with self._lock:
             ranges = self._ranges.get(space)
             if not ranges:
@@ -215,7 +246,10 @@ def registered_count() -> int:
 
 
 def _register_memory(obj: Any, label: str) -> None:
-    owner, extent = _buffer_owner_and_extent(obj)
+    try:
+        owner, extent = _buffer_owner_and_extent(obj)
+    except Exception:  # a tensor that cannot describe its storage has none to track
+        return
     if extent is not None:
         _registry.add(owner, extent, label)
 
@@ -224,15 +258,27 @@ def mark_borrowed(tensor: Any, marker: Optional[str] = DEFAULT_MARKER, *, name: 
     """Declare ``tensor`` (a torch tensor or numpy array) a view of a buffer its producer reuses.
 
     Sets ``marker`` on the object when it can take attributes (torch tensors can, ndarrays
-    cannot) and registers the memory of its whole underlying buffer, so that every view of it
-    -- including views made from the buffer before or after marking -- is borrowed. ``name``
-    is used in error messages. Returns ``tensor`` so producers can write ``yield n, mark_borrowed(t)``.
+    cannot), recognises ``marker`` from then on (:func:`register_marker`), and registers the
+    memory of its whole underlying buffer, so that every view of it -- including views made
+    from the buffer before or after marking -- is borrowed. ``name`` is used in error messages.
+    Returns ``tensor`` so producers can write ``yield n, mark_borrowed(t)``.
+
+    Raises TypeError for anything but a tensor or array, a marker that is not None or an
+    attribute name, or a name that is not a string: a mistyped call must not silently mark
+    nothing.
     """
+    if not (is_tensor(tensor) or is_ndarray(tensor)):
+        raise TypeError(f"mark_borrowed marks a torch tensor or numpy array, got {type(tensor).__name__}")
     if marker is not None:
+        if not isinstance(marker, str) or not marker.isidentifier():
+            raise TypeError(f"mark_borrowed: marker must be an attribute name or None, got {marker!r}")
+        register_marker(marker)
         try:
             setattr(tensor, marker, True)
         except (AttributeError, TypeError):
             pass
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"mark_borrowed: name must be a string or None, got {type(name).__name__}")
     label = name or _describe(tensor)
     _register_memory(tensor, label)
     return tensor
@@ -255,20 +301,24 @@ def note_attribute_set(obj: Any, name: str, value: Any) -> None:
     with a plain ``setattr`` (as SGLang does) gets its buffer registered at that moment, so views
     taken before anything asked about the tensor are recognised too."""
     if value and name in KNOWN_MARKERS:
-        try:
-            _register_memory(obj, _describe(obj))
-        except Exception:  # never break the producer's setattr
-            pass
+        _register_memory(obj, _describe(obj))
 
 
 def borrow_reason(obj: Any) -> Optional[str]:
     """Why a single tensor/array is borrowed (a marker attribute or an overlapping registered
-    buffer), or None when it is not."""
-    if not (is_tensor(obj) or is_ndarray(obj)):
+    buffer), or None when it is not. Never raises: whatever torch hands over (sparse, nested,
+    fake tensors, subclasses whose attributes raise) is not borrowed unless a marker says so."""
+    try:
+        if not (is_tensor(obj) or is_ndarray(obj)):
+            return None
+    except Exception:
         return None
     attr = _marker_on(obj)
     if attr is None and is_tensor(obj):
-        base = obj._base
+        try:
+            base = obj._base
+        except Exception:
+            base = None
         if base is not None:
             attr = _marker_on(base)
             if attr is not None:
@@ -289,46 +339,142 @@ def borrow_reason(obj: Any) -> Optional[str]:
     return None
 
 
-_MAX_DEPTH = 6
+# ---------------------------------------------------------------------------
+# Looking inside a submission
+
+#: How many values one question (``is_borrowed``, or one executor submission) inspects at most.
+#: Tensors, arrays and memoryviews are inspected; tuples, lists, dicts (values), sets,
+#: ``functools.partial`` objects and memoryviews are looked inside, at any depth; every other
+#: object (ints, strings, user objects) counts as one value and is not looked inside. So a
+#: submission costs at most this many steps whatever the size of its plain data (a list of a
+#: million ints costs the same as one of ten thousand). When the limit is reached the rest is
+#: not inspected and an :class:`InspectionLimitWarning` says so.
+INSPECTION_LIMIT = 10_000
+
+
+class InspectionLimitWarning(RuntimeWarning):
+    """A submission held more values than ``INSPECTION_LIMIT``: the rest was not inspected."""
+
+
+_PLAIN = frozenset({int, float, complex, bool, str, bytes, bytearray, type(None), range})
+_ARRAY = object()
+
+
+def _children(value: Any) -> Any:
+    """``_ARRAY`` for a tensor/array, an iterator of ``(segment, child)`` for a container we
+    look inside, else None. Uses the base types' own iteration, so a container subclass that
+    overrides ``__iter__`` or ``items`` cannot run code (or raise) here."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return None
+    if is_tensor(value) or is_ndarray(value):
+        return _ARRAY
+    if isinstance(value, list):
+        return enumerate(list.__iter__(value))
+    if isinstance(value, tuple):
+        return enumerate(tuple.__iter__(value))
+    if isinstance(value, dict):
+        return dict.items(value).__iter__()
+    if isinstance(value, frozenset):
+        return ((_SET, v) for v in frozenset.__iter__(value))
+    if isinstance(value, set):
+        return ((_SET, v) for v in set.__iter__(value))
+    if isinstance(value, functools.partial):
+        return iter(((".args", value.args), (".keywords", value.keywords)))
+    if isinstance(value, memoryview):
+        return iter(((".obj", value.obj),))
+    return None
+
+
+_SET = object()
+
+
+def _segment(segment: Any) -> str:
+    if segment is _SET:
+        return "{}"
+    if isinstance(segment, int):
+        return f"[{segment}]"
+    if isinstance(segment, str) and segment.startswith("."):
+        return segment
+    try:
+        text = repr(segment)
+    except Exception:
+        text = f"<{type(segment).__name__}>"
+    return f"[{text if len(text) <= 60 else text[:57] + '...'}]"
+
+
+def _walk(obj: Any, finished: Optional[List[Any]] = None) -> Iterator[Tuple[List[Any], Any, str]]:
+    """Depth-first search of ``obj`` for borrowed tensors/arrays: ``(frames, value, reason)``
+    where ``frames`` is the stack of ``[container, iterator, segment]`` leading to ``value``
+    (valid only until the next item). Iterative, so depth is unbounded; cycles and shared
+    containers are visited once; at most ``INSPECTION_LIMIT`` values. Never raises: a
+    container that fails while being iterated (changed size, ...) is left.
+    ``finished``: receives each container once it has been looked through entirely, in
+    post-order (a container after everything inside it, cycles aside).
+    """
+    limit = INSPECTION_LIMIT
+    frames: List[List[Any]] = []
+    seen = set()
+    value, visited = obj, 0
+    while True:
+        visited += 1
+        try:
+            children = _children(value)
+        except Exception:
+            children = None
+        if children is _ARRAY:
+            reason = borrow_reason(value)
+            if reason is not None:
+                yield frames, value, reason
+        elif children is not None and id(value) not in seen:
+            seen.add(id(value))
+            frames.append([value, children, None])
+        while frames:
+            if visited >= limit:
+                warnings.warn(
+                    f"bufferlint: a submission holds more than {limit} values; the rest was not "
+                    f"inspected for borrowed views (bufferlint.runtime.markers.INSPECTION_LIMIT)",
+                    InspectionLimitWarning, stacklevel=4,
+                )
+                return
+            frame = frames[-1]
+            try:
+                frame[2], value = next(frame[1])
+            except StopIteration:
+                if finished is not None:
+                    finished.append(frame[0])
+                frames.pop()
+                continue
+            except Exception:
+                frames.pop()
+                continue
+            break
+        else:
+            return
 
 
 def iter_borrowed(obj: Any, path: str = "arg") -> Iterator[Tuple[str, Any, str]]:
     """Every borrowed tensor/array inside ``obj`` as ``(path, value, reason)``.
 
-    Looks inside tuples, lists, sets, dict values and ``functools.partial`` objects (their
-    args and keywords), a few levels deep, so a submission's ``(fn, args, kwargs)`` can be
-    asked about as a whole.
+    Looks inside tuples, lists, sets, dict values, memoryviews and ``functools.partial``
+    objects (their args and keywords) at any depth, within ``INSPECTION_LIMIT`` values, so
+    a submission's ``(fn, args, kwargs)`` can be asked about as a whole.
     """
-    stack = [(obj, path, 0)]
-    seen = set()
-    while stack:
-        value, where, depth = stack.pop()
-        if is_tensor(value) or is_ndarray(value):
-            reason = borrow_reason(value)
-            if reason is not None:
-                yield where, value, reason
-            continue
-        if depth >= _MAX_DEPTH or id(value) in seen:
-            continue
-        if isinstance(value, (tuple, list)):
-            seen.add(id(value))
-            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in reversed(list(enumerate(value))))
-        elif isinstance(value, dict):
-            seen.add(id(value))
-            stack.extend((v, f"{where}[{k!r}]", depth + 1) for k, v in reversed(list(value.items())))
-        elif isinstance(value, (set, frozenset)):
-            seen.add(id(value))
-            stack.extend((v, f"{where}{{}}", depth + 1) for v in value)
-        elif isinstance(value, functools.partial):
-            seen.add(id(value))
-            stack.append((value.keywords, f"{where}.keywords", depth + 1))
-            stack.append((value.args, f"{where}.args", depth + 1))
+    for frames, value, reason in _walk(obj):
+        yield path + "".join(_segment(frame[2]) for frame in frames), value, reason
+
+
+def borrowed_values(obj: Any, finished: List[Any]) -> List[Any]:
+    """The borrowed values inside ``obj``; ``finished`` receives the containers looked through,
+    each after the containers inside it (the order in which the ``copy`` policy rebuilds them)."""
+    return [value for _, value, _ in _walk(obj, finished)]
 
 
 def is_borrowed(obj: Any) -> bool:
-    """True when ``obj`` is, or (for tuples, lists, dicts, sets and partials) contains, a view of
-    a borrowed buffer: it carries a known marker, or its memory overlaps a marked buffer."""
-    for _ in iter_borrowed(obj):
+    """True when ``obj`` is, or (for tuples, lists, dicts, sets, memoryviews and partials)
+    contains, a view of a borrowed buffer: it carries a known marker, or its memory overlaps a
+    marked buffer. Never raises; costs at most ``INSPECTION_LIMIT`` steps."""
+    for _ in _walk(obj):
         return True
     return False
 
@@ -343,8 +489,18 @@ def borrowed_in_call(fn: Any, args: tuple, kwargs: dict) -> List[Tuple[str, Any,
 
 
 def _describe(obj: Any) -> str:
+    try:
+        return _description(obj)
+    except Exception:
+        return type(obj).__name__
+
+
+def _description(obj: Any) -> str:
     if is_tensor(obj):
-        return f"tensor(shape={tuple(obj.shape)}, dtype={obj.dtype}, data_ptr={obj.data_ptr():#x})"
+        where = f"{obj.data_ptr():#x}" if _has_memory(obj) else "none"
+        layout = "" if obj.layout is _torch().strided else f", layout={obj.layout}"
+        shape = "nested" if obj.is_nested else tuple(obj.shape)
+        return f"tensor(shape={shape}, dtype={obj.dtype}{layout}, data_ptr={where})"
     if is_ndarray(obj):
         return f"ndarray(shape={obj.shape}, dtype={obj.dtype}, data={obj.__array_interface__['data'][0]:#x})"
     return type(obj).__name__

@@ -17,7 +17,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from . import sanitizer
 from .errors import BorrowedBufferError
-from .markers import borrow_reason, borrowed_in_call, describe, is_ndarray, is_tensor
+from .markers import borrow_reason, borrowed_in_call, borrowed_values, describe, is_ndarray, is_tensor
 
 POLICIES = ("sync", "copy", "raise", "off")
 
@@ -69,43 +69,62 @@ def own_copy(value: Any) -> Any:
     return value
 
 
-def _replace(obj: Any, ids: set, depth: int = 0) -> Any:
-    """``obj`` with every tensor/array whose id is in ``ids`` replaced by an owned copy,
-    rebuilding the tuples, lists, dicts and partials on the way (mirrors ``iter_borrowed``)."""
-    if id(obj) in ids:
-        return own_copy(obj)
-    if depth >= 6:
-        return obj
-    if isinstance(obj, tuple):
-        new = tuple(_replace(v, ids, depth + 1) for v in obj)
-        if any(a is not b for a, b in zip(new, obj)):
-            return type(obj)(*new) if hasattr(obj, "_fields") else new
-        return obj
-    if isinstance(obj, list):
-        new_list = [_replace(v, ids, depth + 1) for v in obj]
-        return new_list if any(a is not b for a, b in zip(new_list, obj)) else obj
-    if isinstance(obj, dict):
-        new_dict = {k: _replace(v, ids, depth + 1) for k, v in obj.items()}
-        if any(new_dict[k] is not obj[k] for k in obj):
-            try:
-                copy = type(obj)()
-                copy.update(new_dict)
-                return copy
-            except Exception:
-                return new_dict
-        return obj
-    if isinstance(obj, functools.partial):
-        args = _replace(obj.args, ids, depth + 1)
-        keywords = _replace(obj.keywords, ids, depth + 1)
-        if args is obj.args and keywords is obj.keywords:
-            return obj
-        return functools.partial(obj.func, *args, **keywords)
-    return obj
+def _owned(obj: Any) -> Any:
+    """``obj`` with every borrowed tensor/array inside it (as ``iter_borrowed`` finds them, at
+    any depth) replaced by an owned copy, rebuilding the containers that hold them."""
+    finished: List[Any] = []
+    new = {}
+    for value in borrowed_values(obj, finished):
+        if id(value) not in new:
+            new[id(value)] = own_copy(value)
+    for container in finished:  # inner containers come first
+        rebuilt = _rebuilt(container, new)
+        if rebuilt is not container:
+            new[id(container)] = rebuilt
+    return new.get(id(obj), obj)
 
 
-def copy_call(fn: Callable, args: tuple, kwargs: dict, found: List[Tuple[str, Any, str]]) -> Tuple[Callable, tuple, dict]:
-    ids = {id(value) for _, value, _ in found}
-    return _replace(fn, ids), _replace(args, ids), _replace(kwargs, ids)
+def _rebuilt(container: Any, new: dict) -> Any:
+    """``container`` with the children whose id is in ``new`` replaced (a copy; itself when none is)."""
+    if isinstance(container, functools.partial):
+        args, keywords = new.get(id(container.args)), new.get(id(container.keywords))
+        if args is None and keywords is None:
+            return container
+        return functools.partial(container.func, *(args or container.args), **(keywords or container.keywords))
+    if isinstance(container, memoryview):
+        if id(container.obj) not in new:
+            return container
+        owned = memoryview(container.tobytes())
+        try:
+            return owned.cast(container.format, container.shape)
+        except (TypeError, ValueError):
+            return owned
+    if isinstance(container, dict):
+        values = {k: new.get(id(v), v) for k, v in dict.items(container)}
+        if all(values[k] is v for k, v in dict.items(container)):
+            return container
+        try:
+            copy = type(container)()
+            copy.update(values)
+            return copy
+        except Exception:
+            return values
+    items = list(tuple.__iter__(container) if isinstance(container, tuple) else container)
+    replaced = [new.get(id(v), v) for v in items]
+    if all(a is b for a, b in zip(replaced, items)):
+        return container
+    if isinstance(container, tuple):
+        if hasattr(container, "_fields"):  # a namedtuple
+            return type(container)(*replaced)
+        return tuple(replaced)
+    if isinstance(container, (set, frozenset)):
+        return type(container)(replaced) if type(container) in (set, frozenset) else set(replaced)
+    return replaced
+
+
+def copy_call(fn: Callable, args: tuple, kwargs: dict) -> Tuple[Callable, tuple, dict]:
+    """The call with every borrowed value it would receive replaced by an owned copy."""
+    return (_owned(fn) if isinstance(fn, functools.partial) else fn), _owned(args), _owned(kwargs)
 
 
 def dispatch(
@@ -135,7 +154,7 @@ def dispatch(
         )
     if policy == "copy":
         # The copies are owned memory: nothing left for the sanitizer to check.
-        fn, args, kwargs = copy_call(fn, args, kwargs, found)
+        fn, args, kwargs = copy_call(fn, args, kwargs)
         return _call_through(submit, fn, args, kwargs)
     # "off": unchanged, only checked
     if sanitize:
@@ -155,7 +174,10 @@ def should_async_load(weight: Any) -> bool:
         return False
     if borrow_reason(weight) is not None:
         return False
-    return weight.device.type == "cpu"
+    try:
+        return weight.device.type == "cpu"
+    except Exception:  # a tensor subclass without a device: loading it inline is always safe
+        return False
 
 
 def guarded_submit(executor: Executor, fn: Callable, /, *args: Any, **kwargs: Any) -> Future:

@@ -69,8 +69,14 @@ def _record(error: BufferReuseError) -> None:
 def verifying(fn: Callable, found: List[Tuple[str, Any, str]]) -> Callable:
     """``fn`` wrapped to verify, at start and at return, that the borrowed values in ``found``
     (``(path, value, reason)`` triples from ``iter_borrowed``) still hold the bytes they held now."""
-    checks = [(path, value, reason, fingerprint(value)) for path, value, reason in found]
     fn_name = getattr(fn, "__qualname__", None) or repr(fn)
+    checks = []
+    for path, value, reason in found:
+        try:
+            checks.append((path, value, reason, fingerprint(value)))
+        except Exception as exc:  # e.g. a marked sparse tensor: no strided bytes to compare
+            logger.warning("sanitizer: cannot fingerprint %s of %s (%s): not checked (%s)",
+                           path, fn_name, describe(value), exc)
 
     def verify(when: str) -> None:
         for path, value, reason, expected in checks:

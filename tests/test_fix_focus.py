@@ -1,0 +1,87 @@
+"""Fixes for findings in a large file are planned from the code around the findings
+(``focused_text``), so their cost follows what is reported, and they are the fixes the
+whole file would give."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import sys
+from pathlib import Path
+
+from bufferlint.analysis import analyze_project
+from bufferlint.fixes import base as fix_base
+from bufferlint.fixes.runner import attach_fixes
+from bufferlint.packs import builtin_vocabulary
+from bufferlint.textlines import line_ending
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from large_file_bench import LOADER, PLAIN  # noqa: E402
+
+GUARD = '''
+GUARD_MARKER = "_sglang_runai_streamer_tensor"
+
+
+@decorated
+class Holder:
+    """A class between the loaders."""
+
+    def method(self):
+        return """a string with
+def fake(): pass
+inside"""
+
+
+def should_async_load(weight):
+    return weight.device.type == "cpu"
+
+'''
+
+
+def module(functions: int) -> str:
+    parts = ["import concurrent.futures\n\n\ndef decorated(c):\n    return c\n"]
+    for i in range(functions):
+        parts.append(LOADER.format(i=i) if i % 40 == 20 else PLAIN.format(i=i))
+        if i == 50:
+            parts.append(GUARD)
+    return "".join(parts)
+
+
+def test_focused_text_keeps_positions_and_names() -> None:
+    text = module(120).replace("\n", "\r\n", 3)  # mixed line endings are kept too
+    wanted = [i + 1 for i, line in enumerate(text.splitlines()) if "executor.submit" in line]
+    focused, stubs = fix_base.focused_text(text, wanted)
+    old, new = fix_base.split_lines(text), fix_base.split_lines(focused)
+    assert len(old) == len(new)
+    assert [line_ending(a) for a in old] == [line_ending(b) for b in new]
+    for line in wanted:
+        start = max(line - 4, 0)
+        assert old[start:line + 1] == new[start:line + 1]  # the loaders are kept as they are
+    assert {"step_0", "Holder", "should_async_load", "decorated"} <= set(stubs)
+    kept = {node.name for node in ast.parse(focused).body if isinstance(node, ast.FunctionDef)}
+    assert {"load_20", "load_60", "load_100"} <= kept
+    assert len(focused.splitlines()[0]) < 100 and ast.parse(focused)  # still Python
+
+
+def test_fixes_are_those_of_the_whole_file(tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_text(module(200))
+    files = [tmp_path / "big.py"]
+    vocab = builtin_vocabulary()
+    findings = [f for f in analyze_project(tmp_path, files, files, vocab).findings if f.rule == "BL001"]
+    assert len(findings) == 5
+    project = fix_base.Project(tmp_path, vocab, files)
+    focused = attach_fixes(findings, project)
+    text = (tmp_path / "big.py").read_text()
+    context = fix_base.FixContext(project, files[0])  # no focus: the whole file, as before
+    whole = [dataclasses.replace(f, fix=fix_base.plan_fix(f, text, context)) for f in findings]
+    assert [f.fix for f in focused] == [f.fix for f in whole]
+    assert all(f.fix is not None for f in focused)
+
+
+def test_names_bound_in_reduced_parts_are_still_bound() -> None:
+    text = module(120)
+    line = next(i + 1 for i, text_line in enumerate(text.splitlines()) if "executor.submit" in text_line)
+    whole, focused = fix_base.SourceModule(text, "big"), fix_base.SourceModule(text, "big", focus=[line])
+    assert set(focused.top_level_bindings()) == set(whole.top_level_bindings())
+    assert focused.local_name_for("big.should_async_load") == whole.local_name_for("big.should_async_load") == "should_async_load"
+    assert focused.import_edit("import x") == whole.import_edit("import x")
