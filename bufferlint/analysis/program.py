@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import bisect
 import gc
-import os
 import re
 from collections import deque
 from pathlib import Path
@@ -29,6 +28,7 @@ from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.values import Borrow, deep_leaves
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
+from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
 from bufferlint.source import parse_source, read_bytes, read_source
 
@@ -49,7 +49,7 @@ class Program:
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
         self.worklist: deque[str] = deque()
-        self.failures: dict[str, str] = {}  # functions the interpreter could not analyse
+        self.failures: dict[str, Exception] = {}  # functions the interpreter could not analyse
         self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
         self._considered: set[str] = set()
         self.queued: set[str] = set()
@@ -132,13 +132,10 @@ class Program:
             self.analyses[qualname] = count + 1
             try:
                 outcome = FunctionInterpreter(info, self).run()
-            except (RecursionError, MemoryError):
-                self.failures[qualname] = "too deeply nested to analyse"
-                continue
             except Exception as exc:  # an engine bug must cost one function, not the run
-                if os.environ.get("BUFFERLINT_DEBUG") == "1":
+                if debugging():
                     raise
-                self.failures[qualname] = f"internal error ({type(exc).__name__}: {exc})"
+                self.failures[qualname] = exc
                 continue
             self.outcomes[qualname] = outcome
             for callee in outcome.callees:
@@ -210,7 +207,12 @@ class ProjectAnalysis:
         pending = self.files_mentioning(self.trigger_names)
         while pending or self.program.worklist:
             for path in sorted(pending):
-                self.parse(path)
+                try:
+                    self.parse(path)
+                except Exception as exc:  # an indexing bug must cost one file, not the run
+                    if debugging():
+                        raise
+                    self.error(path, internal_error("this file", exc))
             self.program.solve()
             pending = self.next_files()
             for qualname in self.functions_to_revisit(pending):
@@ -355,9 +357,9 @@ class ProjectAnalysis:
     # -- findings ------------------------------------------------------------------------
 
     def collect(self) -> None:
-        for qualname, reason in sorted(self.program.failures.items()):
+        for qualname, exc in sorted(self.program.failures.items()):
             info = self.program.index.functions[qualname]
-            self.error(info.module.path, f"{info.display} (line {getattr(info.node, 'lineno', 1)}) not analysed: {reason}")
+            self.error(info.module.path, internal_error(f"{info.display} (line {getattr(info.node, 'lineno', 1)})", exc))
         best: dict[tuple, tuple] = {}
         used_as_guard: set[str] = set()
         findings = self.program.propagate_sited()
