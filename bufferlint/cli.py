@@ -138,7 +138,21 @@ def run_check(args: argparse.Namespace) -> int:
         result.findings = attach_fixes(result.findings, project)
     if args.fix or args.diff:
         return _run_fixes(args, result, project, files, report_files, settings, errors)
+    _warn_lost_fixes(args, result.findings)
     return _report(args, result, root, report_files, settings)
+
+
+def _warn_lost_fixes(args: argparse.Namespace, findings: list[Finding]) -> None:
+    """Say on stderr which findings have no fix because their file could not be parsed for
+    fixing. JSON and SARIF carry it in the report (``fix_error``, tool notifications)."""
+    if args.format in ("json", "sarif") and not args.statistics and not args.diff:
+        return
+    cwd = Path.cwd()
+    for finding in findings:
+        if finding.fix_error:
+            span = finding.span
+            print(f"{display_path(finding.path, cwd)}:{span.line}:{span.column}: warning: no fix for {finding.rule}: "
+                  f"{finding.fix_error}", file=sys.stderr)
 
 
 def _add_report_options(check: argparse.ArgumentParser) -> None:
@@ -210,6 +224,7 @@ def _run_fixes(args, result, project, files, report_files, settings, errors) -> 
     cwd = Path.cwd()
     for rejection in outcome.rejections:
         print(rejection.describe(display_path(rejection.finding.path, cwd)), file=sys.stderr)
+    _warn_lost_fixes(args, final.findings)
     remaining = len(final.findings)
     if args.diff:
         sys.stdout.write(outcome.diff(lambda path: display_path(path, cwd)))

@@ -21,7 +21,11 @@ def debugging() -> bool:
 
 def cause(exc: BaseException) -> str:
     """``Type: first line of the message``, shortened to one readable line."""
-    lines = str(exc).strip().splitlines()
+    try:  # a KeyError on a syntax node renders the whole subtree, or recurses past the limit
+        text = str(exc)[: MAX_CAUSE * 4]
+    except Exception:
+        text = ""
+    lines = text.strip().splitlines()
     message = lines[0] if lines else ""
     if len(message) > MAX_CAUSE:
         message = message[: MAX_CAUSE - 3] + "..."

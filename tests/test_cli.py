@@ -34,7 +34,8 @@ FINDING_SCHEMA = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix"],
+                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
+                             "fix_error"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^BL[0-9]{3}$"},
                     "path": {"type": "string", "pattern": "^[^\\\\]+$"},
@@ -86,6 +87,7 @@ FINDING_SCHEMA = {
                             },
                         ]
                     },
+                    "fix_error": {"type": ["string", "null"]},
                 },
             },
         },
