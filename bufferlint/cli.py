@@ -39,7 +39,7 @@ from bufferlint.noqa import add_noqa
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.text import summary
 from bufferlint.source import SourceFile, read_source
-from bufferlint.suppressions import suppressed
+from bufferlint.suppressions import directive_warnings, suppressed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS_WITH_FIXES = frozenset({"json", "sarif", "rdjson", "rdjsonl"})
@@ -165,6 +165,8 @@ def _add_report_options(check: argparse.ArgumentParser) -> None:
                        help="record the current findings in FILE (then report none of them)")
     check.add_argument("--add-noqa", action="store_true",
                        help="add '# noqa: BLxxx' to every line with a finding instead of reporting it")
+    check.add_argument("--warn-unused-noqa", action="store_true",
+                       help="warn about suppression comments for bufferlint rules that suppress nothing (Ruff's RUF100)")
 
 
 def _check_report_options(args: argparse.Namespace) -> None:
@@ -364,8 +366,28 @@ def _analyse(args: argparse.Namespace) -> _Run:
         files = sorted(set(discover(root, settings.excludes)) | set(report_files))
         result = analysis.analyze_project(root, files, report_files, settings.vocab)
     result.errors[:0] = errors
+    _warn_suppressions(args, report_files, result.findings, settings)
     result.findings = _reportable(result.findings, settings)
     return _Run(root, settings, files, report_files, result, errors)
+
+
+def _warn_suppressions(args: argparse.Namespace, report_files: list[Path], findings: list[Finding],
+                       settings: Settings) -> None:
+    """``path:line:col: warning: ...`` on stderr for malformed directives and unknown codes,
+    and with ``--warn-unused-noqa`` for directives that suppress nothing (``findings``: before
+    suppression). They do not change the exit code."""
+    if getattr(args, "quiet", False):
+        return
+    by_path: dict[Path, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    cwd = Path.cwd()
+    for path in report_files:
+        source = read_source(path)
+        if isinstance(source, SourceFile):
+            warn_unused = getattr(args, "warn_unused_noqa", False)
+            for line, column, message in directive_warnings(source.text, by_path.get(path, []), settings.is_enabled, warn_unused):
+                print(f"{display_path(path, cwd)}:{line}:{column}: warning: {message}", file=sys.stderr)
 
 
 def write_shim(args: argparse.Namespace) -> int:

@@ -170,3 +170,44 @@ def test_lost_fix_in_sarif_and_text(tmp_path: Path) -> None:
     assert invocation["executionSuccessful"] is True  # the finding is reported; only its fix is missing
     diff = run_cli("check", "--diff", ".", cwd=root)
     assert "streamloader/executor_utils.py:4:1: warning: no fix for BL002: LibCST cannot parse this file" in diff.stderr
+
+
+# ---------------------------------------------------------------------------
+# Line endings and encodings: the same findings, columns and fixes
+
+
+def restyle(root: Path, newline: bytes, encoding: str) -> None:
+    """Rewrite every module with ``newline`` line endings, in ``encoding``, with a non-ASCII
+    comment on the first line (a coding cookie where the encoding needs one)."""
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lead = "# -*- coding: latin-1 -*- café\n" if encoding == "latin-1" else "# café\n"
+        data = ("\ufeff" if encoding == "utf-8-sig" else "") + lead + text
+        path.write_bytes(data.replace("\n", newline.decode()).encode(encoding.replace("-sig", "") if encoding != "utf-8-sig" else "utf-8"))
+
+
+STYLES = [(newline, encoding) for newline in (b"\n", b"\r\n", b"\r") for encoding in ("utf-8", "latin-1", "utf-8-sig")]
+
+
+@pytest.mark.parametrize(("newline", "encoding"), STYLES)
+def test_line_endings_and_encodings_give_the_same_findings_and_fixes(tmp_path: Path, newline: bytes, encoding: str) -> None:
+    reference = example(tmp_path / "reference")
+    restyle(reference, b"\n", "utf-8")
+    styled = example(tmp_path / "styled")
+    restyle(styled, newline, encoding)
+    expected, _, _ = findings(reference)
+    assert expected == [("BL002", "streamloader/executor_utils.py", 5, 1), ("BL001", "streamloader/models.py", 16, 17)]
+    got, errors, _ = findings(styled)
+    assert (got, errors) == (expected, [])
+    # fixes keep the line endings and the encoding: the fixed files are the reference's fixed
+    # files in this style
+    for root in (reference, styled):
+        assert run_cli("check", "--fix", "--unsafe-fixes", "-q", ".", cwd=root).returncode == 0
+    for path in sorted(reference.rglob("*.py")):
+        fixed = path.read_bytes().decode("utf-8")
+        want = fixed.replace("\n", newline.decode())
+        if encoding == "latin-1":
+            want = want.replace("# café", "# -*- coding: latin-1 -*- café", 1)
+        codec = "latin-1" if encoding == "latin-1" else "utf-8"
+        prefix = "\ufeff" if encoding == "utf-8-sig" else ""
+        assert (styled / path.relative_to(reference)).read_bytes() == (prefix + want).encode(codec), path.name
