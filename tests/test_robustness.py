@@ -211,3 +211,41 @@ def test_line_endings_and_encodings_give_the_same_findings_and_fixes(tmp_path: P
         codec = "latin-1" if encoding == "latin-1" else "utf-8"
         prefix = "\ufeff" if encoding == "utf-8-sig" else ""
         assert (styled / path.relative_to(reference)).read_bytes() == (prefix + want).encode(codec), path.name
+
+
+METHOD_DEMAND = {  # models.py mentions no source, marker or guard: it is parsed on demand
+    "pkg/__init__.py": "",
+    "pkg/weights.py": (
+        "from runai_model_streamer import SafetensorsStreamer\n\n\n"
+        "def stream(files):\n"
+        "    with SafetensorsStreamer() as streamer:\n"
+        "        streamer.stream_files(files)\n"
+        "        for name, tensor in streamer.get_tensors():\n"
+        "            yield name, tensor\n"
+    ),
+    "pkg/loader.py": "from pkg.weights import stream\n\n\ndef load(model, files):\n    model.load_weights(stream(files))\n",
+    "pkg/models.py": (
+        "import concurrent.futures\n\n\n"
+        "class Model:\n"
+        "    def load_weights(self, weights):\n"
+        "        with concurrent.futures.ThreadPoolExecutor() as pool:\n"
+        "            for name, w in weights:\n"
+        "                pool.submit(print, w)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("newline", [
+    "\n",
+    "\r\n",
+    pytest.param("\r", marks=pytest.mark.xfail(strict=True, reason=(
+        "program.py's DEF_PATTERN finds `def` lines by `^` (after \\n only), so a CR-only file "
+        "defining a demanded method is never parsed: needs (?:^|(?<=\\r)) there (lead's file)"))),
+])
+def test_a_file_parsed_on_demand_gives_the_same_findings_on_every_line_ending(tmp_path: Path, newline: str) -> None:
+    for rel, text in METHOD_DEMAND.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.replace("\n", newline).encode())
+    found, errors, _ = findings(tmp_path)
+    assert (found, errors) == ([("BL001", "pkg/models.py", 8, 17)], [])
