@@ -40,9 +40,9 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 # Tests of real-world claims (marked ``network``: real SGLang wheels, real pre-commit;
 # ``runtime``: torch, the real runai-model-streamer) skip on a developer machine without
 # the package or the network. In CI (``CI=true``, or ``BUFFERLINT_STRICT_SKIPS=1`` as
-# ``.ci/run`` sets) such a skip is a failure, as is a whole test module skipped at import
-# (``pytest.importorskip``): CI installs every extra, so a skip there means the claim went
-# untested.
+# ``.ci/run`` sets) such a skip is a failure, as is any ``pytest.importorskip`` (of a test
+# or of a whole module at import): CI installs every extra, so a skip there means the claim
+# went untested.
 
 REAL_WORLD_MARKERS = ("network", "runtime")
 
@@ -51,19 +51,25 @@ def strict_skips() -> bool:
     return os.environ.get("BUFFERLINT_STRICT_SKIPS") == "1" or os.environ.get("CI", "").lower() in ("true", "1")
 
 
+def _skip_reason(report) -> str:
+    return report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+
+
 def _fail_skip(report, what: str) -> None:
-    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.longrepr = f"{what} skipped in CI, where it must run: {_skip_reason(report)}"
     report.outcome = "failed"
-    report.longrepr = f"{what} skipped in CI, where it must run: {reason}"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if report.skipped and strict_skips() and any(item.get_closest_marker(m) for m in REAL_WORLD_MARKERS):
-        if not hasattr(report, "wasxfail"):
-            _fail_skip(report, "real-world test")
+    if not report.skipped or hasattr(report, "wasxfail") or not strict_skips():
+        return
+    if any(item.get_closest_marker(m) for m in REAL_WORLD_MARKERS):
+        _fail_skip(report, "real-world test")
+    elif "could not import" in _skip_reason(report):  # pytest.importorskip inside a test
+        _fail_skip(report, "test needing a package")
 
 
 @pytest.hookimpl(hookwrapper=True)

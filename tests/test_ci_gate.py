@@ -19,7 +19,9 @@ SKIPPING = {
         "def test_real():\n"
         '    pytest.skip("no network")\n\n\n'
         "def test_unmarked():\n"
-        '    pytest.skip("fine anywhere")\n'
+        '    pytest.skip("fine anywhere")\n\n\n'
+        "def test_needs_a_package():\n"
+        '    pytest.importorskip("no_such_module_for_bufferlint")\n'
     ),
 }
 
@@ -40,7 +42,8 @@ def test_a_skipped_real_world_test_fails_in_ci(tmp_path: Path) -> None:
     run = inner_pytest(tmp_path, True, "test_marked_skip.py")
     assert run.returncode == 1, run.stdout
     assert "real-world test skipped in CI, where it must run: Skipped: no network" in run.stdout
-    assert "1 failed, 1 skipped" in run.stdout  # an unmarked skip stays a skip
+    assert "test needing a package skipped in CI, where it must run: Skipped: could not import" in run.stdout
+    assert "2 failed, 1 skipped" in run.stdout  # an unmarked skip for another reason stays a skip
 
 
 def test_a_test_module_skipped_at_import_fails_in_ci(tmp_path: Path) -> None:
@@ -52,4 +55,4 @@ def test_a_test_module_skipped_at_import_fails_in_ci(tmp_path: Path) -> None:
 def test_they_only_skip_elsewhere(tmp_path: Path) -> None:
     run = inner_pytest(tmp_path, False)
     assert run.returncode == 0, run.stdout
-    assert "3 skipped" in run.stdout
+    assert "4 skipped" in run.stdout
