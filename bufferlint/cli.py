@@ -39,7 +39,7 @@ from bufferlint.noqa import add_noqa
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.text import summary
 from bufferlint.source import SourceFile, read_source, set_max_bytes
-from bufferlint.suppressions import suppressed
+from bufferlint.suppressions import directive_warnings, suppressed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS_WITH_FIXES = frozenset({"json", "sarif", "rdjson", "rdjsonl"})
@@ -140,7 +140,21 @@ def run_check(args: argparse.Namespace) -> int:
         result.findings = attach_fixes(result.findings, project)
     if args.fix or args.diff:
         return _run_fixes(args, result, project, files, report_files, settings, errors)
+    _warn_lost_fixes(args, result.findings)
     return _report(args, result, root, report_files, settings)
+
+
+def _warn_lost_fixes(args: argparse.Namespace, findings: list[Finding]) -> None:
+    """Say on stderr which findings have no fix because their file could not be parsed for
+    fixing. JSON and SARIF carry it in the report (``fix_error``, tool notifications)."""
+    if args.format in ("json", "sarif") and not args.statistics and not args.diff:
+        return
+    cwd = Path.cwd()
+    for finding in findings:
+        if finding.fix_error:
+            span = finding.span
+            print(f"{display_path(finding.path, cwd)}:{span.line}:{span.column}: warning: no fix for {finding.rule}: "
+                  f"{finding.fix_error}", file=sys.stderr)
 
 
 def _add_report_options(check: argparse.ArgumentParser) -> None:
@@ -153,6 +167,8 @@ def _add_report_options(check: argparse.ArgumentParser) -> None:
                        help="record the current findings in FILE (then report none of them)")
     check.add_argument("--add-noqa", action="store_true",
                        help="add '# noqa: BLxxx' to every line with a finding instead of reporting it")
+    check.add_argument("--warn-unused-noqa", action="store_true",
+                       help="warn about suppression comments for bufferlint rules that suppress nothing (Ruff's RUF100)")
 
 
 def _check_report_options(args: argparse.Namespace) -> None:
@@ -214,6 +230,7 @@ def _run_fixes(args, result, project, files, report_files, settings, errors) -> 
     cwd = Path.cwd()
     for rejection in outcome.rejections:
         print(rejection.describe(display_path(rejection.finding.path, cwd)), file=sys.stderr)
+    _warn_lost_fixes(args, final.findings)
     remaining = len(final.findings)
     if args.diff:
         sys.stdout.write(outcome.diff(lambda path: display_path(path, cwd)))
@@ -366,8 +383,28 @@ def _analyse(args: argparse.Namespace) -> _Run:
         files = sorted(set(discover(root, settings.excludes)) | set(report_files))
         result = analysis.analyze_project(root, files, report_files, settings.vocab)
     result.errors[:0] = errors
+    _warn_suppressions(args, report_files, result.findings, settings)
     result.findings = _reportable(result.findings, settings)
     return _Run(root, settings, files, report_files, result, errors)
+
+
+def _warn_suppressions(args: argparse.Namespace, report_files: list[Path], findings: list[Finding],
+                       settings: Settings) -> None:
+    """``path:line:col: warning: ...`` on stderr for malformed directives and unknown codes,
+    and with ``--warn-unused-noqa`` for directives that suppress nothing (``findings``: before
+    suppression). They do not change the exit code."""
+    if getattr(args, "quiet", False):
+        return
+    by_path: dict[Path, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    cwd = Path.cwd()
+    for path in report_files:
+        source = read_source(path)
+        if isinstance(source, SourceFile):
+            warn_unused = getattr(args, "warn_unused_noqa", False)
+            for line, column, message in directive_warnings(source.text, by_path.get(path, []), settings.is_enabled, warn_unused):
+                print(f"{display_path(path, cwd)}:{line}:{column}: warning: {message}", file=sys.stderr)
 
 
 def write_shim(args: argparse.Namespace) -> int:

@@ -68,6 +68,7 @@ class Finding:
     trace: tuple[TraceStep, ...] = ()
     fix: Fix | None = None
     subject: str = ""  # source text of the borrowed value at the reported call (BL001), for fixes
+    fix_error: str | None = None  # why a fixable rule has no fix here (the file could not be parsed for fixing)
 
     @property
     def path(self) -> Path:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
 import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -27,12 +26,10 @@ from typing import Sequence
 
 from bufferlint.atomic import write_atomic
 from bufferlint.findings import FileError, Finding
-from bufferlint.source import read_bytes
-from bufferlint.suppressions import line_directives
+from bufferlint.source import read_bytes, source_encoding
+from bufferlint.suppressions import ALL, line_directives, parse_comment
 from bufferlint.textlines import line_ending, split_lines
 
-_CODES = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
-_NOQA = re.compile(rf"#\s*noqa:\s*(?P<codes>{_CODES})", re.IGNORECASE)  # as suppressions reads it
 
 
 @dataclass
@@ -60,7 +57,7 @@ def _add_to_file(path: Path, wanted: dict[int, set[str]], report: NoqaReport) ->
         report.errors.append(FileError(path, data.message))
         return
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = source_encoding(data)
         text = original = data.decode(encoding)
         program = ast.dump(ast.parse(text))
     except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
@@ -98,9 +95,9 @@ def _trailing(text: str, number: int, codes: list[str]) -> str | None:
     line = lines[number - 1]
     content, ending = line[: len(line) - len(line_ending(line))], line_ending(line)
     for start, comment in _comments(text).get(number, []):
-        match = _NOQA.search(comment)
-        if match:
-            at = start + match.end("codes")
+        directive = next((d for d in parse_comment(comment) if d.kind == "noqa" and d.codes and d.codes != ALL), None)
+        if directive is not None:
+            at = start + directive.column - 1 + len(directive.text)
             content = content[:at] + ", " + ", ".join(codes) + content[at:]
             break
     else:

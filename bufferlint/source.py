@@ -9,8 +9,9 @@ read files through here, so they agree on what a file's text is.
 from __future__ import annotations
 
 import ast
-import io
+import codecs
 import os
+import re
 import stat
 import tokenize
 import warnings
@@ -52,17 +53,15 @@ def read_source(path: Path, data: bytes | None = None) -> SourceFile | FileError
     if b"\0" in data:
         return FileError(path, "contains a NUL byte (binary file?)")
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = source_encoding(data)
     except SyntaxError as exc:
         if exc.msg.startswith("encoding problem"):
             return FileError(path, "bad encoding declaration: the coding comment contradicts the UTF-8 BOM")
-        if "invalid or missing" not in exc.msg:
-            return FileError(path, f"bad encoding declaration: {exc.msg}")  # unknown encoding: NAME
-        encoding = "utf-8"  # the first lines are not UTF-8: decoding below says where
+        return FileError(path, f"bad encoding declaration: {exc.msg}")  # unknown encoding: NAME
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line = len(_BREAK.findall(data, 0, exc.start)) + 1
         name = "utf-8" if encoding == "utf-8-sig" else encoding
         return FileError(
             path,
@@ -70,6 +69,46 @@ def read_source(path: Path, data: bytes | None = None) -> SourceFile | FileError
             "declare the encoding with a PEP 263 coding comment",
         )
     return SourceFile(path, text)
+
+
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+"""A line as Python's tokenizer ends it (``io.BytesIO.readline`` ends lines only at ``\n``)."""
+_BREAK = re.compile(rb"\r\n|\r|\n")
+_HEAD = 64 * 1024  # enough bytes for the two lines a coding cookie may be on
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_BLANK = re.compile(rb"^[ \t\f]*(?:[#\r\n]|\Z)")
+
+
+def source_encoding(data: bytes) -> str:
+    """The codec of Python source bytes as the interpreter chooses it: the PEP 263 coding
+    cookie or UTF-8 BOM, else UTF-8 (lines end at CR, LF or CRLF). Raises SyntaxError for a
+    declaration the interpreter rejects (unknown codec, cookie contradicting the BOM)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(iter(_LINE.findall(data[:_HEAD])).__next__)
+    except StopIteration:  # no lines at all
+        return "utf-8"
+    except SyntaxError as exc:
+        if "invalid or missing" not in exc.msg:
+            raise
+        # the cookie's own line is not UTF-8 (CPython accepts `# coding: latin-1 -- café`),
+        # or the first lines are not UTF-8 and declare nothing: decoding says where
+        return _cookie(data) or "utf-8"
+    return encoding
+
+
+def _cookie(data: bytes) -> str | None:
+    """The PEP 263 encoding declared on the first or second line, read as bytes."""
+    for line in _LINE.findall(data[:_HEAD])[:2]:
+        match = _COOKIE.match(line)
+        if match:
+            name = match.group(1).decode("ascii")
+            try:
+                return codecs.lookup(name).name
+            except LookupError:
+                return None
+        if not _BLANK.match(line):
+            return None
+    return None
 
 
 def read_bytes(path: Path) -> bytes | FileError:

@@ -34,7 +34,8 @@ FINDING_SCHEMA = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix"],
+                "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
+                             "fix_error"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^BL[0-9]{3}$"},
                     "path": {"type": "string", "pattern": "^[^\\\\]+$"},
@@ -86,6 +87,7 @@ FINDING_SCHEMA = {
                             },
                         ]
                     },
+                    "fix_error": {"type": ["string", "null"]},
                 },
             },
         },
@@ -300,7 +302,7 @@ def test_json_format(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
     assert fix is None or fix["edits"]
     assert report["findings"] == [{
         "rule": "BL001", "path": "pkg/loader.py", "line": 7, "column": 13, "end_line": 7, "end_column": 51,
-        "message": MESSAGE, "function": "pkg.loader:load",
+        "message": MESSAGE, "function": "pkg.loader:load", "fix_error": None,
         "trace": [
             {"path": "pkg/stream.py", "line": 2, "note": "yields a view of the streamer's reused buffer"},
             {"path": "pkg/loader.py", "line": 6, "note": "bound to 'w'"},

@@ -33,7 +33,6 @@ from bufferlint.packs import builtin_vocabulary
 from conftest import run_cli
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "fixes"
-WHEELS = Path("/work/wheels")
 
 # fixture -> (extra CLI options, rule codes fixed)
 CASES = {
@@ -137,19 +136,17 @@ def test_bl002_reproduces_upstream_shape() -> None:
     assert "    if getattr(weight, RUNAI_STREAMER_TENSOR_ATTR, False):\n" in expected("bl002_constant").decode()
 
 
-@pytest.mark.skipif(
-    not (WHEELS / "0.5.16/sglang/srt/model_loader/utils.py").is_file()
-    or not (WHEELS / "0.5.17/sglang/srt/model_loader/utils.py").is_file(),
-    reason="needs the unpacked SGLang 0.5.16 and 0.5.17 wheels",
-)
-def test_bl002_on_the_real_sglang_file(tmp_path: Path) -> None:
+@pytest.mark.network
+def test_bl002_on_the_real_sglang_file(tmp_path: Path, sglang_wheel) -> None:
     """Fixing 0.5.16's utils.py yields 0.5.17's should_async_load except for the wording of
-    the docstring paragraph (ours is generic: it names the marker, not RunAI)."""
+    the docstring paragraph (ours is generic: it names the marker, not RunAI). The wheels
+    are downloaded from PyPI (``sglang_wheel``)."""
+    member = "sglang/srt/model_loader/utils.py"
     root = tmp_path / "project"
-    target = root / "sglang/srt/model_loader/utils.py"
+    target = root / member
     target.parent.mkdir(parents=True)
     (root / "pyproject.toml").write_text("", encoding="utf-8")
-    original = (WHEELS / "0.5.16/sglang/srt/model_loader/utils.py").read_bytes()
+    original = sglang_wheel("0.5.16", member)
     target.write_bytes(original)
     done = run_cli("check", "--fix", "--select", "BL002", str(target), cwd=root)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -164,7 +161,7 @@ def test_bl002_on_the_real_sglang_file(tmp_path: Path) -> None:
         return body[:cut] + body[first_close:]
 
     fixed = target.read_text(encoding="utf-8")
-    upstream = (WHEELS / "0.5.17/sglang/srt/model_loader/utils.py").read_text(encoding="utf-8")
+    upstream = sglang_wheel("0.5.17", member).decode("utf-8")
     assert guard(fixed) == guard(upstream)
     assert guard(fixed) != guard(original.decode())
     # nothing else in the file changed: the fix only inserted the paragraph and the check

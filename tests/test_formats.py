@@ -352,7 +352,8 @@ def test_json_fix_object(project: Path, monkeypatch: pytest.MonkeyPatch, capsys)
             {"line": 2, "column": 5, "end_line": 2, "end_column": 5, "replacement": "# copied below\n    "},
         ],
     }
-    assert list(borrowed) == ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix"]
+    assert list(borrowed) == ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
+                             "fix_error"]
 
 
 def test_statistics(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:

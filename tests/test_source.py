@@ -167,3 +167,20 @@ def test_what_cpython_does_not_compile_is_a_file_error(tmp_path: Path, code: str
     assert proc.returncode == 2, proc.stderr
     assert json.loads(proc.stdout)["errors"] == [{"path": "bad.py", "message": message}]
     assert proc.stderr == ""
+
+
+def test_a_cookie_line_that_is_not_utf8_is_read_as_cpython_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"# -*- coding: latin-1 -*- caf\xe9\nx = '\xe9'\n")
+    assert read_source(path) == SourceFile(path, "# -*- coding: latin-1 -*- café\nx = 'é'\n")
+
+
+def test_a_cookie_counts_on_cr_only_lines_one_and_two_only(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_bytes(b"#!/usr/bin/env python\r# coding: latin-1\rx = '\xe9'\r")
+    assert read_source(path) == SourceFile(path, "#!/usr/bin/env python\r# coding: latin-1\rx = '\xe9'\r")
+    path.write_bytes(b"x = 1\ry = 2\r# coding: latin-1\rz = '\xe9'\r")  # line 3: no cookie (as for CPython)
+    assert read_source(path) == FileError(
+        path, "cannot decode as utf-8 at line 4 (byte offset 35: invalid continuation byte); "
+        "declare the encoding with a PEP 263 coding comment"
+    )

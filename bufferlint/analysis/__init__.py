@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Collection
 
+from bufferlint.deepstack import run_deep
 from bufferlint.findings import AnalysisResult
 from bufferlint.packs import Vocabulary
 
@@ -27,4 +28,5 @@ def analyze_project(
     """
     from bufferlint.analysis.program import analyze
 
-    return analyze(root, files, report_files, vocab)
+    # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
+    return run_deep(analyze, root, files, report_files, vocab)

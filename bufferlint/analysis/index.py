@@ -111,12 +111,23 @@ class ModuleInfo:
     name: str
     path: Path
     tree: ast.Module
-    text: str
+    text: str  # every line ending made "\n" (see __post_init__)
     is_package: bool
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualname
     globals: dict[str, str] = field(default_factory=dict)  # top-level def/class name -> qualname
     constants: dict[str, object] = field(default_factory=dict)  # NAME -> literal
     variables: set[str] = field(default_factory=set)  # names assigned at the top level (module state)
+
+    def __post_init__(self) -> None:
+        # The syntax tree counts "\r\n", "\r" and "\n" as line ends; the engine finds
+        # lines by "\n", so a file with CR-only (old Mac) line endings would be one line.
+        # Columns are unchanged: line endings only end lines.
+        self.text = normalize_newlines(self.text)
+
+
+def normalize_newlines(text: str) -> str:
+    """``text`` with "\r\n" and "\r" line endings made "\n"."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def module_name(path: Path, root: Path) -> tuple[str, bool]:
@@ -273,22 +284,25 @@ class ProjectIndex:
         return list(found.values())
 
     def _index_top_statement(self, module: ModuleInfo, stmt: ast.stmt) -> None:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            module.imports.update(import_bindings(module, stmt))
-        elif isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, ast.Name):
-                    module.variables.add(target.id)
-                    if isinstance(stmt.value, ast.Constant):
-                        module.constants[target.id] = stmt.value.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.target, ast.Name):
-            module.constants[stmt.target.id] = stmt.value.value
-        elif isinstance(stmt, ast.If):  # `if TYPE_CHECKING:` / try-imports
-            for inner in stmt.body + stmt.orelse:
-                self._index_top_statement(module, inner)
-        elif isinstance(stmt, ast.Try):
-            for inner in stmt.body + [s for h in stmt.handlers for s in h.body]:
-                self._index_top_statement(module, inner)
+        """Imports and constants of a top-level statement, looking into ``if`` (``if
+        TYPE_CHECKING:``, elif chains of any length) and ``try`` (try-imports)."""
+        stack = [stmt]
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                module.imports.update(import_bindings(module, stmt))
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        module.variables.add(target.id)
+                        if isinstance(stmt.value, ast.Constant):
+                            module.constants[target.id] = stmt.value.value
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.target, ast.Name):
+                module.constants[stmt.target.id] = stmt.value.value
+            elif isinstance(stmt, ast.If):
+                stack.extend(reversed(stmt.body + stmt.orelse))  # in source order: later bindings win
+            elif isinstance(stmt, ast.Try):
+                stack.extend(reversed(stmt.body + [s for h in stmt.handlers for s in h.body]))
 
     def _register(self, info: FunctionInfo, added: list[FunctionInfo]) -> None:
         self.functions[info.qualname] = info
@@ -296,9 +310,17 @@ class ProjectIndex:
         added.append(info)
 
     def _index_body(self, module, body, prefix, class_info, outer, added) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._index_function(module, stmt, prefix, class_info, outer, added)
+        """Index the functions and classes of ``body`` in source order. An explicit stack of
+        blocks, not recursion: an elif chain nests as deep as it is long."""
+        blocks = [(iter(body), prefix, class_info, outer)]
+        while blocks:
+            statements, prefix, class_info, outer = blocks[-1]
+            stmt = next(statements, None)
+            if stmt is None:
+                blocks.pop()
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                info = self._index_function(module, stmt, prefix, class_info, outer, added)
+                blocks.append((iter(stmt.body), f"{info.qualname}.<locals>", None, info))
             elif isinstance(stmt, ast.ClassDef):
                 qualname = f"{prefix}.{stmt.name}"
                 bases = [self._base_name(module, b) for b in stmt.bases]
@@ -306,12 +328,13 @@ class ProjectIndex:
                 self.classes[qualname] = info
                 if class_info is None and outer is not None and outer.kind == "module":
                     module.globals[stmt.name] = qualname
-                self._index_body(module, stmt.body, qualname, info, outer, added)
                 info.node = stmt
-            elif isinstance(stmt, ast.stmt) and class_info is None:
-                self._index_body(module, nested_statements(stmt), prefix, class_info, outer, added)
+                blocks.append((iter(stmt.body), qualname, info, outer))
+            elif class_info is None:
+                blocks.append((iter(nested_statements(stmt)), prefix, class_info, outer))
 
-    def _index_function(self, module, node, prefix, class_info, outer, added) -> None:
+    def _index_function(self, module, node, prefix, class_info, outer, added) -> FunctionInfo:
+        """Register one function (its body is indexed by the caller)."""
         kind = "function"
         if class_info is not None:
             decorators = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in node.decorator_list}
@@ -342,7 +365,7 @@ class ProjectIndex:
             module.globals[node.name] = qualname
         elif outer is not None:
             outer.local_defs[node.name] = qualname
-        self._index_body(module, node.body, f"{qualname}.<locals>", None, info, added)
+        return info
 
     def _base_name(self, module: ModuleInfo, node: ast.expr) -> str | None:
         dotted = dotted_name(node)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import bisect
 import gc
-import os
 import re
 from collections import deque
 from pathlib import Path
@@ -29,11 +28,12 @@ from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.values import Borrow, Value, deep_leaves, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
+from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
 from bufferlint.source import parse_source, read_bytes, read_source
 
 MAX_ANALYSES_PER_FUNCTION = 24
-DEF_PATTERN = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+DEF_PATTERN = re.compile(rb"(?:^|(?<=\r))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
 
 class Program:
@@ -49,7 +49,7 @@ class Program:
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
         self.worklist: deque[str] = deque()
-        self.failures: dict[str, str] = {}  # functions the interpreter could not analyse
+        self.failures: dict[str, Exception] = {}  # functions the interpreter could not analyse
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
         self.module_names: set[str] = set()  # every module of the project, parsed or not
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
@@ -110,7 +110,7 @@ class Program:
         """ast columns count UTF-8 bytes; reports count characters."""
         lines = self._line_cache.get(module.path)
         if lines is None:
-            lines = self._line_cache[module.path] = module.text.splitlines()
+            lines = self._line_cache[module.path] = module.text.split("\n")
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         if text.isascii():
             return byte_offset
@@ -137,7 +137,7 @@ class Program:
         self._considered.add(info.qualname)
         lines = self._line_cache.get(info.module.path)
         if lines is None:
-            lines = self._line_cache[info.module.path] = info.module.text.splitlines()
+            lines = self._line_cache[info.module.path] = info.module.text.split("\n")
         node = info.node
         body = lines[getattr(node, "lineno", 1) - 1 : getattr(node, "end_lineno", None)]
         if any(self._sync_pattern.search(line) for line in body):
@@ -170,13 +170,10 @@ class Program:
             self.analyses[qualname] = count + 1
             try:
                 outcome = FunctionInterpreter(info, self).run()
-            except (RecursionError, MemoryError):
-                self.failures[qualname] = "too deeply nested to analyse"
-                continue
             except Exception as exc:  # an engine bug must cost one function, not the run
-                if os.environ.get("BUFFERLINT_DEBUG") == "1":
+                if debugging():
                     raise
-                self.failures[qualname] = f"internal error ({type(exc).__name__}: {exc})"
+                self.failures[qualname] = exc
                 continue
             self.outcomes[qualname] = outcome
             for callee in outcome.callees:
@@ -248,7 +245,12 @@ class ProjectAnalysis:
         pending = self.files_mentioning(self.trigger_names)
         while pending or self.program.worklist:
             for path in sorted(pending):
-                self.parse(path)
+                try:
+                    self.parse(path)
+                except Exception as exc:  # an indexing bug must cost one file, not the run
+                    if debugging():
+                        raise
+                    self.error(path, internal_error("this file", exc))
             self.program.solve()
             pending = self.next_files()
             for qualname in self.functions_to_revisit(pending):
@@ -401,9 +403,9 @@ class ProjectAnalysis:
         for outcome in self.program.outcomes.values():
             caps.update(outcome.caps)
         self.result.notices = sorted(caps)
-        for qualname, reason in sorted(self.program.failures.items()):
+        for qualname, exc in sorted(self.program.failures.items()):
             info = self.program.index.functions[qualname]
-            self.error(info.module.path, f"{info.display} (line {getattr(info.node, 'lineno', 1)}) not analysed: {reason}")
+            self.error(info.module.path, internal_error(f"{info.display} (line {getattr(info.node, 'lineno', 1)})", exc))
         best: dict[tuple, tuple] = {}
         used_as_guard: set[str] = set()
         findings = self.program.propagate_sited()

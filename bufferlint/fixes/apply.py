@@ -14,12 +14,11 @@
 from __future__ import annotations
 
 import difflib
-import io
-import tokenize
 from typing import Iterable
 
 from bufferlint.findings import Edit
 from bufferlint.fixes.base import split_lines
+from bufferlint.source import source_encoding
 
 
 class EditConflict(ValueError):
@@ -29,7 +28,7 @@ class EditConflict(ValueError):
 def decode(data: bytes) -> tuple[str, str]:
     """(text, codec) for Python source bytes."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = source_encoding(data)
     except SyntaxError:
         encoding = "utf-8"
     return data.decode(encoding), encoding

@@ -38,7 +38,9 @@ from typing import Callable, Iterable
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.atomic import write_atomic
 from bufferlint.fixes.apply import EditConflict, apply_edits, conflicts, decode, encode, unified_diff
-from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key, plan_fix
+from bufferlint.deepstack import run_deep
+from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key, plan_fix, planners
+from bufferlint.internal import cause, debugging
 from bufferlint.source import SourceFile, read_bytes, read_source
 
 MAX_ROUNDS = 10
@@ -83,24 +85,38 @@ def attach_fixes(
             gc.enable()
     out = list(findings)
     for (path, positions), fixes in zip(by_file.items(), planned):
-        for position, fix in zip(positions, fixes):
+        for position, (fix, error) in zip(positions, fixes):
             finding = findings[position]
-            if fix is not None or finding.fix is not None:
-                out[position] = dataclasses.replace(finding, fix=fix)
+            if fix is not None or finding.fix is not None or error != finding.fix_error:
+                out[position] = dataclasses.replace(finding, fix=fix, fix_error=error)
     return out
 
 
-def _plan_file(job) -> list[Fix | None]:
-    """The fixes of one file's findings (top level, so a worker process can run it)."""
+def _plan_file(job) -> list[tuple[Fix | None, str | None]]:
+    """The (fix, why there is none) of one file's findings (top level, so a worker process
+    can run it). LibCST recurses as deep as the syntax tree: see bufferlint.deepstack."""
+    return run_deep(_plan_file_here, job)
+
+
+def _plan_file_here(job) -> list[tuple[Fix | None, str | None]]:
     project, path, findings, text, rejected = job
     if text is None:
         source = read_source(path)
         text = source.text if isinstance(source, SourceFile) else None
     if text is None:
-        return [None for _ in findings]
+        return [(None, None) for _ in findings]
     focus = tuple(line for f in findings for line in range(f.span.line, f.span.end_line + 1))
     context = FixContext(project, path, rejected, focus)
-    return [plan_fix(finding, text, context) for finding in findings]
+    fixable = planners()
+    if any(finding.rule in fixable for finding in findings):
+        try:
+            context.source(text)  # the LibCST tree every fixer plans on, parsed once here
+        except Exception as exc:  # LibCST rejects some files CPython compiles
+            if debugging():
+                raise
+            error = f"LibCST cannot parse this file ({cause(exc)})"
+            return [(None, error if finding.rule in fixable else None) for finding in findings]
+    return [(plan_fix(finding, text, context), None) for finding in findings]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 The shape is a public contract (editor plugins and CI scripts parse it): fields are only
 ever added, and a breaking change bumps ``version``. Each finding has a ``fix``: null, or
 ``{"applicability", "message", "edits": [{"line", "column", "end_line", "end_column",
-"replacement"}]}`` with 1-based, end-exclusive character positions.
+"replacement"}]}`` with 1-based, end-exclusive character positions. ``fix_error`` is null,
+or why a rule that has fixes could not offer one here (LibCST cannot parse the file).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
             "function": f.function,
             "trace": [{"path": display_path(s.path, cwd), "line": s.line, "note": s.note} for s in f.trace],
             "fix": fix_object(f.fix),
+            "fix_error": f.fix_error,
         }
         for f in sorted(result.findings, key=lambda f: f.sort_key())
     ]

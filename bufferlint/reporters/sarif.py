@@ -5,8 +5,8 @@ One run: the tool driver lists every rule of the catalog with its documentation;
 finding is a result with one location, a ``primaryLocationLineHash`` fingerprint (the same
 one baselines use, so code scanning keeps tracking an alert across line moves), the
 borrowed value's trace as a code flow (source, hops, sink) and its fix when there is one.
-Files that could not be analysed are tool execution notifications, and make the
-invocation unsuccessful.
+Files that could not be analysed are tool execution notifications (errors), and make the
+invocation unsuccessful; a finding whose fix could not be planned is a warning notification.
 
 Locations are relative URIs against ``%SRCROOT%`` (the current directory, where CI runs
 from the checkout root); files outside it get absolute ``file:`` URIs. Columns count
@@ -60,6 +60,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
                     }
                     for error in sorted(result.errors, key=lambda e: str(e.path))
                 ]
+                + [_lost_fix(f, cwd) for f in findings if f.fix_error]
                 + [{"level": "warning", "message": {"text": notice}} for notice in result.notices],
             }
         ],
@@ -68,6 +69,18 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
     }
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
     return json_text(log, indent=2) + "\n"
+
+
+def _lost_fix(finding: Finding, cwd: Path) -> dict:
+    """A warning for a finding whose fix could not be planned: the finding is still reported."""
+    return {
+        "level": "warning",
+        "message": {"text": f"no fix for {finding.rule}: {finding.fix_error}"},
+        "locations": [{
+            "physicalLocation": {"artifactLocation": _artifact(finding.path, cwd), "region": _region(finding.span)},
+        }],
+        "associatedRule": {"id": finding.rule},
+    }
 
 
 def _descriptor(rule: Rule) -> dict:
