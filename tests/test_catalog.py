@@ -15,7 +15,7 @@ import pytest
 
 from bufferlint.analysis import analyze_project
 from bufferlint.catalog import RULES, Invalid, Valid, get_rule
-from bufferlint.catalog.rule import DOC_SECTIONS
+from bufferlint.catalog.rule import DOC_SECTIONS, OPTIONAL_SECTIONS
 from bufferlint.packs import builtin_vocabulary
 
 EXAMPLES = [
@@ -40,9 +40,14 @@ def test_codes_and_names() -> None:
 
 
 @pytest.mark.parametrize("rule", RULES.values(), ids=list(RULES))
-def test_doc_has_exactly_the_sections(rule) -> None:
+def test_doc_has_the_core_sections_then_optional_ones(rule) -> None:
     headings = [line for line in rule.doc.splitlines() if line.startswith("#")]
-    assert tuple(headings) == DOC_SECTIONS
+    assert tuple(headings[: len(DOC_SECTIONS)]) == DOC_SECTIONS
+    optional = headings[len(DOC_SECTIONS):]
+    assert all(h in OPTIONAL_SECTIONS for h in optional), optional
+    assert optional == sorted(optional, key=OPTIONAL_SECTIONS.index), "optional sections out of order"
+    if rule.fixer:
+        assert "## Fix safety" in optional, "a rule with a fixer says how safe its fixes are"
     assert rule.doc.startswith(DOC_SECTIONS[0])
     for section in re.split(r"^## .*$", rule.doc, flags=re.M)[1:]:
         assert section.strip(), "empty section"

@@ -45,6 +45,7 @@ CASES = {
     "bl001_guarded_submit": (("--unsafe-fixes",), {"BL001"}),
     "bl003_fused_cache": (("--unsafe-fixes",), {"BL003"}),
     "bl003_stores": (("--unsafe-fixes",), {"BL003"}),
+    "bl003_elements": (("--unsafe-fixes",), {"BL003"}),
 }
 
 
@@ -211,18 +212,18 @@ def test_bl003_fix_is_unsafe(tmp_path: Path) -> None:
     assert target.read_bytes() == original
 
 
-def test_bl003_no_fix_for_materialisation_return_or_tuples(tmp_path: Path) -> None:
-    """``list(stream)``, ``return last`` after the loop and a stored tuple are reported but
-    get no fix: nothing is written, even with ``--unsafe-fixes``."""
+def test_bl003_no_fix_for_a_view_returned_after_its_loop(tmp_path: Path) -> None:
+    """``return last`` after the loop is reported but gets no fix: nothing is written, even
+    with ``--unsafe-fixes``."""
     target = make_project(tmp_path, "bl003_no_fix")
     original = target.read_bytes()
     checked = run_cli("check", "--format", "json", str(target), cwd=target.parent)
     lines = sorted(f["line"] for f in json.loads(checked.stdout)["findings"] if f["rule"] == "BL003")
-    assert lines == [15, 22, 28], checked.stdout
+    assert lines == [17], checked.stdout
     done = run_cli("check", "--fix", "--unsafe-fixes", str(target), cwd=target.parent)
     assert done.returncode == 1
     assert target.read_bytes() == original
-    assert "Fixed 0 findings (3 remaining)." in done.stderr
+    assert "Fixed 0 findings (1 remaining)." in done.stderr
     assert "error:" not in done.stderr  # no fix was offered, so none was rejected
 
 

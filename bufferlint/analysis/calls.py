@@ -426,6 +426,7 @@ class Call:
                 return EMPTY
         site = (self.it.info.qualname, self.node.lineno, self.node.col_offset)
         step = self.step(f"`{self.name}(...)` hands out borrowed views of a reused buffer")
+        step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
         return _shape_value(spec.produces, Borrow(site, False, (step,)))
 
     def receiver_called_with(self, method: str, kwarg: str, expected: object) -> bool:

@@ -49,8 +49,9 @@ that are passed to an async consumer (`Executor.submit`, `threading.Thread`,
 `loop.run_in_executor`, `Pool.apply_async`, ...) when nothing makes the consumer finish
 before the producer advances: no copy, no check of the marker, no wait on the result.
 
-The producers, markers, copies and consumers come from the rule packs (`bufferlint rules`
-lists the rules, `rules/*.toml` the packs); `[tool.bufferlint]` adds your own.
+The producers, markers, copies and consumers come from the rule packs
+(`bufferlint check --show-settings` lists the vocabulary in effect and where each entry
+comes from); `[tool.bufferlint]` adds your own.
 
 ## Why is this bad?
 
@@ -80,7 +81,31 @@ with ThreadPoolExecutor(max_workers=8) as executor:
             continue
         executor.submit(copy_into, params[name], w)
 ```
+
+## Fix safety
+
+Every finding gets a fix, re-verified by analysing the fixed project before anything is
+written. Where the consumer already goes through a guard the pack names (SGLang's
+`maybe_executor_submit(..., use_async=should_async_load(w))`), the fix binds the guard to
+the borrowed value: that is **safe**, it only changes which values are loaded
+synchronously. Every other fix is **unsafe** (`--unsafe-fixes`): copying at the hand-off
+(`executor.submit(f, w.clone())`, `Thread(target=f, args=(w.clone(),))`,
+`executor.map(f, (w.clone() for w in ws))`) costs one copy of each value and changes
+memory use; consuming synchronously (`f(w)` instead of `executor.submit(f, w)`) gives up the
+overlap and changes what the call returns.
+
+## Known problems
+
+Calls the analysis cannot resolve (an unknown callable given the value) are assumed not to
+keep it, so a helper outside the project that forwards to a pool is not reported.
 ''',
+    message=(
+        "borrowed buffer view reaches async sink `{sink}` without a guard; its producer may reuse "
+        "the buffer before the task reads it (consume it synchronously when it carries the marker, "
+        "copy it ({copy}), or wait for the task before the producer advances)"
+    ),
+    step_note="consumed asynchronously by `{sink}`",
+    fixer="bufferlint.fixes.bl001",
     invalid=(
         Invalid(
             _LOOP

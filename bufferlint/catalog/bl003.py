@@ -116,7 +116,28 @@ runai-model-streamer >= 0.17, `streamer.stream_files(files, owned=True)`. Materi
 stream (`list(weights)`) or returning its last element cannot be fixed at that line:
 consume each value in its step, or clone while iterating
 (`[(name, w.clone()) for name, w in weights]`).
+
+## Fix safety
+
+The fix copies the kept value with its kind's copy method (`.clone()` for torch,
+`.copy()` for NumPy, `bytes(...)` for a memoryview, as the pack's `[[kinds]]` say): at a
+store the stored value or the borrowed element of a stored tuple
+(`kept.append((name, w.clone()))`), and for a materialised stream a copying
+comprehension (`list(weights)` -> `[(n, w.clone()) for n, w in weights]`). It is
+**unsafe**: every kept view becomes an owned copy (memory use grows by the bytes kept), and
+the analysis assumes, but does not check, that the value is of its producer's kind.
+
+## Known problems
+
+A value returned after its loop moved on gets no fix: whether the caller needs it at all
+is not known at that line.
 ''',
+    message=(
+        "borrowed buffer view is kept in `{sink}` beyond its step; the producer reuses the buffer, "
+        "so keep a copy here ({copy}){remedy}"
+    ),
+    step_note="kept in `{sink}`, which outlives the producer's step",
+    fixer="bufferlint.fixes.bl003",
     invalid=(
         Invalid(_FUSED_A_PROJ.replace("<STORE>", ""), lines=(24,)),
         Invalid(_PENDING_FP8.replace("<STORE>", ""), lines=(24,)),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
+# Ruff's optional sections, after the core ones and in this order, where they apply.
+OPTIONAL_SECTIONS = ("## Fix safety", "## Known problems", "## Options", "## References")
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,7 @@ class Invalid:
     code: str
     lines: tuple[int, ...]
     path: str = "example.py"
+    fixed: str | None = None  # the module after the rule's fixes (unsafe ones included), verified
 
 
 @dataclass(frozen=True)
@@ -33,9 +36,20 @@ class Valid:
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule as a unit (Fixit's LintRule, Ruff's violation): the engine reports facts
+    (rule code, site, trace, borrow kind) and the rule puts them into words and fixes them.
+
+    ``message`` and ``step_note`` are templates over the finding's facts: ``{sink}`` (what
+    consumes or keeps the value; the guard's name for BL002), and from the value's borrow kind
+    ``{marker}``, ``{copy}`` (the kind's copy of ``value``) and ``{remedy}``.
+    """
+
     code: str  # "BL001"
     name: str  # kebab-case, "borrowed-value-to-async-sink"
     summary: str  # the message title, one line
-    doc: str  # markdown with exactly the DOC_SECTIONS, in that order
+    doc: str  # markdown: the DOC_SECTIONS in order, then any OPTIONAL_SECTIONS in order
     valid: tuple[Valid, ...]
     invalid: tuple[Invalid, ...]
+    message: str = ""
+    step_note: str = ""  # the trace step where the value is consumed, kept or checked
+    fixer: str = ""  # module whose ``candidates(finding, text, context)`` plans the fixes
