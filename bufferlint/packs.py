@@ -248,6 +248,8 @@ class Vocabulary:
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
+    # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
+    signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
     # (key, pattern or name) -> where it was declared, for `check --show-settings`
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -274,6 +276,7 @@ class Vocabulary:
                 raise PackError(f"{kind.origin}: kind {name!r} is already defined in {self.kinds[name].origin}")
             self.kinds[name] = kind
         self.origins.update(other.origins)
+        self.signatures.update(other.signatures)
         self.markers |= other.markers
         self.sources += other.sources
         self.guards += other.guards
@@ -292,7 +295,7 @@ class Vocabulary:
 
 
 PACK_KEYS = {
-    "pack", "markers", "kinds", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers",
+    "pack", "markers", "kinds", "signatures", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers",
 }
 
 
@@ -314,6 +317,18 @@ def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
             raise PackError(f"{where}: kind {name!r} is defined twice")
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin)
     return kinds
+
+
+def _signatures(data: dict, origin: str) -> dict[str, tuple[str, ...]]:
+    table = data.get("signatures", {})
+    if not isinstance(table, dict):
+        raise PackError(f"{origin}: 'signatures' must be a table of qualname = [parameter names]")
+    out = {}
+    for qualname, params in table.items():
+        if not isinstance(params, list) or not params or not all(isinstance(p, str) and p.isidentifier() for p in params):
+            raise PackError(f"{origin}: signatures.{qualname!r} must be a non-empty list of parameter names")
+        out[qualname] = tuple(params)
+    return out
 
 
 def _kind_of(table: dict, kinds: dict[str, BorrowKind], where: str) -> str:
@@ -371,6 +386,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     _check_keys(data, PACK_KEYS | set(extra_keys), origin)
     vocab = Vocabulary(packs=[origin])
     vocab.kinds = _kinds(data, origin)
+    vocab.signatures = _signatures(data, origin)
     vocab.markers = set(_string_list(data, "markers", origin))
     for kind in vocab.kinds.values():
         vocab.markers |= set(kind.markers)

@@ -121,3 +121,27 @@ def test_unknown_kind_is_reported() -> None:
     vocab.merge(vocabulary_from_dict({"sources": [{"call": "a.b", "kind": "nope"}]}, "p.toml"))
     with pytest.raises(PackError, match="unknown kind 'nope'"):
         vocab.check_kinds()
+
+
+def test_show_settings_lists_origins_and_warns_about_unmatched_entries(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as config:
+        config.write('\n[[tool.bufferlint.guards]]\ncall = "ringlib.is_fre"\nkind = "ring"\n')
+    done = run("check", "--show-settings", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "  ringlib.slots  kind=ring  (" in done.stdout and "pyproject.toml: [tool.bufferlint])" in done.stdout
+    assert "ring: _aaa_ring_borrowed; copy value.copy()" in done.stdout
+    assert "sglang.srt.model_loader.utils.should_async_load  kind=runai-streamer  (shipped runai-streamer.toml)" in done.stdout
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    # the typo and the marker no file uses; shipped entries are listed, not warned about
+    assert len(warnings) == 2, done.stderr
+    assert any("'ringlib.is_fre' matches nothing" in w for w in warnings)
+    assert any("'_aaa_ring_borrowed' matches nothing" in w for w in warnings)
+
+
+def test_signatures_name_parameters() -> None:
+    vocab = builtin_vocabulary()
+    assert vocab.signatures["torch.nn.Parameter"][0] == "data"
+    assert vocab.signatures["numpy.frombuffer"][0] == "buffer"
+    with pytest.raises(PackError, match="signatures.'f' must be a non-empty list of parameter names"):
+        vocabulary_from_dict({"signatures": {"f": ["not a name"]}}, "p.toml")
