@@ -152,3 +152,36 @@ def test_invalid_examples(tmp_path: Path, rule, example: Invalid) -> None:
 )
 def test_valid_examples(tmp_path: Path, rule, example: Valid) -> None:
     assert [f for f in run_example(tmp_path, example) if f[0] == rule.code] == []
+
+
+FIXED = [
+    pytest.param(rule, example, id=f"{rule.code}-invalid{i}")
+    for rule in RULES.values()
+    for i, example in enumerate(rule.invalid)
+    if example.fixed
+]
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES.values() if r.fixer], ids=lambda r: r.code)
+def test_rules_with_a_fixer_show_a_fix(rule) -> None:
+    assert any(example.fixed for example in rule.invalid)
+
+
+@pytest.mark.parametrize(("rule", "example"), FIXED)
+def test_examples_run_their_fixes(tmp_path: Path, rule, example) -> None:
+    """The rule's fixer turns the invalid example into its ``fixed`` form, verified by the
+    real ``check --fix`` (re-analysis included): nothing of the rule remains."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'example'\n", encoding="utf-8")
+    target = tmp_path / example.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(example.code, encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "bufferlint", "check", "--fix", "--unsafe-fixes", str(target)],
+        cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    assert target.read_text(encoding="utf-8") == example.fixed_code(), done.stderr
+    assert "(0 remaining)." in done.stderr

@@ -43,6 +43,7 @@ CASES = {
     "bl001_if_else": ((), {"BL001"}),
     "bl001_guard_import": ((), {"BL001"}),
     "bl001_guarded_submit": (("--unsafe-fixes",), {"BL001"}),
+    "bl001_handoffs": (("--unsafe-fixes",), {"BL001"}),
     "bl003_fused_cache": (("--unsafe-fixes",), {"BL003"}),
     "bl003_stores": (("--unsafe-fixes",), {"BL003"}),
     "bl003_elements": (("--unsafe-fixes",), {"BL003"}),
@@ -68,6 +69,9 @@ def make_project(tmp: Path, name: str, data: bytes | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data if data is not None else (FIXTURES / f"{name}.py").read_bytes())
     return target
+
+# fixtures whose fixes copy by rewriting an expression (a comprehension, a generator)
+COPYING = {"bl001_handoffs", "bl003_elements"}
 
 
 def expected(name: str) -> bytes:
@@ -101,10 +105,16 @@ def test_expected_files_keep_everything_outside_the_edits() -> None:
     """Comments and formatting outside the edits are kept. BL002 fixes only insert text;
     BL003 fixes only insert ``.clone()``; BL001 fixes keep every input line, in order (the
     submit statement moves into an if branch, one level deeper), except a ``use_async=``
-    switch that is replaced."""
+    switch that is replaced; copying fixes rewrite only the lines they copy on."""
     for name in CASES:
         old_text = (FIXTURES / f"{name}.py").read_text(encoding="utf-8")
         new_text = expected(name).decode("utf-8")
+        if name in COPYING:  # a line is rewritten to copy what it hands over or keeps
+            old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
+            assert len(old_lines) == len(new_lines), name
+            changed = [(o, n) for o, n in zip(old_lines, new_lines) if o != n]
+            assert changed and all(".clone()" in n and ".clone()" not in o for o, n in changed), name
+            continue
         if name.startswith("bl003"):
             inserted = _inserted(old_text, new_text)
             assert inserted and set(inserted) == {".clone()"}, name
@@ -236,7 +246,7 @@ def test_bl003_fix_attached_for_reporters(tmp_path, monkeypatch) -> None:
     (finding,) = seen
     assert finding.rule == "BL003" and finding.fix is not None and finding.fix.applicability == "unsafe"
     assert finding.fix.edits == (Edit(26, 52, 26, 52, ".clone()"),)
-    assert finding.fix.message == "Keep an owned copy: clone `loaded_weight` at the store"
+    assert finding.fix.message == "Keep an owned copy: `loaded_weight.clone()` at the store"
 
 
 @pytest.mark.parametrize(
@@ -251,8 +261,9 @@ def test_bl003_fix_attached_for_reporters(tmp_path, monkeypatch) -> None:
         ("self.kept[name] = weight.T", "self.kept[name] = weight.T.clone()"),
         ("self.w: torch.Tensor = weight", "self.w: torch.Tensor = weight.clone()"),
         ("module.weight = nn.Parameter(weight)", "module.weight = nn.Parameter(weight.clone())"),
+        ("self.kept[name] = (weight, name)", "self.kept[name] = (weight.clone(), name)"),
         # may not be one tensor: no fix
-        ("self.kept[name] = (weight, name)", None),
+
         ("self.kept[name] = [weight]", None),
         ("self.kept[name] = weight.chunk(2)", None),
         ("self.kept[name] = weight.numpy()", None),

@@ -84,15 +84,18 @@ with ThreadPoolExecutor(max_workers=8) as executor:
 
 ## Fix safety
 
-Every finding gets a fix, re-verified by analysing the fixed project before anything is
-written. Where the consumer already goes through a guard the pack names (SGLang's
-`maybe_executor_submit(..., use_async=should_async_load(w))`), the fix binds the guard to
-the borrowed value: that is **safe**, it only changes which values are loaded
-synchronously. Every other fix is **unsafe** (`--unsafe-fixes`): copying at the hand-off
-(`executor.submit(f, w.clone())`, `Thread(target=f, args=(w.clone(),))`,
-`executor.map(f, (w.clone() for w in ws))`) costs one copy of each value and changes
-memory use; consuming synchronously (`f(w)` instead of `executor.submit(f, w)`) gives up the
-overlap and changes what the call returns.
+Where the consumer can go through a guard the pack names, the fix binds the guard to the
+borrowed value: `maybe_executor_submit(..., use_async=should_async_load(w))`, or
+`if should_async_load(w): executor.submit(f, w)` with an inline call otherwise. That is
+**safe**: it only changes which values are loaded synchronously. The other fixes are
+**unsafe** (`--unsafe-fixes`): `executor.submit(f, w)` becomes
+`bufferlint.runtime.guarded_submit(executor, f, w)` (a run-time dependency, and marked
+values run inline), and every other hand-off gets a copy of the value with its kind's copy
+method (`Thread(target=f, args=(w.clone(),))`, `loop.run_in_executor(None, f, w.clone())`,
+`executor.map(f, (w.clone() for w in ws))`), which costs one copy of each value. A call
+whose switch a guard already decides gets no fix of its own: the guard is broken, and its
+BL002 fix removes this finding. Every fix is re-verified by analysing the fixed project
+before anything is written.
 
 ## Known problems
 
@@ -113,6 +116,13 @@ keep it, so a helper outside the project that forwards to a pool is not reported
             executor.submit(copy_into, params[name], w)
 ''',
             lines=(29,),
+            fixed=(
+                (
+                    "from runai_model_streamer import SafetensorsStreamer\n",
+                    "from runai_model_streamer import SafetensorsStreamer\nfrom bufferlint.runtime import guarded_submit\n",
+                ),
+                ("executor.submit(copy_into,", "guarded_submit(executor, copy_into,"),
+            ),
         ),
         # The loader gets the iterator from its caller, and waits only after the loop:
         # by then the streamer has refilled the buffer many times.

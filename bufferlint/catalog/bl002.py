@@ -138,6 +138,22 @@ def should_async_load(weight: torch.Tensor) -> bool:
 '''
             + _TAIL,
             lines=(22,),
+            fixed=(
+                (
+                    '''    """Load host tensors on the thread pool to overlap host-to-device copies."""
+''',
+                    '''    """Load host tensors on the thread pool to overlap host-to-device copies.
+
+    Values marked `_sglang_runai_streamer_tensor` are zero-copy views into a
+    reused buffer. They must be consumed synchronously before their producer
+    refills it.
+    """
+    if getattr(weight, RUNAI_STREAMER_TENSOR_ATTR, False):
+        return False
+
+''',
+                ),
+            ),
             path=_PATH,
         ),
     ),

@@ -139,7 +139,11 @@ is not known at that line.
     step_note="kept in `{sink}`, which outlives the producer's step",
     fixer="bufferlint.fixes.bl003",
     invalid=(
-        Invalid(_FUSED_A_PROJ.replace("<STORE>", ""), lines=(24,)),
+        Invalid(
+            _FUSED_A_PROJ.replace("<STORE>", ""),
+            lines=(24,),
+            fixed=(("= loaded_weight\n", "= loaded_weight.clone()\n"),),
+        ),
         Invalid(_PENDING_FP8.replace("<STORE>", ""), lines=(24,)),
         # The loader materialises the stream it was given to look ahead: every element is a
         # view of the same buffer, refilled many times before the list is complete.
@@ -157,6 +161,7 @@ def load_model(model: torch.nn.Module, files: list[str]) -> None:
     load_weights(model, runai_safetensors_weights_iterator(files))
 ''',
             lines=(21,),
+            fixed=(("list(weights)", "[(name, value.clone()) for name, value in weights]"),),
         ),
         # Parameters aliased to the streamer's buffer: they change as the streamer reads on.
         Invalid(

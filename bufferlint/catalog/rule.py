@@ -23,7 +23,16 @@ class Invalid:
     code: str
     lines: tuple[int, ...]
     path: str = "example.py"
-    fixed: str | None = None  # the module after the rule's fixes (unsafe ones included), verified
+    # What the rule's fixes (unsafe ones included) change, as (before, after) snippets of the
+    # module: the fixed module is the code with each replaced (Fixit's expected_replacement).
+    fixed: tuple[tuple[str, str], ...] = ()
+
+    def fixed_code(self) -> str:
+        code = self.code
+        for before, after in self.fixed:
+            assert code.count(before) == 1, f"fix snippet {before!r} must occur once"
+            code = code.replace(before, after)
+        return code
 
 
 @dataclass(frozen=True)

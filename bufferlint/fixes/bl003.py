@@ -73,8 +73,8 @@ def candidates(finding: Finding, source_text: str, context: FixContext) -> list[
         return []
     edits = tuple(edit for target in targets for edit in materialisation.copy_edits(src, target, kind))
     shown = [src.code(t) for t in targets if src.range(t).start.line == src.range(t).end.line]
-    what = f"`{shown[0]}`" if len(shown) == 1 and len(shown[0]) <= 60 else "the stored value"
-    return [Fix(UNSAFE, f"Keep an owned copy: copy {what} at the store", edits)]
+    what = f"`{kind.copy_of(shown[0])}`" if len(shown) == 1 and len(shown[0]) <= 60 else "copy the stored value"
+    return [Fix(UNSAFE, f"Keep an owned copy: {what} at the store", edits)]
 
 
 def _borrowed_parts(value: cst.BaseExpression, finding: Finding) -> list[cst.BaseExpression]:

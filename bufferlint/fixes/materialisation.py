@@ -50,6 +50,23 @@ def _element_shape(finding: Finding) -> Shape | None:
     return shape.items[0] if shape.kind in ("iter", "list") else None
 
 
+def copying_element(names: list[tuple[str, bool]], kind: BorrowKind) -> tuple[str, str]:
+    """(the element expression with its borrowed parts copied, the loop target)."""
+    parts = [kind.copy_of(name) if borrowed else name for name, borrowed in names]
+    item = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
+    return item, ", ".join(name for name, _ in names)
+
+
+def copying_generator(finding: Finding, stream: str, kind: BorrowKind) -> str | None:
+    """``(value.clone() for value in <stream>)`` for the stream's element shape, if known."""
+    element = _element_shape(finding)
+    names = _names(element) if element is not None else None
+    if names is None:
+        return None
+    item, target = copying_element(names, kind)
+    return f"({item} for {target} in {stream})"
+
+
 def _names(element: Shape) -> list[tuple[str, bool]] | None:
     """(name, borrowed) for each part of an element: one name, or one per tuple item."""
     if element.kind == "borrowed":
@@ -77,9 +94,8 @@ def _copying_call(src: SourceModule, call: cst.Call, element: Shape, kind: Borro
     if func != "sorted" and len(call.args) != 1:
         return None
     stream = src.code(positional[0].value)
-    target = ", ".join(name for name, _ in names)
+    item, target = copying_element(names, kind)
     parts = [kind.copy_of(name) if borrowed else name for name, borrowed in names]
-    item = parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
     if func == "list":
         text = f"[{item} for {target} in {stream}]"
     elif func == "tuple":
