@@ -9,9 +9,11 @@ for its arguments), for every task of an executor (drains: ``shutdown``, ``__exi
 for all outstanding device work
 (synchronizers), those whose result keeps its arguments for later (binds, e.g.
 ``functools.partial``) and methods that keep their arguments in the receiver (retainers, e.g.
-``Module.register_buffer``). The engine hard-codes
-no library name: everything it knows about torch, SGLang or concurrent.futures comes
-from here, so users can describe their own zero-copy producers the same way.
+``Module.register_buffer``). Borrow kinds (``[[kinds]]``, Pysa's taint kinds) group a
+producer's markers with how to copy its values and what to do instead; sources and guards
+name their kind, so messages and fixes never use another kind's marker or copy method.
+``signatures`` name the parameters of function-style views. Users describe their own
+zero-copy producers the same way as the shipped packs.
 
 Callables are written as patterns:
 

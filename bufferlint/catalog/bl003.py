@@ -112,10 +112,9 @@ for name, loaded_weight in runai_safetensors_weights_iterator(files):
 ```
 
 Or have the producer hand out owned tensors, so nothing needs a copy: with
-runai-model-streamer >= 0.17, `streamer.stream_files(files, owned=True)`. Materialising a
-stream (`list(weights)`) or returning its last element cannot be fixed at that line:
-consume each value in its step, or clone while iterating
-(`[(name, w.clone()) for name, w in weights]`).
+runai-model-streamer >= 0.17, `streamer.stream_files(files, owned=True)`. A materialised
+stream keeps owned copies when it copies while iterating
+(`[(name, w.clone()) for name, w in weights]` instead of `list(weights)`).
 
 ## Fix safety
 
