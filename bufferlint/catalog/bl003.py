@@ -120,8 +120,9 @@ stream keeps owned copies when it copies while iterating
 
 The fix copies the kept value with its kind's copy method (`.clone()` for torch,
 `.copy()` for NumPy, `bytes(...)` for a memoryview, as the pack's `[[kinds]]` say): at a
-store the stored value or the borrowed element of a stored tuple
-(`kept.append((name, w.clone()))`), and for a materialised stream a copying
+store the stored value, the borrowed element of a stored tuple
+(`kept.append((name, w.clone()))`) or the loop's borrowed name in a stored dict or list
+display (`info[name] = {"weight": w.clone()}`), and for a materialised stream a copying
 comprehension (`list(weights)` -> `[(n, w.clone()) for n, w in weights]`). It is
 **unsafe**: every kept view becomes an owned copy (memory use grows by the bytes kept), and
 the analysis assumes, but does not check, that the value is of its producer's kind.

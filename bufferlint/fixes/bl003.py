@@ -67,7 +67,7 @@ def candidates(finding: Finding, source_text: str, context: FixContext) -> list[
     value = _stored_value(src, finding)
     if value is None:
         return materialisation.candidates(finding, src, kind)
-    parts = _borrowed_parts(value, finding)
+    parts = _borrowed_parts(src, value, finding)
     targets = [_clone_target(src, part, context) for part in parts]
     if not targets or None in targets:
         return []
@@ -77,9 +77,14 @@ def candidates(finding: Finding, source_text: str, context: FixContext) -> list[
     return [Fix(UNSAFE, f"Keep an owned copy: {what} at the store", edits)]
 
 
-def _borrowed_parts(value: cst.BaseExpression, finding: Finding) -> list[cst.BaseExpression]:
-    """The stored value, or the elements of a stored tuple that hold the borrowed values (the
-    engine reports their positions as ``items:1``)."""
+def _borrowed_parts(src: SourceModule, value: cst.BaseExpression, finding: Finding) -> list[cst.BaseExpression]:
+    """The stored value, or the elements of a stored display that hold the borrowed values:
+    of a tuple, those at the positions the engine reports (``items:1``); of a dict or list
+    display, the names the enclosing loop binds to borrowed parts of its stream's elements."""
+    if isinstance(value, (cst.Dict, cst.List)) and not finding.subject:
+        elements = [e.value for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+        names = materialisation.borrowed_loop_names(src, value, finding)
+        return [e for e in elements if isinstance(e, cst.Name) and e.value in names]
     if not finding.subject.startswith("items:"):
         return [value]
     if not isinstance(value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in value.elements):

@@ -41,6 +41,20 @@ def candidates(finding: Finding, src: SourceModule, kind: BorrowKind) -> list[Fi
     return []
 
 
+def borrowed_loop_names(src: SourceModule, node: cst.CSTNode, finding: Finding) -> set[str]:
+    """The names the loop around ``node`` binds to the borrowed parts of each element
+    (``for name, weight in stream`` with pairs ``(_, borrowed)``: ``weight``)."""
+    element = _element_shape(finding)
+    names = _names(element) if element is not None else None
+    loop = next((a for a in src.ancestors(node) if isinstance(a, cst.For)), None)
+    if names is None or loop is None:
+        return set()
+    bound = [loop.target] if isinstance(loop.target, cst.Name) else [e.value for e in getattr(loop.target, "elements", ())]
+    if len(bound) != len(names) or not all(isinstance(b, cst.Name) for b in bound):
+        return set()
+    return {b.value for b, (_, borrowed) in zip(bound, names) if borrowed}
+
+
 def _element_shape(finding: Finding) -> Shape | None:
     """What each element of the stream is, from the producer the trace starts at."""
     fact = next((step.fact for step in finding.trace if step.fact[:1] == ("source",)), ())
