@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-file-size", type=float, metavar="MIB",
                        help="do not analyse files larger than this many MiB (default: 5)")
     check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings and vocabulary in effect, with where each entry comes from, and exit")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what remains")
     check.add_argument("--unsafe-fixes", action="store_true",
                        help="also apply (with --fix/--diff) fixes that add a dependency or change performance")
@@ -128,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.show_settings:
+        return _show_settings(args)
     _check_report_options(args)
     run = _analyse(args)
     root, settings, files, report_files, result, errors = (
@@ -405,6 +409,21 @@ def _warn_suppressions(args: argparse.Namespace, report_files: list[Path], findi
             warn_unused = getattr(args, "warn_unused_noqa", False)
             for line, column, message in directive_warnings(source.text, by_path.get(path, []), settings.is_enabled, warn_unused):
                 print(f"{display_path(path, cwd)}:{line}:{column}: warning: {message}", file=sys.stderr)
+
+
+def _show_settings(args: argparse.Namespace) -> int:
+    """``check --show-settings``: the vocabulary in effect; warnings for project entries that
+    no file mentions (exit 0: a listing, not a check)."""
+    from bufferlint.show_settings import show_settings
+
+    paths = [absolute(p) for p in args.paths]
+    root = _project_root(args.project_root, paths)
+    settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
+    listing, warnings = show_settings(settings, discover(root, settings.excludes))
+    sys.stdout.write(listing)
+    for warning in warnings:
+        print(f"bufferlint: warning: {warning}", file=sys.stderr)
+    return EXIT_OK
 
 
 def write_shim(args: argparse.Namespace) -> int:

@@ -102,9 +102,13 @@ def load_settings(root: Path, config_path: Path | None = None) -> Settings:
     except PackError as exc:
         raise ConfigError(str(exc)) from None
     settings = Settings(vocab=_builtin(), root=root, config_path=pyproject)
-    for pack in _string_list(table, "rule-packs", where):
-        settings.vocab.merge(_load_pack(pyproject.parent / pack, where))
-    settings.vocab.merge(inline)
+    try:
+        for pack in _string_list(table, "rule-packs", where):
+            settings.vocab.merge(_load_pack(pyproject.parent / pack, where))
+        settings.vocab.merge(inline)
+        settings.vocab.check_kinds()
+    except PackError as exc:
+        raise ConfigError(str(exc)) from None
     if "select" in table:
         settings.select = rule_selectors(table["select"], f"{where} select")
     if "ignore" in table:

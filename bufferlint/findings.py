@@ -28,6 +28,9 @@ class TraceStep:
     path: Path
     line: int
     note: str
+    # What the engine knows about this hop, for the rules to put into words: ("sink", rule,
+    # sink text) for the step a rule reports, ("source", kind) for a producer's borrow.
+    fact: tuple = ()
 
 
 def shorter_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | None) -> bool:
@@ -35,7 +38,7 @@ def shorter_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | None)
     the output does not depend on hash order (stable SARIF and baselines across runs)."""
     if old is None:
         return True
-    key = lambda trace: (len(trace), [(str(s.path), s.line, s.note) for s in trace])  # noqa: E731
+    key = lambda trace: (len(trace), [(str(s.path), s.line, s.note, s.fact) for s in trace])  # noqa: E731
     return key(new) < key(old)
 
 
@@ -69,6 +72,10 @@ class Finding:
     fix: Fix | None = None
     subject: str = ""  # source text of the borrowed value at the reported call (BL001), for fixes
     fix_error: str | None = None  # why a fixable rule has no fix here (the file could not be parsed for fixing)
+    # Facts the rules put into words: what consumes or keeps the value (or the guard's name),
+    # and the borrow kind (packs' [[kinds]]) of the value that reaches it.
+    sink: str = ""
+    kind: str = ""
 
     @property
     def path(self) -> Path:

@@ -9,9 +9,11 @@ for its arguments), for every task of an executor (drains: ``shutdown``, ``__exi
 for all outstanding device work
 (synchronizers), those whose result keeps its arguments for later (binds, e.g.
 ``functools.partial``) and methods that keep their arguments in the receiver (retainers, e.g.
-``Module.register_buffer``). The engine hard-codes
-no library name: everything it knows about torch, SGLang or concurrent.futures comes
-from here, so users can describe their own zero-copy producers the same way.
+``Module.register_buffer``). Borrow kinds (``[[kinds]]``, Pysa's taint kinds) group a
+producer's markers with how to copy its values and what to do instead; sources and guards
+name their kind, so messages and fixes never use another kind's marker or copy method.
+``signatures`` name the parameters of function-style views. Users describe their own
+zero-copy producers the same way as the shipped packs.
 
 Callables are written as patterns:
 
@@ -127,6 +129,10 @@ class Shape:
     kind: str  # "borrowed" | "owned" | "iter" | "list" | "dict" | "tuple"
     items: tuple["Shape", ...] = ()
 
+    def __str__(self) -> str:
+        name = {"borrowed": "borrowed", "owned": "_"}.get(self.kind)
+        return name or f"{self.kind}[{', '.join(map(str, self.items))}]"
+
     @classmethod
     def parse(cls, text: str) -> "Shape":
         shape, rest = cls._parse(text.replace(" ", ""))
@@ -177,11 +183,29 @@ class OwnedIf:
 
 
 @dataclass(frozen=True)
+class BorrowKind:
+    """A kind of borrowed value (Pysa's taint kinds): the attributes that mark it, how to copy
+    one (``copy``: a template with ``{}`` for the value, ``"{}.clone()"``, ``"bytes({})"``) and
+    what its producer can do instead (``remedy``). Sources, guards and sanitizers belong to a
+    kind, so messages and fixes use the marker and copy of the values that reach them."""
+
+    name: str
+    markers: tuple[str, ...] = ()
+    copy: str = ""
+    remedy: str = ""
+    origin: str = ""
+
+    def copy_of(self, text: str) -> str:
+        return self.copy.replace("{}", text, 1)
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     calls: tuple[CallPattern, ...]
     produces: Shape
     owned_if: tuple[OwnedIf, ...] = ()
     origin: str = ""
+    kind: str = ""  # a BorrowKind name ("" when the pack names none)
 
 
 @dataclass(frozen=True)
@@ -205,6 +229,7 @@ class GuardSpec:
     calls: tuple[CallPattern, ...]
     param: int = 0  # which argument the guard inspects
     origin: str = ""
+    kind: str = ""  # the BorrowKind whose marker the guard must check
 
 
 @dataclass
@@ -224,9 +249,36 @@ class Vocabulary:
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
+    kinds: dict[str, BorrowKind] = field(default_factory=dict)
+    # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
+    signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
+    # (key, pattern or name) -> where it was declared, for `check --show-settings`
+    origins: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def kind(self, name: str) -> BorrowKind | None:
+        """The kind called ``name``; for ``""`` (a value whose kind no pack names) the only
+        kind that has markers, if there is exactly one."""
+        if name:
+            return self.kinds.get(name)
+        marked = [kind for kind in self.kinds.values() if kind.markers]
+        return marked[0] if len(marked) == 1 else None
+
+    def check_kinds(self) -> None:
+        """Every kind a source or guard names is defined by some loaded pack."""
+        for key in ("sources", "guards"):
+            for spec in getattr(self, key):
+                if spec.kind and spec.kind not in self.kinds:
+                    known = ", ".join(sorted(self.kinds)) or "none"
+                    raise PackError(f"{spec.origin}: {key[:-1]} {spec.calls[0]} names unknown kind {spec.kind!r} (known: {known})")
 
     def merge(self, other: "Vocabulary") -> None:
+        for name, kind in other.kinds.items():
+            if name in self.kinds:
+                raise PackError(f"{kind.origin}: kind {name!r} is already defined in {self.kinds[name].origin}")
+            self.kinds[name] = kind
+        self.origins.update(other.origins)
+        self.signatures.update(other.signatures)
         self.markers |= other.markers
         self.sources += other.sources
         self.guards += other.guards
@@ -245,8 +297,50 @@ class Vocabulary:
 
 
 PACK_KEYS = {
-    "pack", "markers", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers",
+    "pack", "markers", "kinds", "signatures", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers",
 }
+
+
+def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
+    kinds: dict[str, BorrowKind] = {}
+    for i, table in enumerate(_table_list(data, "kinds", origin)):
+        where = f"{origin}: kinds[{i}]"
+        _check_keys(table, {"name", "markers", "copy", "remedy", "doc"}, where)
+        name, copy, remedy = table.get("name"), table.get("copy", ""), table.get("remedy", "")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][\w-]*", name):
+            raise PackError(f"{where}: 'name' must be a name such as \"numpy\"")
+        if not isinstance(copy, str) or not isinstance(remedy, str):
+            raise PackError(f"{where}: 'copy' and 'remedy' must be strings")
+        if copy.startswith("."):
+            copy = "{}" + copy  # ".clone()" is a method of the value
+        if copy and copy.count("{}") != 1:
+            raise PackError(f"{where}: 'copy' must be a method (\".clone()\") or a template with one {{}} (\"bytes({{}})\")")
+        if name in kinds:
+            raise PackError(f"{where}: kind {name!r} is defined twice")
+        kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin)
+    return kinds
+
+
+def _signatures(data: dict, origin: str) -> dict[str, tuple[str, ...]]:
+    table = data.get("signatures", {})
+    if not isinstance(table, dict):
+        raise PackError(f"{origin}: 'signatures' must be a table of qualname = [parameter names]")
+    out = {}
+    for qualname, params in table.items():
+        if not isinstance(params, list) or not params or not all(isinstance(p, str) and p.isidentifier() for p in params):
+            raise PackError(f"{origin}: signatures.{qualname!r} must be a non-empty list of parameter names")
+        out[qualname] = tuple(params)
+    return out
+
+
+def _kind_of(table: dict, kinds: dict[str, BorrowKind], where: str) -> str:
+    """A source's or guard's kind: the one it names, else the pack's only kind, else none."""
+    name = table.get("kind")
+    if name is None:
+        return next(iter(kinds)) if len(kinds) == 1 else ""
+    if not isinstance(name, str) or not name:
+        raise PackError(f"{where}: 'kind' must be the name of a kind")
+    return name
 
 
 def _patterns(value: Any, where: str) -> tuple[CallPattern, ...]:
@@ -293,7 +387,11 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     """
     _check_keys(data, PACK_KEYS | set(extra_keys), origin)
     vocab = Vocabulary(packs=[origin])
+    vocab.kinds = _kinds(data, origin)
+    vocab.signatures = _signatures(data, origin)
     vocab.markers = set(_string_list(data, "markers", origin))
+    for kind in vocab.kinds.values():
+        vocab.markers |= set(kind.markers)
     vocab.view_attributes = set(_string_list(data, "view-attributes", origin))
     lists = (
         ("sanitizers", vocab.sanitizers),
@@ -311,7 +409,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
     for i, table in enumerate(_table_list(data, "sources", origin)):
         where = f"{origin}: sources[{i}]"
-        _check_keys(table, {"call", "produces", "owned-if", "doc"}, where)
+        _check_keys(table, {"call", "produces", "owned-if", "doc", "kind"}, where)
         try:
             produces = Shape.parse(table.get("produces", "borrowed"))
         except (ValueError, AttributeError) as exc:
@@ -322,7 +420,8 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
             if not isinstance(cond.get("kwarg"), str) or "equals" not in cond:
                 raise PackError(f"{where}.owned-if[{j}]: needs 'kwarg' (string) and 'equals'")
             owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call")))
-        vocab.sources.append(SourceSpec(_patterns(table.get("call"), f"{where}.call"), produces, tuple(owned_if), origin))
+        kind = _kind_of(table, vocab.kinds, where)
+        vocab.sources.append(SourceSpec(_patterns(table.get("call"), f"{where}.call"), produces, tuple(owned_if), origin, kind))
 
     for i, table in enumerate(_table_list(data, "sinks", origin)):
         where = f"{origin}: sinks[{i}]"
@@ -352,12 +451,25 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
     for i, table in enumerate(_table_list(data, "guards", origin)):
         where = f"{origin}: guards[{i}]"
-        _check_keys(table, {"call", "param", "doc"}, where)
+        _check_keys(table, {"call", "param", "doc", "kind"}, where)
         param = table.get("param", 0)
         if not isinstance(param, int) or param < 0:
             raise PackError(f"{where}: 'param' must be a non-negative argument index")
-        vocab.guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin))
+        kind = _kind_of(table, vocab.kinds, where)
+        vocab.guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind))
+    _record_origins(vocab, origin)
     return vocab
+
+
+def _record_origins(vocab: Vocabulary, origin: str) -> None:
+    entries = [("markers", marker) for marker in vocab.markers]
+    entries += [(f"kinds", name) for name in vocab.kinds]
+    for key in ("sources", "guards", "sinks"):
+        entries += [(key, str(p)) for spec in getattr(vocab, key) for p in spec.calls]
+    for key in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
+        entries += [(key, str(p)) for p in getattr(vocab, key)]
+    for entry in entries:
+        vocab.origins.setdefault(entry, origin)
 
 
 def read_toml(path: Path, what: str = "rule pack") -> dict:
@@ -393,4 +505,5 @@ def builtin_vocabulary() -> Vocabulary:
     vocab = Vocabulary()
     for path in sorted(builtin_pack_dir().glob("*.toml")):
         vocab.merge(load_pack(path))
+    vocab.check_kinds()
     return vocab

@@ -15,7 +15,7 @@ import pytest
 
 from bufferlint.analysis import analyze_project
 from bufferlint.catalog import RULES, Invalid, Valid, get_rule
-from bufferlint.catalog.rule import DOC_SECTIONS
+from bufferlint.catalog.rule import DOC_SECTIONS, OPTIONAL_SECTIONS
 from bufferlint.packs import builtin_vocabulary
 
 EXAMPLES = [
@@ -40,9 +40,14 @@ def test_codes_and_names() -> None:
 
 
 @pytest.mark.parametrize("rule", RULES.values(), ids=list(RULES))
-def test_doc_has_exactly_the_sections(rule) -> None:
+def test_doc_has_the_core_sections_then_optional_ones(rule) -> None:
     headings = [line for line in rule.doc.splitlines() if line.startswith("#")]
-    assert tuple(headings) == DOC_SECTIONS
+    assert tuple(headings[: len(DOC_SECTIONS)]) == DOC_SECTIONS
+    optional = headings[len(DOC_SECTIONS):]
+    assert all(h in OPTIONAL_SECTIONS for h in optional), optional
+    assert optional == sorted(optional, key=OPTIONAL_SECTIONS.index), "optional sections out of order"
+    if rule.fixer:
+        assert "## Fix safety" in optional, "a rule with a fixer says how safe its fixes are"
     assert rule.doc.startswith(DOC_SECTIONS[0])
     for section in re.split(r"^## .*$", rule.doc, flags=re.M)[1:]:
         assert section.strip(), "empty section"
@@ -147,3 +152,36 @@ def test_invalid_examples(tmp_path: Path, rule, example: Invalid) -> None:
 )
 def test_valid_examples(tmp_path: Path, rule, example: Valid) -> None:
     assert [f for f in run_example(tmp_path, example) if f[0] == rule.code] == []
+
+
+FIXED = [
+    pytest.param(rule, example, id=f"{rule.code}-invalid{i}")
+    for rule in RULES.values()
+    for i, example in enumerate(rule.invalid)
+    if example.fixed
+]
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES.values() if r.fixer], ids=lambda r: r.code)
+def test_rules_with_a_fixer_show_a_fix(rule) -> None:
+    assert any(example.fixed for example in rule.invalid)
+
+
+@pytest.mark.parametrize(("rule", "example"), FIXED)
+def test_examples_run_their_fixes(tmp_path: Path, rule, example) -> None:
+    """The rule's fixer turns the invalid example into its ``fixed`` form, verified by the
+    real ``check --fix`` (re-analysis included): nothing of the rule remains."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'example'\n", encoding="utf-8")
+    target = tmp_path / example.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(example.code, encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "bufferlint", "check", "--fix", "--unsafe-fixes", str(target)],
+        cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    assert target.read_text(encoding="utf-8") == example.fixed_code(), done.stderr
+    assert "(0 remaining)." in done.stderr

@@ -404,12 +404,12 @@ def test_output_file(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
 
 
 # ---------------------------------------------------------------------------
-# The README's CI snippets are meant to be copied: they must be valid YAML, and every
+# The CI snippets of docs/ci.md are meant to be copied: they must be valid YAML, and every
 # bufferlint command in them must be one this bufferlint accepts.
 
 
 def readme_yaml_blocks() -> list[object]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
     return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)]
 
 

@@ -24,9 +24,11 @@ def analyze_project(
     and return findings and errors for ``report_files`` only.
 
     All paths are absolute. Files outside ``report_files`` still contribute sources, guards
-    and helper summaries; their own parse errors are not reported.
+    and helper summaries; their own parse errors are not reported. The engine reports
+    facts; the rules (``bufferlint.catalog``) put them into words.
     """
     from bufferlint.analysis.program import analyze
+    from bufferlint.catalog.words import render
 
     # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
-    return run_deep(analyze, root, files, report_files, vocab)
+    return render(run_deep(analyze, root, files, report_files, vocab), vocab)

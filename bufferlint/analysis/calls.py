@@ -84,16 +84,14 @@ class Args:
         finally:
             it.recorded = outer
 
-    def first(self) -> Value | None:
-        """The value a function-style view or wrapper acts on: the first argument, however
-        passed (``torch.narrow(input=w, ...)``, ``nn.Parameter(data=w)``)."""
+    def first(self, name: str | None) -> Value | None:
+        """The value a function-style view or wrapper acts on: its first argument, passed by
+        position or by ``name`` (the pack's signature: ``torch.narrow(input=w, ...)``,
+        ``nn.Parameter(data=w)``)."""
         if self.positional:
             value, starred = self.positional[0]
             return index(value, None) if starred else value
-        for key, value in self.keywords:
-            if key in ("input", "data", "tensor", "self", "a", "obj", "x"):
-                return value
-        return None
+        return self.keyword(name) if name is not None else None
 
     def keyword(self, name: str) -> Value | None:
         for key, value in self.keywords:
@@ -473,7 +471,7 @@ class Call:
         return Value(cond=Cond(clean_if_true=identities(subject) if subject is not None else frozenset()))
 
     def on_view(self, spec) -> Value:
-        subject = self.receiver if self.receiver is not None else self.args.first()
+        subject = self.receiver if self.receiver is not None else self.args.first(self.it.vocab.first_param(spec))
         if subject is None:
             return EMPTY
         return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))
@@ -501,6 +499,7 @@ class Call:
                 return EMPTY
         site = (self.it.info.qualname, self.node.lineno, self.node.col_offset)
         step = self.step(f"`{self.name}(...)` hands out borrowed views of a reused buffer")
+        step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
         return _shape_value(spec.produces, Borrow(site, False, (step,)))
 
     def receiver_called_with(self, method: str, kwarg: str, expected: object) -> bool:

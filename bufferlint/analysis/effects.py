@@ -22,13 +22,6 @@ from bufferlint.analysis.values import (
 )
 from bufferlint.findings import TraceStep, shorter_trace
 
-STEP_NOTES = {
-    "BL001": "consumed asynchronously by `{sink}`",
-    "BL003": "kept in `{sink}`, which outlives the producer's step",
-    "BL004": "copied to the device asynchronously by `{sink}`",
-}
-
-
 class EffectsMixin:
     def is_array(self, expr: ast.expr, value: Value) -> bool:
         """A store target (``expr``, evaluated to ``value``) known to be an array (a view, e.g.
@@ -98,7 +91,10 @@ class EffectsMixin:
             if isinstance(leaf, Borrow) or (self.info.qualname, leaf.index) in self.program.hot
         )
         if leaves:
-            self.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), rule="BL003", holder=holder)
+            # Which positions of a stored tuple hold them: the fix copies only those.
+            parts = [str(i) for i, item in enumerate(value.items or ()) if leaves & frozenset(deep_leaves(item))]
+            subject = "items:" + ",".join(parts) if parts else ""
+            self.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), subject, rule="BL003", holder=holder)
 
     def release(self, name: str, key: str | None) -> None:
         """The container ``name`` drops what was kept under ``key`` (all of it for None)."""
@@ -242,8 +238,7 @@ class EffectsMixin:
         if not leaves or self.st is None:
             return EMPTY
         key = (node.lineno, node.col_offset)
-        note = STEP_NOTES[rule].format(sink=sink)
-        step = self.step(node, note)
+        step = replace(self.step(node, ""), fact=("sink", rule, sink))  # the rule words it
         pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder, owners)
         self.st.pending = self.st.pending | {pending}
         return Value(pending=frozenset({key}))

@@ -420,27 +420,27 @@ class ProjectAnalysis:
         for (rule, _), (site, trace) in best.items():
             if site.span.path in self.report_files:
                 self.result.findings.append(
-                    Finding(rule, site.span, MESSAGES[rule].format(sink=site.sink), site.function, _dedupe(trace), subject=site.subject)
+                    Finding(rule, site.span, "", site.function, _dedupe(trace), subject=site.subject, sink=site.sink)
                 )
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
 
     def collect_guards(self, used_as_guard: set[str]) -> None:
-        """BL002: a configured or used guard that does not reject marked values."""
+        """BL002: a configured or used guard that does not reject marked values. A configured
+        guard is judged for its kind's marker; one only used as a guard names no kind."""
         program = self.program
-        checked: dict[str, int] = {}
+        checked: dict[str, tuple[int, str]] = {}
         for spec in program.raw_vocab.guards:
             for pattern in spec.calls:
                 if pattern.qualname:
                     qualname = program.index.canonical(pattern.qualname)
                     if qualname in program.index.functions:
-                        checked[qualname] = spec.param
+                        checked[qualname] = (spec.param, spec.kind)
         for qualname in used_as_guard:
-            checked.setdefault(qualname, 0)
-        markers = sorted(program.raw_vocab.markers)
-        if not markers:
+            checked.setdefault(qualname, (0, ""))
+        if not program.raw_vocab.markers:
             return
-        for qualname, param in checked.items():
+        for qualname, (param, kind) in checked.items():
             info = program.index.functions.get(qualname)
             if info is None or info.module.path not in self.report_files or info.kind == "module":
                 continue
@@ -450,13 +450,8 @@ class ProjectAnalysis:
             node = info.node
             span = program.span(info.module, node)
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
-            message = (
-                f"guard `{node.name}` does not return False for values marked "
-                f"`{markers[0]}`: borrowed views it approves are consumed asynchronously "
-                "while their producer reuses the buffer"
-            )
-            trace = (TraceStep(info.module.path, node.lineno, f"`{node.name}` never checks the borrowed-value marker"),)
-            self.result.findings.append(Finding("BL002", span, message, info.display, trace))
+            trace = (TraceStep(info.module.path, node.lineno, "", ("sink", "BL002", node.name)),)
+            self.result.findings.append(Finding("BL002", span, "", info.display, trace, sink=node.name, kind=kind))
 
 
 def _word_pattern(names: set[str], binary: bool = False):
@@ -471,25 +466,6 @@ def _word_pattern(names: set[str], binary: bool = False):
 
 def _returns_borrowed(summary: Summary) -> bool:
     return any(isinstance(leaf, Borrow) for leaf in deep_leaves(summary.returns, through_lazy=True))
-
-
-MESSAGES = {
-    "BL001": (
-        "borrowed buffer view reaches async sink `{sink}` without a guard; its producer may reuse "
-        "the buffer before the task reads it (consume it synchronously when it carries the marker, "
-        "clone it, or wait for the task before the producer advances)"
-    ),
-    "BL003": (
-        "borrowed buffer view is kept in `{sink}` beyond its step; the producer reuses the buffer, "
-        "so clone it here (`.clone()`) or have the producer hand out owned tensors "
-        "(e.g. `stream_files(..., owned=True)`, runai-model-streamer >= 0.17)"
-    ),
-    "BL004": (
-        "non-blocking device copy `{sink}` reads a borrowed host buffer after the call returns; "
-        "synchronise (`torch.cuda.synchronize()` / `stream.synchronize()`) before the producer "
-        "advances, or copy with `non_blocking=False`"
-    ),
-}
 
 
 def _dedupe(trace: tuple) -> tuple:

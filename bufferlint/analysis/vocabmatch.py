@@ -41,7 +41,13 @@ class VocabIndex:
                 self._add(kind, pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
         self._builtin_prefix = str(builtin_pack_dir())
+        self.signatures = vocab.signatures
         self.view_attributes = frozenset(vocab.view_attributes)
+
+    def first_param(self, pattern: CallPattern) -> str | None:
+        """The name of a function's first parameter, from the packs' ``signatures``."""
+        params = self.signatures.get(pattern.qualname or "")
+        return params[0] if params else None
 
     def _add(self, kind: str, spec: object, patterns) -> None:
         for pattern in patterns:

@@ -49,8 +49,9 @@ that are passed to an async consumer (`Executor.submit`, `threading.Thread`,
 `loop.run_in_executor`, `Pool.apply_async`, ...) when nothing makes the consumer finish
 before the producer advances: no copy, no check of the marker, no wait on the result.
 
-The producers, markers, copies and consumers come from the rule packs (`bufferlint rules`
-lists the rules, `rules/*.toml` the packs); `[tool.bufferlint]` adds your own.
+The producers, markers, copies and consumers come from the rule packs
+(`bufferlint check --show-settings` lists the vocabulary in effect and where each entry
+comes from); `[tool.bufferlint]` adds your own.
 
 ## Why is this bad?
 
@@ -80,7 +81,34 @@ with ThreadPoolExecutor(max_workers=8) as executor:
             continue
         executor.submit(copy_into, params[name], w)
 ```
+
+## Fix safety
+
+Where the consumer can go through a guard the pack names, the fix binds the guard to the
+borrowed value: `maybe_executor_submit(..., use_async=should_async_load(w))`, or
+`if should_async_load(w): executor.submit(f, w)` with an inline call otherwise. That is
+**safe**: it only changes which values are loaded synchronously. The other fixes are
+**unsafe** (`--unsafe-fixes`): `executor.submit(f, w)` becomes
+`bufferlint.runtime.guarded_submit(executor, f, w)` (a run-time dependency, and marked
+values run inline), and every other hand-off gets a copy of the value with its kind's copy
+method (`Thread(target=f, args=(w.clone(),))`, `loop.run_in_executor(None, f, w.clone())`,
+`executor.map(f, (w.clone() for w in ws))`), which costs one copy of each value. A call
+whose switch a guard already decides gets no fix of its own: the guard is broken, and its
+BL002 fix removes this finding. Every fix is re-verified by analysing the fixed project
+before anything is written.
+
+## Known problems
+
+Calls the analysis cannot resolve (an unknown callable given the value) are assumed not to
+keep it, so a helper outside the project that forwards to a pool is not reported.
 ''',
+    message=(
+        "borrowed buffer view reaches async sink `{sink}` without a guard; its producer may reuse "
+        "the buffer before the task reads it (consume it synchronously when it carries the marker, "
+        "copy it ({copy}), or wait for the task before the producer advances)"
+    ),
+    step_note="consumed asynchronously by `{sink}`",
+    fixer="bufferlint.fixes.bl001",
     invalid=(
         Invalid(
             _LOOP
@@ -88,6 +116,13 @@ with ThreadPoolExecutor(max_workers=8) as executor:
             executor.submit(copy_into, params[name], w)
 ''',
             lines=(29,),
+            fixed=(
+                (
+                    "from runai_model_streamer import SafetensorsStreamer\n",
+                    "from runai_model_streamer import SafetensorsStreamer\nfrom bufferlint.runtime import guarded_submit\n",
+                ),
+                ("executor.submit(copy_into,", "guarded_submit(executor, copy_into,"),
+            ),
         ),
         # The loader gets the iterator from its caller, and waits only after the loop:
         # by then the streamer has refilled the buffer many times.

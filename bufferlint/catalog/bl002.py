@@ -107,7 +107,27 @@ def should_async_load(weight: torch.Tensor) -> bool:
         return False
     return weight.device.type == "cpu"
 ```
+
+## Fix safety
+
+The fix inserts a check of the marker of the guard's kind (the kind its `[[guards]]` entry
+names in the pack) as the guard's first statement:
+`if getattr(weight, "<marker>", False): return False`. It is **safe**: it only sends
+marked values down the synchronous path the guard already has. No fix is offered when the
+guard's kind cannot be told (a function only used as a guard, with several marked kinds
+configured).
+
+## Known problems
+
+Whether a guard checks *its own kind's* marker is not verified: a guard that checks
+another kind's marker is accepted.
 ''',
+    message=(
+        "guard `{sink}` does not return False for values marked {marker}: borrowed views it "
+        "approves are consumed asynchronously while their producer reuses the buffer"
+    ),
+    step_note="`{sink}` never checks the borrowed-value marker",
+    fixer="bufferlint.fixes.bl002",
     invalid=(
         Invalid(
             _HEAD
@@ -118,6 +138,22 @@ def should_async_load(weight: torch.Tensor) -> bool:
 '''
             + _TAIL,
             lines=(22,),
+            fixed=(
+                (
+                    '''    """Load host tensors on the thread pool to overlap host-to-device copies."""
+''',
+                    '''    """Load host tensors on the thread pool to overlap host-to-device copies.
+
+    Values marked `_sglang_runai_streamer_tensor` are zero-copy views into a
+    reused buffer. They must be consumed synchronously before their producer
+    refills it.
+    """
+    if getattr(weight, RUNAI_STREAMER_TENSOR_ATTR, False):
+        return False
+
+''',
+                ),
+            ),
             path=_PATH,
         ),
     ),

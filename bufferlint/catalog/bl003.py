@@ -112,13 +112,38 @@ for name, loaded_weight in runai_safetensors_weights_iterator(files):
 ```
 
 Or have the producer hand out owned tensors, so nothing needs a copy: with
-runai-model-streamer >= 0.17, `streamer.stream_files(files, owned=True)`. Materialising a
-stream (`list(weights)`) or returning its last element cannot be fixed at that line:
-consume each value in its step, or clone while iterating
-(`[(name, w.clone()) for name, w in weights]`).
+runai-model-streamer >= 0.17, `streamer.stream_files(files, owned=True)`. A materialised
+stream keeps owned copies when it copies while iterating
+(`[(name, w.clone()) for name, w in weights]` instead of `list(weights)`).
+
+## Fix safety
+
+The fix copies the kept value with its kind's copy method (`.clone()` for torch,
+`.copy()` for NumPy, `bytes(...)` for a memoryview, as the pack's `[[kinds]]` say): at a
+store the stored value, the borrowed element of a stored tuple
+(`kept.append((name, w.clone()))`) or the loop's borrowed name in a stored dict or list
+display (`info[name] = {"weight": w.clone()}`), and for a materialised stream a copying
+comprehension (`list(weights)` -> `[(n, w.clone()) for n, w in weights]`). It is
+**unsafe**: every kept view becomes an owned copy (memory use grows by the bytes kept), and
+the analysis assumes, but does not check, that the value is of its producer's kind.
+
+## Known problems
+
+A value returned after its loop moved on gets no fix: whether the caller needs it at all
+is not known at that line.
 ''',
+    message=(
+        "borrowed buffer view is kept in `{sink}` beyond its step; the producer reuses the buffer, "
+        "so keep a copy here ({copy}){remedy}"
+    ),
+    step_note="kept in `{sink}`, which outlives the producer's step",
+    fixer="bufferlint.fixes.bl003",
     invalid=(
-        Invalid(_FUSED_A_PROJ.replace("<STORE>", ""), lines=(24,)),
+        Invalid(
+            _FUSED_A_PROJ.replace("<STORE>", ""),
+            lines=(24,),
+            fixed=(("= loaded_weight\n", "= loaded_weight.clone()\n"),),
+        ),
         Invalid(_PENDING_FP8.replace("<STORE>", ""), lines=(24,)),
         # The loader materialises the stream it was given to look ahead: every element is a
         # view of the same buffer, refilled many times before the list is complete.
@@ -136,6 +161,7 @@ def load_model(model: torch.nn.Module, files: list[str]) -> None:
     load_weights(model, runai_safetensors_weights_iterator(files))
 ''',
             lines=(21,),
+            fixed=(("list(weights)", "[(name, value.clone()) for name, value in weights]"),),
         ),
         # Parameters aliased to the streamer's buffer: they change as the streamer reads on.
         Invalid(

@@ -91,7 +91,19 @@ for name, loaded_weight in runai_safetensors_weights_iterator(files):
 With a side stream, synchronise the stream (or an event recorded after the copies) in the
 same iteration. To keep the copies overlapped, have the producer hand out owned tensors
 (runai-model-streamer >= 0.17: `streamer.stream_files(files, owned=True)`).
+
+## Fix safety
+
+No fix is offered: where to synchronise (per copy, per layer, per stream) is a performance
+decision the analysis cannot make.
 ''',
+    message=(
+        "non-blocking device copy `{sink}` reads a borrowed host buffer after the call returns; "
+        "synchronise (`torch.cuda.synchronize()` / `stream.synchronize()`) before the producer "
+        "advances, or copy with `non_blocking=False`"
+    ),
+    step_note="copied to the device asynchronously by `{sink}`",
+    fixer="",
     invalid=(
         Invalid(
             _LOOP

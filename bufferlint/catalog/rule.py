@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
+# Ruff's optional sections, after the core ones and in this order, where they apply.
+OPTIONAL_SECTIONS = ("## Fix safety", "## Known problems", "## Options", "## References")
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,16 @@ class Invalid:
     code: str
     lines: tuple[int, ...]
     path: str = "example.py"
+    # What the rule's fixes (unsafe ones included) change, as (before, after) snippets of the
+    # module: the fixed module is the code with each replaced (Fixit's expected_replacement).
+    fixed: tuple[tuple[str, str], ...] = ()
+
+    def fixed_code(self) -> str:
+        code = self.code
+        for before, after in self.fixed:
+            assert code.count(before) == 1, f"fix snippet {before!r} must occur once"
+            code = code.replace(before, after)
+        return code
 
 
 @dataclass(frozen=True)
@@ -33,9 +45,20 @@ class Valid:
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule as a unit (Fixit's LintRule, Ruff's violation): the engine reports facts
+    (rule code, site, trace, borrow kind) and the rule puts them into words and fixes them.
+
+    ``message`` and ``step_note`` are templates over the finding's facts: ``{sink}`` (what
+    consumes or keeps the value; the guard's name for BL002), and from the value's borrow kind
+    ``{marker}``, ``{copy}`` (the kind's copy of ``value``) and ``{remedy}``.
+    """
+
     code: str  # "BL001"
     name: str  # kebab-case, "borrowed-value-to-async-sink"
     summary: str  # the message title, one line
-    doc: str  # markdown with exactly the DOC_SECTIONS, in that order
+    doc: str  # markdown: the DOC_SECTIONS in order, then any OPTIONAL_SECTIONS in order
     valid: tuple[Valid, ...]
     invalid: tuple[Invalid, ...]
+    message: str = ""
+    step_note: str = ""  # the trace step where the value is consumed, kept or checked
+    fixer: str = ""  # module whose ``candidates(finding, text, context)`` plans the fixes

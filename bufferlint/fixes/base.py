@@ -420,10 +420,13 @@ def finding_key(finding: Finding) -> tuple:
 
 
 def planners() -> dict[str, Planner]:
-    """Rule -> its fixer's ``candidates``: the possible fixes, best first."""
-    from bufferlint.fixes import bl001, bl002, bl003
+    """Rule -> its fixer's ``candidates``: the possible fixes, best first (each rule in the
+    catalog names its fixer)."""
+    import importlib
 
-    return {"BL001": bl001.candidates, "BL002": bl002.candidates, "BL003": bl003.candidates}
+    from bufferlint.catalog import RULES
+
+    return {code: importlib.import_module(rule.fixer).candidates for code, rule in RULES.items() if rule.fixer}
 
 
 def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:

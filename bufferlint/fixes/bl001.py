@@ -1,6 +1,7 @@
-"""BL001 fixes: make the async consumer depend on a guard, bound to the borrowed value.
+"""BL001 fixes: make the async consumer depend on a guard bound to the borrowed value, or
+hand it a copy.
 
-Three shapes, tried in this order:
+Four shapes, tried in this order:
 
 1. A sink that is async only when an argument says so (a pack sink with ``enabled-by``,
    e.g. ``maybe_executor_submit(..., use_async=...)``):
@@ -26,6 +27,14 @@ Three shapes, tried in this order:
    from ``bufferlint.runtime``, importing it. ``unsafe``: it adds a run-time dependency on
    bufferlint and changes scheduling.
 
+4. Every other hand-off: copy the borrowed value there with its kind's copy method
+   (``Thread(target=fn, args=(w.clone(),))``, ``run_in_executor(None, fn, w.clone())``); a
+   sink that queues every element of a stream up front (``Executor.map``) maps over copies.
+   ``unsafe``: one copy per value, more memory.
+
+A call whose switch or branch a configured guard already decides gets none of these: the
+guard is what is broken, and its BL002 fix removes the finding.
+
 "A guard is importable" means: a configured guard (``[[guards]]`` with ``param = 0``) is
 already bound in the module (imported, or defined there), or is defined by a module of
 this project (then ``from <module> import <guard>`` is added; no new dependency).
@@ -35,8 +44,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from bufferlint.catalog.words import kind_of
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, SourceModule
+from bufferlint.fixes.materialisation import copy_edits, copying_generator
 
 RUNTIME_GUARDED_SUBMIT = ("bufferlint.runtime.guarded_submit", "bufferlint.runtime.policies.guarded_submit")
 VIEW_NOTE = "returns a view"  # trace note of a step that made a view (views carry no marker)
@@ -54,13 +65,48 @@ def candidates(finding: Finding, source_text: str, context: FixContext) -> list[
     if call is None or _under_guard_test(src, call, context):
         return []
     spec = _enabled_by_sink(call, context)
+    copy = _plan_copy_at_handoff(src, call, finding, context)
     if spec is not None:
-        fixes = [_plan_enabled_by(src, call, spec, finding, context)]
+        fixes = [_plan_enabled_by(src, call, spec, finding, context), copy]
+        if _switch(call, spec) is not None and _decided_by_guard(src, call, _switch(call, spec).value, context):
+            fixes = []  # the guard deciding the switch is what is broken: its BL002 fix is the fix
     elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "submit":
-        fixes = [_plan_if_else(src, call, finding, context), _plan_guarded_submit(src, call)]
+        fixes = [_plan_if_else(src, call, finding, context), _plan_guarded_submit(src, call), copy]
     else:
-        fixes = []
+        fixes = [copy]
     return [fix for fix in fixes if fix is not None]
+
+
+def _plan_copy_at_handoff(src: SourceModule, call: cst.Call, finding: Finding, context: FixContext) -> Fix | None:
+    """Copy the borrowed value where it is handed over: ``submit(f, w.clone())``,
+    ``Thread(target=f, args=(w.clone(),))``; for a sink that queues every element of a stream
+    up front (``Executor.map``), map over copies: ``map(f, (w.clone() for w in ws))``."""
+    kind = context.vocab.kind(kind_of(finding))
+    if kind is None or not kind.copy:
+        return None
+    name = _last_name(call.func)
+    eager = any(spec.eager and any(p.last_name == name for p in spec.calls) for spec in context.vocab.sinks)
+    node = next((n for arg in call.args for n in _walk(arg.value) if isinstance(n, cst.BaseExpression)
+                 and finding.subject and _text(src, n) == finding.subject), None)
+    iterables = [arg.value for arg in call.args[1:] if arg.keyword is None and not arg.star]
+    if node is None and eager and len(iterables) == 1 and len(call.args) == 2:
+        node = iterables[0]  # map(f, stream): the one stream is what is queued
+    if node is None:
+        return None
+    if eager:
+        generator = copying_generator(finding, _text(src, node), kind)
+        if generator is None:
+            return None
+        where = src.range(node)
+        edit = Edit(where.start.line, where.start.column + 1, where.end.line, where.end.column + 1, generator)
+        return Fix(UNSAFE, f"Hand over copies: map over `{generator}`", (edit,))
+    copied = kind.copy_of(finding.subject)
+    return Fix(UNSAFE, f"Hand over a copy: `{copied}`", copy_edits(src, node, kind))
+
+
+def _switch(call: cst.Call, spec) -> cst.Arg | None:
+    position = spec.params.index(spec.enabled_by) if spec.enabled_by in spec.params else -1
+    return _argument(call, spec.enabled_by, position)
 
 
 # -- sinks switched by an argument ------------------------------------------------------
@@ -93,8 +139,7 @@ def _argument(call: cst.Call, keyword: str, position: int) -> cst.Arg | None:
 
 
 def _plan_enabled_by(src: SourceModule, call: cst.Call, spec, finding: Finding, context: FixContext) -> Fix | None:
-    position = spec.params.index(spec.enabled_by) if spec.enabled_by in spec.params else -1
-    arg = _argument(call, spec.enabled_by, position)
+    arg = _switch(call, spec)
     if arg is None or _decided_by_guard(src, call, arg.value, context):
         return None
     subject = finding.subject

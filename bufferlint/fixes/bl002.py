@@ -19,6 +19,7 @@ import textwrap
 
 import libcst as cst
 
+from bufferlint.catalog.words import kind_markers
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes.base import SAFE, FixContext, SourceModule
 
@@ -36,7 +37,7 @@ def candidates(finding: Finding, source_text: str, context: FixContext) -> list[
 
 
 def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:
-    markers = sorted(context.vocab.markers)
+    markers = list(kind_markers(finding, context.vocab))  # the guard's kind's, never another's
     if not markers:
         return None
     src = context.source(source_text)

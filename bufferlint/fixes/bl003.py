@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from bufferlint.catalog.words import kind_of
 from bufferlint.findings import Edit, Finding, Fix
+from bufferlint.fixes import materialisation
 from bufferlint.fixes.base import UNSAFE, FixContext, SourceModule, dotted_name
 
 # Container methods whose argument the engine treats as stored: name -> positional index
@@ -58,40 +60,50 @@ def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | N
 
 
 def candidates(finding: Finding, source_text: str, context: FixContext) -> list[Fix]:
+    kind = context.vocab.kind(kind_of(finding))
+    if kind is None or not kind.copy:
+        return []  # how to copy a value of this kind is not known
     src = context.source(source_text)
     value = _stored_value(src, finding)
     if value is None:
+        return materialisation.candidates(finding, src, kind)
+    parts = _borrowed_parts(src, value, finding)
+    targets = [_clone_target(src, part, context) for part in parts]
+    if not targets or None in targets:
         return []
-    target = _clone_target(src, value, context)
-    if target is None:
+    edits = tuple(edit for target in targets for edit in materialisation.copy_edits(src, target, kind))
+    shown = [src.code(t) for t in targets if src.range(t).start.line == src.range(t).end.line]
+    what = f"`{kind.copy_of(shown[0])}`" if len(shown) == 1 and len(shown[0]) <= 60 else "copy the stored value"
+    return [Fix(UNSAFE, f"Keep an owned copy: {what} at the store", edits)]
+
+
+def _borrowed_parts(src: SourceModule, value: cst.BaseExpression, finding: Finding) -> list[cst.BaseExpression]:
+    """The stored value, or the elements of a stored display that hold the borrowed values:
+    of a tuple, those at the positions the engine reports (``items:1``); of a dict or list
+    display, the names the enclosing loop binds to borrowed parts of its stream's elements."""
+    if isinstance(value, (cst.Dict, cst.List)) and not finding.subject:
+        elements = [e.value for e in value.elements if isinstance(e, (cst.DictElement, cst.Element))]
+        names = materialisation.borrowed_loop_names(src, value, finding)
+        return [e for e in elements if isinstance(e, cst.Name) and e.value in names]
+    if not finding.subject.startswith("items:"):
+        return [value]
+    if not isinstance(value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in value.elements):
         return []
-    where = src.range(target)
-    end = (where.end.line, where.end.column + 1)
-    shown = src.code(target) if where.start.line == where.end.line else None
-    what = f"`{shown}`" if shown is not None and len(shown) <= 60 else "the stored value"
-    return [Fix(UNSAFE, f"Keep an owned copy: clone {what} at the store", (Edit(*end, *end, ".clone()"),))]
+    positions = [int(p) for p in finding.subject[len("items:"):].split(",")]
+    if max(positions) >= len(value.elements):
+        return []
+    return [value.elements[p].value for p in positions]
 
 
 # -- the stored value ----------------------------------------------------------------------
 
 
-def _exact(src: SourceModule, kind: type, finding: Finding) -> list[cst.CSTNode]:
-    span = finding.span
-    start, end = (span.line, span.column - 1), (span.end_line, span.end_column - 1)
-    found = []
-    for node in src.walk(kind):
-        where = src.range(node)
-        if ((where.start.line, where.start.column), (where.end.line, where.end.column)) == (start, end):
-            found.append(node)
-    return found
-
-
 def _stored_value(src: SourceModule, finding: Finding) -> cst.BaseExpression | None:
     """The value the finding's store keeps: the right-hand side of the assignment whose span
     the finding is, or the stored argument of the container-method call whose span it is."""
-    for stmt in _exact(src, cst.Assign, finding) + _exact(src, cst.AnnAssign, finding):
+    for stmt in materialisation.exact_nodes(src, cst.Assign, finding) + materialisation.exact_nodes(src, cst.AnnAssign, finding):
         return stmt.value
-    for call in _exact(src, cst.Call, finding):
+    for call in materialisation.exact_nodes(src, cst.Call, finding):
         if not isinstance(call.func, cst.Attribute):
             continue  # `list(weights)`: a materialisation, not a store
         position = STORE_METHODS.get(call.func.attr.value, -1)

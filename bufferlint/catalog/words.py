@@ -1,0 +1,61 @@
+"""Findings in words: the engine reports facts (rule code, site, trace, borrow kind) and each
+rule's templates turn them into its message and trace notes, with the marker, copy method
+and remedy of the kind of value that reached it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bufferlint.findings import AnalysisResult, Finding, TraceStep
+from bufferlint.packs import BorrowKind, Vocabulary
+
+
+def kind_of(finding: Finding) -> str:
+    """The finding's borrow kind: the one it names (BL002: its guard's), else the kind of the
+    producer its trace starts from."""
+    if finding.kind:
+        return finding.kind
+    return next((step.fact[1] for step in finding.trace if step.fact[:1] == ("source",)), "")
+
+
+def kind_markers(finding: Finding, vocab: Vocabulary) -> tuple[str, ...]:
+    """The markers that identify the finding's kind of value; none when that cannot be told
+    (several marked kinds and a finding that names none)."""
+    kind = vocab.kind(kind_of(finding))
+    if kind is not None and kind.markers:
+        return kind.markers
+    return tuple(vocab.markers) if len(vocab.markers) == 1 and not kind_of(finding) else ()
+
+
+def render(result: AnalysisResult, vocab: Vocabulary) -> AnalysisResult:
+    """``result`` with every finding's message and fact-carrying trace steps in words."""
+    findings = [_render(finding, vocab) for finding in result.findings]
+    return dataclasses.replace(result, findings=findings)
+
+
+def _render(finding: Finding, vocab: Vocabulary) -> Finding:
+    from bufferlint.catalog import RULES
+
+    name = kind_of(finding)
+    words = _kind_words(vocab.kind(name), kind_markers(finding, vocab) or tuple(sorted(vocab.markers)))
+    rule = RULES[finding.rule]
+    message = finding.message or rule.message.format(sink=finding.sink, **words)
+    trace = tuple(_note(step) for step in finding.trace)
+    return dataclasses.replace(finding, message=message, trace=trace, kind=name)
+
+
+def _note(step: TraceStep) -> TraceStep:
+    from bufferlint.catalog import RULES
+
+    if step.fact[:1] != ("sink",) or step.note:
+        return step
+    _, rule, sink = step.fact
+    return dataclasses.replace(step, note=RULES[rule].step_note.format(sink=sink))
+
+
+def _kind_words(kind: BorrowKind | None, markers: tuple[str, ...]) -> dict[str, str]:
+    return {
+        "marker": " or ".join(f"`{m}`" for m in markers) or "the borrowed-value marker",
+        "copy": f"`{kind.copy_of('value')}`" if kind is not None and kind.copy else "a copy",
+        "remedy": f" {kind.remedy}" if kind is not None and kind.remedy else "",
+    }

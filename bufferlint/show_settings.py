@@ -1,0 +1,86 @@
+"""``bufferlint check --show-settings`` (Ruff's anchor): the settings and the vocabulary in
+effect, each entry with the pack or config it came from, and a warning for every entry of the
+project's own configuration that no project file mentions (a pattern that can match nothing,
+usually a typo or a module that moved).
+
+"Mentioned" is a whole-word search for the pattern's last name (or the marker) in the
+project's files: a pattern whose name appears nowhere cannot match a call, while one whose
+name appears may still match nothing (the search is a cheap upper bound, not the analysis).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bufferlint.config import Settings
+from bufferlint.packs import builtin_pack_dir
+
+SECTIONS = (
+    "markers", "kinds", "sources", "guards", "sinks", "sanitizers", "views", "settlers", "drains",
+    "passthrough", "binds", "synchronizers", "retainers",
+)
+
+
+def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]]:
+    """(the listing, warnings for the project's own entries that no file mentions)."""
+    vocab = settings.vocab
+    mentioned = _mentioned({_name(entry) for _, entry in vocab.origins}, files)
+    shipped = str(builtin_pack_dir())
+    lines = [
+        f"project root: {settings.root}",
+        f"config: {settings.config_path or '(none: defaults)'}",
+        f"select = {list(settings.select)}",
+        f"ignore = {list(settings.ignore)}",
+        f"exclude = {list(settings.excludes)}",
+        f"files: {len(files)}",
+    ]
+    warnings = []
+    for section in SECTIONS:
+        entries = sorted(entry for key, entry in vocab.origins if key == section)
+        if not entries:
+            continue
+        lines.append(f"\n[{section}]")
+        for entry in entries:
+            origin = vocab.origins[(section, entry)]
+            where = f"shipped {Path(origin).name}" if origin.startswith(shipped) else origin
+            detail = _kind_detail(vocab, section, entry)
+            unused = section != "kinds" and _name(entry) not in mentioned  # a kind is no code name
+            lines.append(f"  {entry}{detail}  ({where}){'  -- not mentioned in the project' if unused else ''}")
+            if unused and not origin.startswith(shipped):
+                warnings.append(f"{origin}: {section} entry {entry!r} matches nothing: no project file mentions {_name(entry)!r}")
+    return "\n".join(lines) + "\n", warnings
+
+
+def _name(entry: str) -> str:
+    """The word a call pattern (``pkg.mod.func(kw=1)``, ``.method``) or marker is found by."""
+    return entry.split("(", 1)[0].rsplit(".", 1)[-1]
+
+
+def _kind_detail(vocab, section: str, entry: str) -> str:
+    if section == "kinds":
+        kind = vocab.kinds[entry]
+        markers = ", ".join(kind.markers) or "no marker"
+        return f": {markers}; copy {kind.copy_of('value') or '(none)'}"
+    if section in ("sources", "guards"):
+        kinds = {spec.kind for spec in getattr(vocab, section) if any(str(p) == entry for p in spec.calls)}
+        named = ", ".join(sorted(k for k in kinds if k))
+        return f"  kind={named}" if named else ""
+    return ""
+
+
+def _mentioned(names: set[str], files: list[Path]) -> set[str]:
+    names = {n for n in names if n}
+    if not names:
+        return set()
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+    found: set[str] = set()
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        found.update(m.decode() for m in pattern.findall(data))
+        if found >= names:
+            break
+    return found
