@@ -221,7 +221,7 @@ class Call:
         self.effects: list = []  # what the call does besides its value (``call_effects``)
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
-        if any(t in self.program.index.classes for t in known):
+        if known and not known.isdisjoint(self.program.index.classes):
             # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
             known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
         self.shape = CallShape(vocab_name, method, known, args.argument)

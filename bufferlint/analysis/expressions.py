@@ -115,7 +115,7 @@ class ExpressionsMixin:
         if node.attr in self.vocab.markers:
             return Value(cond=Cond(clean_if_false=identities(base)))
         classes = base.types | base.declared
-        if classes and any(c in self.program.index.classes for c in classes):
+        if classes and not classes.isdisjoint(self.program.index.classes):
             declared = self.program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
             kept = self.program.field_value(classes, node.attr)  # what other methods stored there
             if declared or kept is not None:
@@ -124,8 +124,7 @@ class ExpressionsMixin:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.
             holds = base.leaves if self.vocab.knows_method(node.attr) else frozenset()
-            receiver = replace(base, method=None, bound=None)
-            return Value(leaves=holds, method=node.attr, bound=receiver)
+            return Value(leaves=holds, method=node.attr, bound=base)
         return EMPTY
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:

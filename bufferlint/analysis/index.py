@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SOURCE_DIRS = ("src", "python", "lib")
+# `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
+ATTACHMENT = re.compile(
+    r"""(?:["'](\w+)["']\s*:|\.(\w+)\s*=(?!=))\s*(?:(?:functools\.)?partial\(\s*)?([A-Za-z_][\w.]*)"""
+)
 
 
 @dataclass
@@ -230,7 +234,7 @@ class ProjectIndex:
     # attribute -> (module, expression) of functions the project attaches under that name:
     # ``set_weight_attrs(p, {"weight_loader": fn})``, ``p.weight_loader = fn``
     attached: dict[str, list[tuple[ModuleInfo, ast.expr]]] = field(default_factory=dict)
-    _attachment_checks: dict[str, set[str]] = field(default_factory=dict)  # attr -> modules searched
+    _attachments_read: set[str] = field(default_factory=set)  # modules read for attachments
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
@@ -245,22 +249,16 @@ class ProjectIndex:
         self._index_body(module, module.tree.body, module.name, None, top, added)
         return added
 
-    def _attachments(self, module: ModuleInfo, attr: str) -> list[ast.expr]:
-        """Functions ``module`` attaches as ``attr``: ``{"attr": fn}``, ``x.attr = fn`` and
-        ``partial(fn, ...)`` of them, found in the text (cheaper than walking the tree)."""
-        name = re.escape(attr)
-        pattern = re.compile(
-            rf"""(?:["']{name}["']\s*:|\.{name}\s*=(?!=))\s*(?:(?:functools\.)?partial\(\s*)?([A-Za-z_][\w.]*)"""
-        )
-        found = []
-        for match in pattern.finditer(module.text):
-            dotted = match.group(1)
+    def _attachments(self, module: ModuleInfo) -> dict[str, list[ast.expr]]:
+        """Functions ``module`` attaches under some attribute name: ``{"attr": fn}``,
+        ``x.attr = fn`` and ``partial(fn, ...)`` of them, found in the text in one pass
+        (cheaper than walking the tree)."""
+        found: dict[str, list[ast.expr]] = {}
+        for match in ATTACHMENT.finditer(module.text):
+            attr, dotted = match.group(1) or match.group(2), match.group(3)
             if dotted.split(".")[0] in ("self", "cls"):
                 continue  # a method: found by name
-            try:
-                found.append(ast.parse(dotted, mode="eval").body)
-            except SyntaxError:
-                continue
+            found.setdefault(attr, []).append(dotted_expr(dotted))
         return found
 
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
@@ -268,13 +266,12 @@ class ProjectIndex:
         A module is read for attachments the first time a name it mentions is asked for."""
         if not attr:
             return []
-        checked = self._attachment_checks.setdefault(attr, set())
-        if len(checked) < len(self.modules):
+        if len(self._attachments_read) < len(self.modules):
             for name, module in self.modules.items():
-                if name not in checked:
-                    checked.add(name)
-                    if attr in module.text:
-                        self.attached.setdefault(attr, []).extend((module, e) for e in self._attachments(module, attr))
+                if name not in self._attachments_read:
+                    self._attachments_read.add(name)
+                    for key, exprs in self._attachments(module).items():
+                        self.attached.setdefault(key, []).extend((module, e) for e in exprs)
         found = {}
         for module, expr in self.attached.get(attr, ()):
             name = self._base_name(module, expr)
@@ -508,6 +505,15 @@ def _collect_readers(node: ast.ClassDef, info: ClassInfo) -> None:
                 and isinstance(child.value, ast.Name) and child.value.id == this
             ):
                 info._readers.setdefault(child.attr, set()).add(f"{info.qualname}.{stmt.name}")
+
+
+def dotted_expr(text: str) -> ast.expr:
+    """The expression ``a.b.c`` (without parsing: it is built from the names)."""
+    head, *rest = text.split(".")
+    node: ast.expr = ast.Name(head, ast.Load())
+    for part in rest:
+        node = ast.Attribute(node, part, ast.Load())
+    return node
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from bufferlint.analysis import call_effects, cfg
 from bufferlint.analysis.effects import EffectsMixin
 from bufferlint.analysis.expressions import ExpressionsMixin
-from bufferlint.analysis.index import FunctionInfo, dotted_name, import_bindings
+from bufferlint.analysis.index import FunctionInfo, dotted_expr, dotted_name, import_bindings
 from bufferlint.analysis.state import Pending, State, is_stand_in, join_states, parameter_key
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary
 from bufferlint.analysis.syntax import annotations_of, assigned_names, holder_name, is_slice, short
@@ -177,8 +177,9 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             for edge in block.succs:
                 if out is None:
                     continue
-                state = out.copy()
+                state = out  # joining makes a new state; only a refinement needs a copy first
                 if edge.test is not None:
+                    state = out.copy()
                     self.st = state
                     self.refine(edge.test, edge.truth, tested or {})
                     state = self.st
@@ -608,7 +609,8 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             old = self.st.vars.get(container_expr.id)
             if old is None:
                 old = self.lookup(container_expr.id)
-            self.st.vars[container_expr.id] = replace(join(old, container(value)), collection=old.collection)
+            grown = join(old, container(value))
+            self.st.vars[container_expr.id] = grown if grown.collection == old.collection else replace(grown, collection=old.collection)
         elif holder is None:
             self.eval(container_expr)
         if isinstance(container_expr, ast.Attribute):
@@ -639,10 +641,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         if isinstance(container_expr, ast.Name) and self.st is not None:
             part_of = self.st.vars.get(container_expr.id, EMPTY).part_of
             if part_of:
-                try:
-                    return ast.parse(part_of, mode="eval").body
-                except SyntaxError:
-                    pass
+                return dotted_expr(part_of)
         return container_expr
 
     # -- refinement ----------------------------------------------------------------------

@@ -41,6 +41,7 @@ class VocabIndex:
                 self._add(kind, pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
         self._builtin_prefix = str(builtin_pack_dir())
+        self._methods: dict[str, bool] = {}
         self.signatures = vocab.signatures
         self.view_attributes = frozenset(vocab.view_attributes)
 
@@ -61,10 +62,13 @@ class VocabIndex:
 
     def knows_method(self, name: str) -> bool:
         """Is ``name`` a method some pack pattern names (``.clone``, ``Executor.submit``)?"""
-        return any(
-            pattern.method == name or (pattern.qualname and pattern.qualname.count(".") >= 2)
-            for _, _, pattern in self._by_name.get(name, ())
-        )
+        known = self._methods.get(name)
+        if known is None:
+            known = self._methods[name] = any(
+                pattern.method == name or (pattern.qualname and pattern.qualname.count(".") >= 2)
+                for _, _, pattern in self._by_name.get(name, ())
+            )
+        return known
 
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
