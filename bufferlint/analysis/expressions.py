@@ -4,7 +4,6 @@ Mixed into ``FunctionInterpreter``."""
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from bufferlint.analysis.state import State, is_stand_in, join_states
 from bufferlint.analysis.summaries import SinkReach

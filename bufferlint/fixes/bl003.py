@@ -32,7 +32,7 @@ from __future__ import annotations
 import libcst as cst
 
 from bufferlint.catalog.words import kind_of
-from bufferlint.findings import Edit, Finding, Fix
+from bufferlint.findings import Finding, Fix
 from bufferlint.fixes import materialisation
 from bufferlint.fixes.base import UNSAFE, FixContext, SourceModule, dotted_name
 
