@@ -120,7 +120,10 @@ def directive_codes(comment: str) -> frozenset[str]:
 
 @lru_cache(maxsize=256)
 def file_directives(source_text: str) -> tuple[Directive, ...]:
-    """Every directive of one file (cached: a file with many findings is tokenized once)."""
+    """Every directive of one file (cached: a file with many findings is tokenized once).
+    A file whose text holds no directive at all is not tokenized (most files of a tree)."""
+    if not (_NOQA.search(source_text) or _IGNORE.search(source_text)):
+        return ()
     directives: list[Directive] = []
     code_lines: set[int] = set()
     # newline="": lines end at "\r\n", "\r" or "\n", as for Python (old-Mac files included)

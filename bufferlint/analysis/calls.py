@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bufferlint.analysis.call_effects import (
@@ -32,7 +33,7 @@ from bufferlint.analysis.call_effects import (
 )
 from bufferlint.analysis.index import FunctionInfo, dotted_name
 from bufferlint.analysis.syntax import holder_name
-from bufferlint.analysis.summaries import Summary
+from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.values import (
     EMPTY,
     Borrow,
@@ -221,13 +222,27 @@ class Call:
         self.effects: list = []  # what the call does besides its value (``call_effects``)
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
-        if known and not known.isdisjoint(self.program.index.classes):
+        classes = self.program.index.classes
+        if any(name in classes for name in known):
             # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
             known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
         self.shape = CallShape(vocab_name, method, known, args.argument)
 
     def step(self, note: str) -> TraceStep:
         return self.it.step(self.node, note)
+
+    # Made once per call, whatever number of project functions it may reach.
+    @cached_property
+    def call_step(self) -> TraceStep:
+        return self.step(f"passed to `{self.name}(...)`")
+
+    @cached_property
+    def returned_step(self) -> TraceStep:
+        return self.step(f"returned by `{self.name}(...)`")
+
+    @cached_property
+    def assume(self) -> frozenset:
+        return frozenset(self.it.st.assume)
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -628,26 +643,40 @@ class Call:
     def apply_project(self, targets: list[FunctionInfo], by_name: bool = False) -> Value:
         """Apply the targets' summaries. A call resolved only by method name may reach any
         same-named method, so it carries their sinks and the borrowed values they produce,
-        but not their parameter pass-through (which would join unrelated classes' results)."""
+        but not their parameter pass-through (which would join unrelated classes' results).
+
+        A by-name call can reach hundreds of methods (``model.load_weights(...)``), most of
+        them never analysed (an empty summary): for those only the call edge and the flow of
+        the arguments are recorded, and what each argument carries is worked out once."""
         results = []
         settles: frozenset | None = None
         bounds: list[dict[int, Value]] = []
+        facts: dict[int, tuple[Value, bool, frozenset, bool]] = {}  # id(argument) -> what it carries
+        caller = self.it.info.qualname
         for info in targets:
             self.effects.append(Record("callee", info.qualname))
             self.program.consider(info)
             summary = self.program.summary(info.qualname)
             bound = self.bind(info)
             for param, value in bound.items():
-                concrete, params = _origins([value])
-                self.program.flow(self.it.info.qualname, info.qualname, param, concrete, params)
-                if any(key[:1] != ("param",) for key in deep_pending(value)):
+                known = facts.get(id(value))
+                if known is None or known[0] is not value:
+                    concrete, params = _origins([value])
+                    futures = any(key[:1] != ("param",) for key in deep_pending(value))
+                    known = facts[id(value)] = (value, concrete, params, futures)
+                self.program.flow(caller, info.qualname, param, known[1], known[2])
+                if known[3]:
                     self.program.activate(info.qualname)  # it may wait for the futures it is given
+            bounds.append(bound)
+            if summary is EMPTY_SUMMARY:
+                self.effects.append(Record("edge", CallEdge(info.qualname, bound, self.assume, self.call_step)))
+                settles = frozenset()
+                continue
             if by_name and summary.returns != EMPTY:
-                summary = replace(summary, returns=map_leaves(summary.returns, _drop_params))
+                summary = by_name_summary(self.program, info.qualname, summary)
             results.append(self.apply_summary(info, summary, bound, exact=not by_name and len(targets) == 1))
             waited = summary.settles & frozenset(bound)
             settles = waited if settles is None else settles & waited
-            bounds.append(bound)
         for param in settles or ():  # every candidate waits for what this argument holds
             for bound in bounds:
                 self.effects.append(Settle(bound[param]))
@@ -745,8 +774,8 @@ class Call:
         """``exact``: the call surely goes to ``info``; what it does to its receiver's
         containers (emptying them) is only taken from a call that surely does."""
         it = self.it
-        call_step = self.step(f"passed to `{self.name}(...)`")
-        edge = CallEdge(info.qualname, bound, frozenset(it.st.assume), call_step)
+        call_step = self.call_step
+        edge = CallEdge(info.qualname, bound, self.assume, call_step)
         self.effects.append(Record("edge", edge))
         for reach in summary.sinks:
             for leaf, payload, assume, enablers in edge.through(reach):
@@ -777,7 +806,7 @@ class Call:
         callkey = (self.node.lineno, self.node.col_offset)
         for future in summary.futures:
             self.adopt_future(future, bound, call_step, callkey)
-        result = _instantiate(summary.returns, bound, self.step(f"returned by `{self.name}(...)`"), callkey)
+        result = _instantiate(summary.returns, bound, self.returned_step, callkey)
         guards = {identity for p in summary.guards if p in bound for identity in identities(bound[p])}
         checks = {identity for p in summary.marker_checks if p in bound for identity in identities(bound[p])}
         if guards or checks:
@@ -865,6 +894,17 @@ class CallEdge:
             leaves = deep_leaves(payload)
         for leaf in set(leaves):
             yield leaf, payload, frozenset(assume), enablers
+
+
+def by_name_summary(program, qualname: str, summary: Summary) -> Summary:
+    """``summary`` whose result keeps only the borrowed values the function makes, not those
+    it passes through from its parameters (how a call by method name sees it); made once
+    per summary, not once per call."""
+    known = program.by_name_summaries.get(qualname)
+    if known is None or known[0] is not summary:
+        dropped = replace(summary, returns=map_leaves(summary.returns, _drop_params))
+        known = program.by_name_summaries[qualname] = (summary, dropped)
+    return known[1]
 
 
 def _drop_params(leaf):

@@ -114,7 +114,8 @@ class ExpressionsMixin:
         if node.attr in self.vocab.markers:
             return Value(cond=Cond(clean_if_false=identities(base)))
         classes = base.types | base.declared
-        if classes and not classes.isdisjoint(self.program.index.classes):
+        project_classes = self.program.index.classes  # a dict: ``isdisjoint`` would walk all of it
+        if any(name in project_classes for name in classes):
             declared = self.program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
             kept = self.program.field_value(classes, node.attr)  # what other methods stored there
             if declared or kept is not None:

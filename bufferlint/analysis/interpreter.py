@@ -20,7 +20,7 @@ from bufferlint.analysis import call_effects, cfg
 from bufferlint.analysis.effects import EffectsMixin
 from bufferlint.analysis.expressions import ExpressionsMixin
 from bufferlint.analysis.index import FunctionInfo, dotted_expr, dotted_name, import_bindings
-from bufferlint.analysis.state import Pending, State, is_stand_in, join_states, parameter_key
+from bufferlint.analysis.state import Pending, State, is_stand_in, join_into, parameter_key
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary
 from bufferlint.analysis.syntax import annotations_of, assigned_names, holder_name, is_slice, short
 from bufferlint.analysis.values import (
@@ -186,8 +186,8 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                 if state is None:
                     continue
                 old = entry_states.get(edge.target)
-                new = join_states(old, state)
-                if old is None or new != old:
+                new, changed = (state.copy(), True) if old is None else join_into(old, state)
+                if changed:
                     entry_states[edge.target] = new
                     if edge.target not in queued and edge.target in order:
                         queued.add(edge.target)

@@ -55,6 +55,7 @@ class Program:
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
         self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
         self._considered: set[str] = set()
+        self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see calls.by_name_summary
         self.queued: set[str] = set()
         self._line_cache: dict[Path, list[str]] = {}
 

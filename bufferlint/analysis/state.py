@@ -69,9 +69,34 @@ def join_states(a: State | None, b: State | None) -> State | None:
         return b.copy() if b is not None else None
     if b is None:
         return a.copy()
-    out = {}
-    for name in a.vars.keys() | b.vars.keys():
-        out[name] = join(a.vars.get(name), b.vars.get(name))
-    return State(
-        out, a.assume & b.assume, a.pending | b.pending, a.cleaned & b.cleaned, a.stale | b.stale, a.synced and b.synced
+    return join_into(a, b)[0]
+
+
+def join_into(old: State, new: State) -> tuple[State, bool]:
+    """``old`` joined with ``new``, and whether that differs from ``old``: the worklist joins
+    a block's entry state with each incoming state, and most of them add nothing, so the
+    variables both states share as the same object are not joined or compared again."""
+    out = old.vars
+    copied = False
+    for name, value in new.vars.items():
+        mine = out.get(name)
+        if mine is value:
+            continue
+        joined = join(mine, value)
+        if joined is mine or joined == mine:
+            continue
+        if not copied:
+            out, copied = dict(out), True
+        out[name] = joined
+    assume = old.assume & new.assume
+    pending = old.pending | new.pending
+    cleaned = old.cleaned & new.cleaned
+    stale = old.stale | new.stale
+    synced = old.synced and new.synced
+    changed = copied or (
+        len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
+        or len(stale) != len(old.stale) or synced != old.synced
     )
+    if not changed:
+        return old, False
+    return State(dict(out) if not copied else out, assume, pending, cleaned, stale, synced), True

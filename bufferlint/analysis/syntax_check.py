@@ -2,13 +2,19 @@
 
 The analysis parses only the files that can matter to borrowed values; a file the user
 asked about must still be reported when it is not valid Python. On a large tree that check
-is most of the work, so it runs in worker processes while the main process analyses.
+is a large part of the work, so it runs in a worker process while the main process
+analyses, and it compiles each file's text directly: CPython's parser and compiler without
+building Python syntax-tree objects cost a third of ``ast.parse`` followed by ``compile``
+(8.0 s vs 21.3 s on the sglang 0.5.16 tree). Only a file that fails is parsed and compiled
+again step by step, so that its message says which step failed. When the analysis is done,
+the main process takes back every chunk the worker has not started and checks it itself.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import warnings
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
@@ -16,39 +22,50 @@ from bufferlint.findings import FileError
 from bufferlint.source import SourceFile, compile_error, parse_source, read_source
 
 PARALLEL_FROM = 200  # files; below this a pool costs more than it saves
-CHUNK = 64
+CHUNK = 32
+
+
+def file_error(path: Path) -> FileError | None:
+    """Why CPython would not run ``path`` (cannot read, decode, parse or compile), or None."""
+    source = read_source(path)
+    if not isinstance(source, SourceFile):
+        return source
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings (invalid escapes, ...) are not errors
+            compile(source.text, str(path), "exec", dont_inherit=True)
+        return None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_source(source)
+        return tree if isinstance(tree, FileError) else compile_error(source, tree)
 
 
 def _check(paths: list[Path]) -> list[FileError]:
-    errors = []
-    for path in paths:
-        source = read_source(path)
-        tree = parse_source(source) if isinstance(source, SourceFile) else source
-        if isinstance(tree, FileError):
-            errors.append(tree)
-        elif (error := compile_error(source, tree)) is not None:
-            errors.append(error)
-    return errors
+    return [error for path in paths if (error := file_error(path)) is not None]
 
 
 class SyntaxCheck:
     """Started before the analysis, collected after it."""
 
     def __init__(self, paths: list[Path]) -> None:
-        self.paths = paths
+        self.chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
         self.pool: ProcessPoolExecutor | None = None
         self.futures: list[Future] = []
-        # The main process keeps one core for the analysis; the checkers share the others
-        # (on 2 cores one checker beats two: 5.5 s vs 6.7 s on sglang 0.5.16).
+        # The main process keeps one core for the analysis; the checkers share the others.
         workers = (os.cpu_count() or 1) - 1
         if len(paths) >= PARALLEL_FROM and workers >= 1 and "fork" in multiprocessing.get_all_start_methods():
             self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-            self.futures = [self.pool.submit(_check, paths[i : i + CHUNK]) for i in range(0, len(paths), CHUNK)]
+            self.futures = [self.pool.submit(_check, chunk) for chunk in self.chunks]
 
     def errors(self) -> list[FileError]:
         if self.pool is None:
-            return _check(self.paths)
+            return [error for chunk in self.chunks for error in _check(chunk)]
         try:
-            return [error for future in self.futures for error in future.result()]
+            # The workers take chunks in order: whatever has not started yet, this process
+            # checks itself instead of waiting.
+            errors = []
+            for future, chunk in zip(self.futures, self.chunks):
+                errors += _check(chunk) if future.cancel() else future.result()
+            return errors
         finally:
             self.pool.shutdown()
