@@ -31,15 +31,15 @@ from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
-from bufferlint.findings import AnalysisResult, Finding
+from bufferlint.findings import AnalysisResult, FileError, Finding
 from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
 from bufferlint.reporters.base import display_path
 from bufferlint.fingerprint import fingerprints, relative_path
 from bufferlint.noqa import add_noqa
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.text import summary
-from bufferlint.source import SourceFile, read_source, set_max_bytes
-from bufferlint.suppressions import directive_warnings, suppressed
+from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
+from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS_WITH_FIXES = frozenset({"json", "sarif", "rdjson", "rdjsonl"})
@@ -404,7 +404,10 @@ def _warn_suppressions(args: argparse.Namespace, report_files: list[Path], findi
         by_path.setdefault(finding.path, []).append(finding)
     cwd = Path.cwd()
     for path in report_files:
-        source = read_source(path)
+        data = read_bytes(path)
+        if isinstance(data, FileError) or not may_concern_bufferlint(data):
+            continue
+        source = read_source(path, data)
         if isinstance(source, SourceFile):
             warn_unused = getattr(args, "warn_unused_noqa", False)
             for line, column, message in directive_warnings(source.text, by_path.get(path, []), settings.is_enabled, warn_unused):

@@ -38,7 +38,9 @@ def shorter_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | None)
     the output does not depend on hash order (stable SARIF and baselines across runs)."""
     if old is None:
         return True
-    key = lambda trace: (len(trace), [(str(s.path), s.line, s.note, s.fact) for s in trace])  # noqa: E731
+    if len(new) != len(old):
+        return len(new) < len(old)
+    key = lambda trace: [(str(s.path), s.line, s.note, s.fact) for s in trace]  # noqa: E731
     return key(new) < key(old)
 
 

@@ -196,6 +196,16 @@ def unused_directives(
 MENTIONS = re.compile(r"noqa|bufferlint:", re.IGNORECASE)
 """Files without a match have no directive: they need not be tokenized."""
 
+_OUR_CODE = re.compile(rb"bl[0-9]")
+
+
+def may_concern_bufferlint(data: bytes) -> bool:
+    """Can this file's bytes hold a directive that concerns bufferlint (``# bufferlint:``,
+    or a code starting ``BL`` and a digit, in any case)? A cheap test run on every file
+    of the tree before decoding and tokenizing the few that pass (source encodings are
+    ASCII-compatible, so the bytes show what the text would)."""
+    return b"bufferlint" in data or _OUR_CODE.search(data.lower()) is not None
+
 
 def directive_warnings(
     source_text: str, findings: Iterable[Finding], enabled: Callable[[str], bool], warn_unused: bool

@@ -33,7 +33,11 @@ from bufferlint.packs import Vocabulary
 from bufferlint.source import parse_source, read_bytes, read_source
 
 MAX_ANALYSES_PER_FUNCTION = 24
-DEF_PATTERN = re.compile(rb"(?:^|(?<=\r))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+# `def name` at the start of a line (after indentation and `async`; lines end at "\n" or "\r").
+# The regex starts with the literal so that it scans like a substring search (0.1 s over the
+# sglang tree; anchoring the pattern at line starts cost 2.8 s): the line start is checked after.
+_DEF = re.compile(rb"def[ \t]+(\w+)")
+_DEF_INDENT = re.compile(rb"[ \t]*(?:async[ \t]+)?")
 
 
 class Program:
@@ -276,8 +280,8 @@ class ProjectAnalysis:
             name, _ = module_name(path, self.root)
             self.module_files.setdefault(name, path)
             self.program.module_names.add(name)
-            for match in DEF_PATTERN.finditer(data):
-                self.defines.setdefault(match.group(1).decode("ascii", "replace"), set()).add(path)
+            for name in defined_names(data):
+                self.defines.setdefault(name, set()).add(path)
 
     def seed_names(self) -> set[str]:
         """Names whose mention can create or judge a borrowed value: sources, markers, guards.
@@ -291,10 +295,16 @@ class ProjectAnalysis:
         return names
 
     def files_mentioning(self, names: set[str]) -> set[Path]:
+        """Unparsed files that mention one of the names as a word. A substring search first:
+        it is ten times faster than the word regex, which then confirms the few candidates."""
         pattern = _word_pattern(names, binary=True)
         if pattern is None:
             return set()
-        return {p for p, data in self.raw.items() if p not in self.parsed and pattern.search(data)}
+        encoded = [name.encode() for name in names if name]
+        return {
+            p for p, data in self.raw.items()
+            if p not in self.parsed and any(name in data for name in encoded) and pattern.search(data)
+        }
 
     def parse(self, path: Path) -> None:
         """Parse and index a file; analyse its functions that mention a trigger name."""
@@ -453,6 +463,17 @@ class ProjectAnalysis:
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
             trace = (TraceStep(info.module.path, node.lineno, "", ("sink", "BL002", node.name)),)
             self.result.findings.append(Finding("BL002", span, "", info.display, trace, sink=node.name, kind=kind))
+
+
+def defined_names(data: bytes) -> list[str]:
+    """The names of the functions a file's text defines (``def`` starting a line)."""
+    names = []
+    for match in _DEF.finditer(data):
+        start = match.start()
+        line = max(data.rfind(b"\n", 0, start), data.rfind(b"\r", 0, start)) + 1
+        if _DEF_INDENT.fullmatch(data, line, start):
+            names.append(match.group(1).decode("ascii", "replace"))
+    return names
 
 
 def _word_pattern(names: set[str], binary: bool = False):
