@@ -31,6 +31,7 @@ from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
+from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
 from bufferlint.findings import AnalysisResult, FileError, Finding
 from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
 from bufferlint.reporters.base import display_path
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-file-size", type=float, metavar="MIB",
                        help="do not analyse files larger than this many MiB (default: 5)")
     check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the cache (default: .bufferlint_cache/ in the project root)")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings and vocabulary in effect, with where each entry comes from, and exit")
     check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what remains")
@@ -385,11 +388,19 @@ def _analyse(args: argparse.Namespace) -> _Run:
     files: list[Path] = []
     if report_files:
         files = sorted(set(discover(root, settings.excludes)) | set(report_files))
-        result = analysis.analyze_project(root, files, report_files, settings.vocab)
+        result = analysis.analyze_project(root, files, report_files, settings.vocab, _cache(args, root, settings))
     result.errors[:0] = errors
     _warn_suppressions(args, report_files, result.findings, settings)
     result.findings = _reportable(result.findings, settings)
     return _Run(root, settings, files, report_files, result, errors)
+
+
+def _cache(args: argparse.Namespace, root: Path, settings: Settings) -> Cache | None:
+    """The cache for this project and these settings (None with ``--no-cache``)."""
+    if getattr(args, "no_cache", False):
+        return None
+    key = fingerprint(tool_fingerprint(), settings.vocab, str(root), settings.max_file_size)
+    return Cache(cache_directory(root, settings.cache_dir), key)
 
 
 def _warn_suppressions(args: argparse.Namespace, report_files: list[Path], findings: list[Finding],

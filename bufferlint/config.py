@@ -17,7 +17,7 @@ from bufferlint.catalog import RULES
 from bufferlint.source import MAX_BYTES
 from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, read_toml, vocabulary_from_dict
 
-CONFIG_KEYS = frozenset({"rule-packs", "select", "ignore", "exclude", "extend-exclude", "max-file-size"})
+CONFIG_KEYS = frozenset({"rule-packs", "select", "ignore", "exclude", "extend-exclude", "max-file-size", "cache-dir"})
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
@@ -40,6 +40,7 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     max_file_size: int = MAX_BYTES  # bytes; larger files are reported, not analysed
+    cache_dir: Path | None = None  # `cache-dir`, relative to the configuration file's folder
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -119,6 +120,10 @@ def load_settings(root: Path, config_path: Path | None = None) -> Settings:
         settings.extend_exclude = _string_list(table, "extend-exclude", where)
     if "max-file-size" in table:
         settings.max_file_size = file_size(table["max-file-size"], f"{where} max-file-size")
+    if "cache-dir" in table:
+        if not isinstance(table["cache-dir"], str) or not table["cache-dir"]:
+            raise ConfigError(f"{where} cache-dir: expected a folder name such as \".bufferlint_cache\"")
+        settings.cache_dir = (pyproject.parent / Path(table["cache-dir"]).expanduser()).absolute()
     return settings
 
 

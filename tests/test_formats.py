@@ -110,7 +110,7 @@ def use_result(monkeypatch: pytest.MonkeyPatch, result: AnalysisResult) -> None:
     """Make ``check`` report exactly ``result``: the engine is replaced, and so is the step
     that attaches the fixers' fixes (once the fixes branch provides it), so the hand-built
     fixes are the ones rendered."""
-    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab: result)
+    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None: result)
     monkeypatch.setattr(cli, "attach_fixes", lambda findings, *args, **kwargs: list(findings), raising=False)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Collection
 
+from bufferlint.cache import Cache
 from bufferlint.deepstack import run_deep
 from bufferlint.findings import AnalysisResult
 from bufferlint.packs import Vocabulary
@@ -19,16 +20,21 @@ def analyze_project(
     files: Collection[Path],
     report_files: Collection[Path],
     vocab: Vocabulary,
+    cache: Cache | None = None,
 ) -> AnalysisResult:
     """Analyse every file of the project rooted at ``root`` (``files``: all its Python files)
-    and return findings and errors for ``report_files`` only.
+    and return findings and errors for ``report_files`` only. With a ``cache``, what the
+    files did not change since the last run is reused (``bufferlint.analysis.cached``).
 
     All paths are absolute. Files outside ``report_files`` still contribute sources, guards
     and helper summaries; their own parse errors are not reported. The engine reports
     facts; the rules (``bufferlint.catalog``) put them into words.
     """
+    from bufferlint.analysis.cached import analyze_cached
     from bufferlint.analysis.program import analyze
     from bufferlint.catalog.words import render
 
     # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
+    if cache is not None:
+        return render(run_deep(analyze_cached, root, files, report_files, vocab, cache), vocab)
     return render(run_deep(analyze, root, files, report_files, vocab), vocab)

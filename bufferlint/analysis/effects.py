@@ -8,7 +8,7 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.state import Pending, State
-from bufferlint.analysis.summaries import SinkReach, Site
+from bufferlint.analysis.summaries import SinkReach, Site, keep_best
 from bufferlint.analysis.index import _walk_own_body
 from bufferlint.analysis.syntax import holder_name, root_name
 from bufferlint.analysis.values import (
@@ -188,7 +188,10 @@ class EffectsMixin:
                 trace = self.findings.get(key)
                 if trace and trace[-1] != step:
                     self.findings[key] = trace + (step,)
-        self.sited = {self.with_read_back(reach) for reach in self.sited}
+        sited: dict = {}
+        for reach in map(self.with_read_back, self.sited):
+            keep_best(sited, reach)
+        self.sited = sited
 
     def with_read_back(self, reach: SinkReach) -> SinkReach:
         for name, step in self.read_steps.items():
@@ -199,7 +202,7 @@ class EffectsMixin:
     def add_reach(self, reach: SinkReach) -> None:
         """A reach whose report site is known does not change how callers are analysed: it
         is propagated after the fixpoint (``Program.propagate_sited``), not in the summary."""
-        (self.sited if reach.site is not None else self.sinks).add(reach)
+        keep_best(self.sited if reach.site is not None else self.sinks, reach)
 
     def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
         key = (rule, site)

@@ -21,7 +21,7 @@ from bufferlint.analysis.effects import EffectsMixin
 from bufferlint.analysis.expressions import ExpressionsMixin
 from bufferlint.analysis.index import FunctionInfo, dotted_expr, dotted_name, import_bindings
 from bufferlint.analysis.state import Pending, State, is_stand_in, join_into, parameter_key
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary
+from bufferlint.analysis.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.syntax import annotations_of, assigned_names, holder_name, is_slice, short
 from bufferlint.analysis.values import (
     EMPTY,
@@ -83,12 +83,12 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.yields: Value | None = None
         self.truthy_returns: list[frozenset] = []
         self.falsy_returns: list[frozenset] = []
-        self.sinks: set[SinkReach] = set()
+        self.sinks: dict[SinkReach, SinkReach] = {}  # each reach once, with its best trace
         self.findings: dict = {}
         self.callees: set[str] = set()
         self.used_as_guard: set[str] = set()
         self.demands: set = set()
-        self.sited: set[SinkReach] = set()
+        self.sited: dict[SinkReach, SinkReach] = {}
         self.exit_synced: list[bool] = []
         self.exit_settled: list[frozenset] = []  # per exit: parameters whose futures were waited for
         self.stood_in: frozenset = frozenset()  # parameters with a stand-in for their futures
@@ -96,7 +96,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
         self.edges: list = []
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
-        self.field_stores: set = set()  # FieldStore: parameters this method keeps in self.<attr>
+        self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.caps: list[str] = []
         self.st: State | None = State()
@@ -144,7 +144,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
         return Outcome(
-            summary, self.findings, self.callees, self.used_as_guard, self.demands, self.sited, self.edges, self.caps
+            summary, self.findings, self.callees, self.used_as_guard, self.demands, set(self.sited), self.edges, self.caps
         )
 
     def solve(self, graph: cfg.Graph, entry_state: State) -> None:
@@ -449,7 +449,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                 kept = Value(leaves=frozenset({leaf}))
                 self.program.store_field(effect.owner, effect.attr, container(kept) if effect.element else kept)
             else:  # a parameter of this function: its callers decide
-                self.field_stores.add(FieldStore(effect.owner, effect.attr, leaf.index, leaf.path, effect.element, leaf.trace))
+                keep_best(self.field_stores, FieldStore(effect.owner, effect.attr, leaf.index, leaf.path, effect.element, leaf.trace))
 
     def _adopt(self, effect: call_effects.Adopt) -> None:
         if self.st is not None:
@@ -631,8 +631,9 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                 kept = Value(leaves=frozenset({leaf.with_trace(leaf.trace + (step,))}))
                 self.program.store_field(info.class_qualname, target.attr, container(kept) if element else kept)
             elif (info.qualname, leaf.index) in self.program.hot:
-                self.field_stores.add(
-                    FieldStore(info.class_qualname, target.attr, leaf.index, leaf.path, element, leaf.trace + (step,))
+                keep_best(
+                    self.field_stores,
+                    FieldStore(info.class_qualname, target.attr, leaf.index, leaf.path, element, leaf.trace + (step,)),
                 )
 
     def home_of(self, container_expr: ast.expr) -> ast.expr:

@@ -85,7 +85,7 @@ class Program:
         self.heap[key] = new
         for name, info in self.index.classes.items():  # the readers, in subclasses too
             if owner in self.index.class_ancestors(name) and attr in info.readers:
-                for reader in info.readers[attr]:
+                for reader in sorted(info.readers[attr]):
                     self.activate(reader)
                     self.enqueue(reader)
 
@@ -185,7 +185,7 @@ class Program:
                 self.callers.setdefault(callee, set()).add(qualname)
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
                 self.summaries[qualname] = outcome.summary
-                for caller in self.callers.get(qualname, ()):
+                for caller in sorted(self.callers.get(qualname, ())):  # an order that is the same in every run
                     self.enqueue(caller)
 
 
@@ -229,13 +229,20 @@ class Program:
 class ProjectAnalysis:
     """One run: file selection rounds around the Program's fixpoint."""
 
-    def __init__(self, root: Path, files, report_files, vocab: Vocabulary) -> None:
+    def __init__(self, root: Path, files, report_files, vocab: Vocabulary, *,
+                 raw: dict[Path, bytes] | None = None, check_files=None) -> None:
+        """``raw``: the files' bytes when the caller has read them already; ``check_files``:
+        the files to check for syntax and compile errors (default: ``report_files``)."""
         self.root = root
         self.files = sorted(set(files) | set(report_files))
         self.report_files = set(report_files)
+        self.check_files = self.report_files if check_files is None else set(check_files)
         self.program = Program(root, vocab)
         self.result = AnalysisResult()
+        self.given = raw or {}
         self.raw: dict[Path, bytes] = {}
+        self.own_errors: list[FileError] = []  # the analysis's, before the syntax check's are merged in
+        self.check_errors: list[FileError] = []
         self.module_files: dict[str, Path] = {}
         self.defines: dict[str, set[Path]] = {}
         self.parsed: set[Path] = set()
@@ -245,7 +252,7 @@ class ProjectAnalysis:
 
     def run(self) -> AnalysisResult:
         self.scan()
-        check = SyntaxCheck(sorted(p for p in self.report_files if p in self.raw))
+        check = SyntaxCheck(sorted(p for p in self.check_files if p in self.raw))
         self.trigger_names = self.seed_names()
         pending = self.files_mentioning(self.trigger_names)
         while pending or self.program.worklist:
@@ -262,7 +269,9 @@ class ProjectAnalysis:
                 self.program.enqueue(qualname)
         self.collect()
         known = {error.path for error in self.result.errors}
-        self.result.errors += [error for error in check.errors() if error.path not in known]
+        self.own_errors = list(self.result.errors)
+        self.check_errors = check.errors()
+        self.result.errors += [error for error in self.check_errors if error.path not in known]
         self.result.errors.sort(key=lambda error: str(error.path))
         return self.result
 
@@ -270,7 +279,9 @@ class ProjectAnalysis:
 
     def scan(self) -> None:
         for path in self.files:
-            data = read_bytes(path)
+            data = self.given.get(path)
+            if data is None:
+                data = read_bytes(path)
             if isinstance(data, FileError):
                 self.error(path, data.message)
                 continue
@@ -499,13 +510,17 @@ def _dedupe(trace: tuple) -> tuple:
 
 
 def analyze(root: Path, files, report_files, vocab: Vocabulary) -> AnalysisResult:
+    return run_analysis(ProjectAnalysis(root, files, report_files, vocab))
+
+
+def run_analysis(analysis: ProjectAnalysis) -> AnalysisResult:
     # Syntax trees and summaries are acyclic and live until the end of the run: the cyclic
     # collector would rescan the whole growing heap again and again (half the run time on
     # a large tree) to free nothing.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return ProjectAnalysis(root, files, report_files, vocab).run()
+        return analysis.run()
     finally:
         if enabled:
             gc.enable()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bufferlint.analysis.values import EMPTY, Value
-from bufferlint.findings import Span, TraceStep
+from bufferlint.findings import Span, TraceStep, shorter_trace
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,13 @@ class Summary:
 
 
 EMPTY_SUMMARY = Summary()
+
+
+def keep_best(facts: dict, fact) -> None:
+    """Add ``fact`` (a reach or field store) to ``facts``; of two equal facts (they differ only
+    in their trace) keep the shorter trace, ties broken by content, so that what is kept never
+    depends on the order in which the analysis met them (hash seeds, worklist order)."""
+    old = facts.get(fact)
+    if old is None or shorter_trace(fact.trace, old.trace):
+        facts.pop(fact, None)
+        facts[fact] = fact

@@ -1,0 +1,121 @@
+"""Where the persistent cache lives and how its files are read and written.
+
+Ruff's and mypy's caches are the anchors: a folder in the project (``.bufferlint_cache/``,
+with its own ``.gitignore`` so that it never shows up in ``git status``), or the folder named
+by ``BUFFERLINT_CACHE_DIR`` or the ``cache-dir`` setting; ``--no-cache`` turns it off.
+
+Everything in it is JSON, never pickle: a cache folder can come with a checkout, and reading
+it must not run code. Each file records the format and a key (the tool's own code, the
+vocabulary and the settings that shape the analysis); a file that is unreadable, corrupt or
+written under another key is ignored and rebuilt, never trusted and never a crash. Writes go
+to a temporary file renamed over the old one, so concurrent runs see one whole file or the
+other. What is cached and when it may be reused is ``bufferlint.analysis.cached``'s business.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+DIRECTORY = ".bufferlint_cache"
+ENVIRONMENT = "BUFFERLINT_CACHE_DIR"
+PACKAGE = Path(__file__).resolve().parent
+
+
+def cache_directory(root: Path, configured: Path | None = None) -> Path:
+    """``BUFFERLINT_CACHE_DIR`` first (as Ruff's ``RUFF_CACHE_DIR``), then the ``cache-dir``
+    setting, then ``.bufferlint_cache`` in the project root."""
+    environment = os.environ.get(ENVIRONMENT)
+    if environment:
+        return Path(environment).expanduser().absolute()
+    return configured if configured is not None else root / DIRECTORY
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """A hash of bufferlint's own code and shipped packs: a cache written by another build
+    (even an unreleased edit of the same version) is never reused."""
+    digest = hashlib.blake2b(digest_size=16)
+    shipped = [PACKAGE / "_packs", PACKAGE.parent / "rules"]
+    for path in sorted(PACKAGE.rglob("*.py")) + sorted(p for d in shipped if d.is_dir() for p in d.glob("*.toml")):
+        digest.update(str(path.relative_to(path.parents[1])).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def fingerprint(*parts: Any) -> str:
+    """A stable hash of plain data and dataclasses (sets in sorted order, so the same
+    vocabulary gives the same key in every process whatever the hash seed)."""
+    return hashlib.blake2b(json.dumps(_canonical(parts), sort_keys=True).encode(), digest_size=16).hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [type(value).__name__, {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}]
+    if isinstance(value, dict):
+        return sorted(([_canonical(k), _canonical(v)] for k, v in value.items()), key=repr)
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(v) for v in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)  # compiled patterns, paths
+
+
+class Cache:
+    """JSON documents under one key in the cache folder."""
+
+    def __init__(self, directory: Path, key: str) -> None:
+        self.directory = directory
+        self.key = key
+        self.problems: list[str] = []  # why something could not be written, for the run's notices
+
+    def load(self, name: str) -> dict | None:
+        """The document ``name`` written under this key, or None (absent, corrupt, foreign)."""
+        try:
+            document = json.loads((self.directory / f"{name}.json").read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(document, dict) or document.get("format") != FORMAT or document.get("key") != self.key:
+            return None
+        body = document.get("body")
+        return body if isinstance(body, dict) else None
+
+    def save(self, name: str, body: dict) -> None:
+        """Write ``name`` atomically; a folder that cannot be written costs the cache, not the run."""
+        data = json.dumps({"format": FORMAT, "key": self.key, "body": body}, separators=(",", ":")).encode()
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                _replace(ignore, b"# Created by bufferlint: the cache is not part of the project.\n*\n")
+            _replace(self.directory / f"{name}.json", data)
+        except OSError as exc:
+            self.problems.append(f"cache not written to {self.directory}: {exc.strerror or exc}")
+
+
+def _replace(path: Path, data: bytes) -> None:
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            os.fchmod(handle.fileno(), 0o644)  # mkstemp makes it private; a cache is not a secret
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,176 @@
+"""The persistent cache: a warm run gives exactly what a cold run gives, reuses the last
+analysis only when the changed files cannot matter to it, and never trusts or crashes on a
+damaged, foreign or unwritable cache. Real runs of ``python -m bufferlint`` throughout."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bufferlint.analysis import analyze_project
+from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
+from bufferlint.packs import builtin_vocabulary
+from conftest import REPO, run_cli
+
+CORPUS = REPO / "tests" / "fixtures" / "analysis"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The whole analysis fixture corpus as one project (sources, helpers, guards, bugs)."""
+    root = tmp_path / "corpus"
+    shutil.copytree(CORPUS, root, ignore=shutil.ignore_patterns("*.expected", "__pycache__"))
+    (root / "pyproject.toml").write_text("[tool.bufferlint]\n")
+    (root / "broken.py").write_text("def oops(:\n    pass\n")  # an error, cached as one
+    return root
+
+
+def check(root: Path, *extra: str) -> dict:
+    proc = run_cli("check", "--format", "json", "--exit-zero", *extra, ".", cwd=root)
+    assert proc.returncode in (0, 2), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_warm_runs_give_what_the_cold_run_gives(project: Path) -> None:
+    cold = check(project, "--no-cache")
+    assert not (project / ".bufferlint_cache").exists()  # --no-cache writes nothing
+    assert cold["findings"] and cold["errors"]
+    first = check(project)  # cold, writing the cache
+    assert (project / ".bufferlint_cache" / "run.json").is_file()
+    assert (project / ".bufferlint_cache" / ".gitignore").read_text().strip().endswith("*")
+    second = check(project)  # warm, nothing changed
+    assert first == cold
+    assert second == cold
+
+
+def test_a_file_the_analysis_did_not_read_is_checked_alone(project: Path) -> None:
+    unrelated = project / "unrelated.py"
+    unrelated.write_text("def area(r):\n    return 3.14 * r * r\n")
+    check(project)
+    unrelated.write_text("def area(radius):\n    return 3.14 * radius * radius\n")
+    check(project)
+    assert _reused(project)
+    unrelated.write_text("def area(r:\n")  # now broken: its own check runs again
+    warm = check(project)
+    assert _reused(project)
+    assert warm == check(project, "--no-cache")
+    assert any(e["path"] == "unrelated.py" for e in warm["errors"])
+
+
+def test_a_change_that_can_matter_runs_the_analysis_again(project: Path) -> None:
+    check(project)
+    helper = project / "late_helper.py"
+    helper.write_text("# placeholder\n")
+    check(project)  # a new file: analysed again, recorded
+    helper.write_text(
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from sglang.srt.model_loader.weight_utils import runai_safetensors_weights_iterator\n\n"
+        "def load(files):\n"
+        "    pool = ThreadPoolExecutor(4)\n"
+        "    for name, w in runai_safetensors_weights_iterator(files):\n"
+        "        pool.submit(print, w)\n"
+    )  # now it mentions the source: it must be parsed, and its bug found
+    warm = check(project)
+    assert not _reused(project)
+    assert warm == check(project, "--no-cache")
+    assert any(f["path"] == "late_helper.py" and f["rule"] == "BL001" for f in warm["findings"])
+
+
+def test_a_parsed_file_edited_runs_the_analysis_again(project: Path) -> None:
+    check(project)
+    target = project / "direct_submit.py"
+    target.write_text(target.read_text() + "\n\ndef added():\n    return None\n")
+    warm = check(project)
+    assert not _reused(project)
+    assert warm == check(project, "--no-cache")
+
+
+@pytest.mark.parametrize("damage", [b"", b"{not json", b'{"format": 1, "key": "other", "body": {}}',
+                                    b'{"format": 1, "key": "KEY", "body": {"manifest": 7, "result": []}}'])
+def test_a_damaged_or_foreign_cache_is_rebuilt(project: Path, damage: bytes) -> None:
+    cold = check(project, "--no-cache")
+    check(project)
+    folder = project / ".bufferlint_cache"
+    key = json.loads((folder / "run.json").read_text())["key"]
+    for name in ("run.json", "files.json"):
+        (folder / name).write_bytes(damage.replace(b"KEY", key.encode()))
+    assert check(project) == cold
+    assert json.loads((folder / "run.json").read_text())["key"] == key  # rewritten whole
+    assert check(project) == cold
+
+
+def test_concurrent_runs_share_the_cache_safely(project: Path) -> None:
+    cold = check(project, "--no-cache")
+    env_path = str(REPO)
+    runs = [
+        subprocess.Popen([sys.executable, "-m", "bufferlint", "check", "--format", "json", "--exit-zero", "."],
+                         cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**__import__("os").environ, "PYTHONPATH": env_path})
+        for _ in range(3)
+    ]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [json.loads(out) for out, _ in outputs] == [cold] * 3
+    for name in ("run.json", "files.json"):
+        json.loads((project / ".bufferlint_cache" / name).read_text())  # whole files, never torn
+    assert check(project) == cold
+
+
+def test_cache_location_setting_and_environment(project: Path, tmp_path: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.bufferlint]\ncache-dir = "build/lint-cache"\n')
+    check(project)
+    assert (project / "build" / "lint-cache" / "run.json").is_file()
+    assert not (project / ".bufferlint_cache").exists()
+    elsewhere = tmp_path / "env-cache"
+    proc = subprocess.run([sys.executable, "-m", "bufferlint", "check", "--exit-zero", "-q", "."], cwd=project,
+                          env={**__import__("os").environ, "PYTHONPATH": str(REPO), "BUFFERLINT_CACHE_DIR": str(elsewhere)},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr  # 2: broken.py
+    assert (elsewhere / "run.json").is_file()
+
+
+def test_bad_cache_dir_setting_is_a_config_error(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.bufferlint]\ncache-dir = 3\n")
+    proc = run_cli("check", ".", cwd=project)
+    assert proc.returncode == 2
+    assert "cache-dir" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_unwritable_cache_costs_the_cache_not_the_run(project: Path) -> None:
+    blocker = project / "not-a-folder"
+    blocker.write_text("a file where the cache folder should go\n")
+    (project / "pyproject.toml").write_text('[tool.bufferlint]\ncache-dir = "not-a-folder/cache"\n')
+    proc = run_cli("check", "--format", "json", "--exit-zero", ".", cwd=project)
+    result = json.loads(proc.stdout)
+    assert result["findings"] == check(project, "--no-cache")["findings"]
+    assert any("cache not written" in notice for notice in result["notices"])
+
+
+def test_keys_differ_for_other_vocabularies_and_roots(tmp_path: Path) -> None:
+    vocab = builtin_vocabulary()
+    base = fingerprint(tool_fingerprint(), vocab, str(tmp_path), 5)
+    assert base == fingerprint(tool_fingerprint(), builtin_vocabulary(), str(tmp_path), 5)  # stable
+    vocab.markers.add("_my_marker")
+    assert fingerprint(tool_fingerprint(), vocab, str(tmp_path), 5) != base
+    assert fingerprint(tool_fingerprint(), builtin_vocabulary(), str(tmp_path / "x"), 5) != base
+
+
+def test_api_with_cache_reports_only_the_files_asked_for(project: Path) -> None:
+    """pre-commit passes a few files: the recorded analysis (all files) serves any subset."""
+    files = sorted(project.rglob("*.py"))
+    cache = Cache(cache_directory(project), fingerprint(tool_fingerprint(), builtin_vocabulary(), str(project), 5))
+    everything = analyze_project(project, files, files, builtin_vocabulary(), cache)
+    one = project / "direct_submit.py"
+    warm = analyze_project(project, files, [one], builtin_vocabulary(), cache)
+    cold = analyze_project(project, files, [one], builtin_vocabulary())
+    assert warm.findings == cold.findings == [f for f in everything.findings if f.path == one]
+    assert warm.errors == cold.errors
+
+
+def _reused(root: Path) -> bool:
+    """Did the last run reuse the recorded analysis? (It records how it got its result.)"""
+    return json.loads((root / ".bufferlint_cache" / "run.json").read_text())["body"]["reused"]
