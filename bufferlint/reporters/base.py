@@ -28,6 +28,12 @@ def display_path(path: Path, cwd: Path) -> str:
         return absolute.as_posix()
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 finding``, ``2 findings``: every count bufferlint shows a user (summaries, the
+    command's notes) is worded here, so that they agree."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _UNPRINTABLE_BUT_BREAKS = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
