@@ -33,12 +33,12 @@ from bufferlint import analysis, baseline
 from bufferlint.catalog import RULES
 from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
 from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
-from bufferlint.fingerprint import fingerprints, relative_path
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
+from bufferlint.fingerprint import fingerprints
 from bufferlint.fixes import runner
 from bufferlint.fixes.base import Project as FixProject
 from bufferlint.fixes.runner import FixOutcome, applicable, attach_fixes
-from bufferlint.reporters.base import count
+from bufferlint.reporters.base import count, display_path
 from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
 from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
 
@@ -306,7 +306,7 @@ def _apply_baseline(report: Report, options: CheckOptions) -> None:
         report.baseline_note = f"wrote {count(len(report.findings), 'finding')} to the baseline {options.write_baseline}"
         report.findings = []
         return
-    checked = {relative_path(path, root) for path in report.report_files}
+    checked = {display_path(path, root) for path in report.report_files}
     outcome = baseline.apply(
         baseline.load(absolute(options.baseline), str(options.baseline)), report.findings, prints,
         lambda entry: entry.path in checked and settings.is_enabled(entry.rule),

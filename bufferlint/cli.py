@@ -32,7 +32,6 @@ from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.discovery import absolute
 from bufferlint.findings import Finding
-from bufferlint.fingerprint import relative_path
 from bufferlint.noqa import add_noqa
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.base import count, display_path
@@ -269,7 +268,7 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
 def _add_noqa(args: argparse.Namespace, report: api.Report) -> int:
     added = add_noqa(report.findings)
     for path, line in added.skipped:
-        print(f"bufferlint: could not add a noqa directive at {relative_path(path, Path.cwd())}:{line}", file=sys.stderr)
+        print(f"bufferlint: could not add a noqa directive at {display_path(path, Path.cwd())}:{line}", file=sys.stderr)
     if not args.quiet:
         print(f"Added {count(added.added, 'noqa directive')} to {count(added.files, 'file')}.", file=sys.stderr)
     report.findings, report.errors = [], report.errors + added.errors
