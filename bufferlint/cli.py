@@ -15,6 +15,9 @@ that does not by itself make the run fail: the finding is still reported, so the
 code is 1.
 
 Subcommands are registered in ``build_parser``; each sets a ``handler(args) -> int``.
+What a check finds, and what fixing changes, comes from ``bufferlint.api`` (the same calls
+an editor integration makes); this module turns arguments into its requests and renders
+its reports, warnings and exit codes.
 """
 
 from __future__ import annotations
@@ -205,8 +208,7 @@ def _report(args: argparse.Namespace, report: api.Report) -> int:
 
     cwd = Path.cwd()
     to_stdout = args.output_file is None
-    color = (args.format == "text" and to_stdout and not args.no_color and "NO_COLOR" not in os.environ
-             and sys.stdout.isatty())
+    color = to_stdout and _color(args)
     if args.statistics:
         output = statistics.render_json(report) if args.format == "json" else statistics.render_text(report)
     else:
@@ -227,6 +229,15 @@ def _report(args: argparse.Namespace, report: api.Report) -> int:
         else:
             for note in notes:
                 print(f"bufferlint: {note}", file=sys.stderr)
+    return _exit_code(args, report)
+
+
+def _color(args: argparse.Namespace) -> bool:
+    """Colour text written to a terminal, unless told not to (``--no-color``, ``NO_COLOR``)."""
+    return args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+
+
+def _exit_code(args: argparse.Namespace, report: api.Report) -> int:
     if report.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if report.findings and not args.exit_zero else EXIT_OK
@@ -236,7 +247,6 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
     """``--fix`` / ``--diff``: apply the fixes with verification (see bufferlint.fixes.runner)."""
     fixed = api.fix(options, unsafe=args.unsafe_fixes, write=not args.diff)
     if isinstance(fixed, api.Report):  # the run could not start
-        _warn_suppressions(fixed)
         raise UsageError(fixed.error)
     final, outcome = fixed.report, fixed.outcome
     _warn_suppressions(final)
@@ -253,16 +263,13 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
                 print(f"{display_path(error.path, cwd)}: error: {error.message}", file=sys.stderr)
             return EXIT_ERROR
         return EXIT_FINDINGS if outcome.changed else EXIT_OK
-    color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    sys.stdout.write(REPORTERS[args.format](final, cwd, color=color, root=final.project.root))
+    sys.stdout.write(REPORTERS[args.format](final, cwd, color=_color(args), root=final.project.root))
     if args.format == "text":
         analysed = dataclasses.replace(final, errors=[e for e in final.errors if e not in outcome.write_errors])
         print(summary(analysed, len(final.report_files)), file=sys.stderr)
     unwritten = f" {count(len(outcome.write_errors), 'fixed file')} could not be written." if outcome.write_errors else ""
     print(f"Fixed {count(outcome.fixed, 'finding')} ({remaining} remaining).{unwritten}", file=sys.stderr)
-    if final.errors:
-        return EXIT_ERROR
-    return EXIT_FINDINGS if final.findings and not args.exit_zero else EXIT_OK
+    return _exit_code(args, final)
 
 
 def _add_noqa(args: argparse.Namespace, report: api.Report) -> int:
