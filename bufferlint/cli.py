@@ -34,7 +34,6 @@ from bufferlint.api import UsageError
 from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.discovery import absolute
-from bufferlint.findings import Finding
 from bufferlint.noqa import add_noqa
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.base import count, display_path
@@ -135,7 +134,7 @@ def run_check(args: argparse.Namespace) -> int:
     _warn_suppressions(report)
     if report.error is not None:
         raise UsageError(report.error)
-    _warn_lost_fixes(args, report.findings)
+    _warn_lost_fixes(args, report)
     return _report(args, report)
 
 
@@ -156,17 +155,16 @@ def _options(args: argparse.Namespace, fixes: bool = False) -> api.CheckOptions:
     )
 
 
-def _warn_lost_fixes(args: argparse.Namespace, findings: list[Finding]) -> None:
+def _warn_lost_fixes(args: argparse.Namespace, report: api.Report) -> None:
     """Say on stderr which findings have no fix because their file could not be parsed for
     fixing. JSON and SARIF carry it in the report (``fix_error``, tool notifications)."""
     if args.format in ("json", "sarif") and not args.statistics and not args.diff:
         return
     cwd = Path.cwd()
-    for finding in findings:
-        if finding.fix_error:
-            span = finding.span
-            print(f"{display_path(finding.path, cwd)}:{span.line}:{span.column}: warning: no fix for {finding.rule}: "
-                  f"{finding.fix_error}", file=sys.stderr)
+    for finding in report.lost_fixes:
+        span = finding.span
+        print(f"{display_path(finding.path, cwd)}:{span.line}:{span.column}: warning: no fix for {finding.rule}: "
+              f"{finding.fix_error}", file=sys.stderr)
 
 
 def _warn_suppressions(report: api.Report) -> None:
@@ -253,7 +251,7 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
     cwd = Path.cwd()
     for rejection in outcome.rejections:
         print(rejection.describe(display_path(rejection.finding.path, cwd)), file=sys.stderr)
-    _warn_lost_fixes(args, final.findings)
+    _warn_lost_fixes(args, final)
     remaining = len(final.findings)
     if args.diff:
         sys.stdout.write(outcome.diff(lambda path: display_path(path, cwd)))
