@@ -188,13 +188,9 @@ def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True) -> F
     outcome = runner.fix_project(report, project, report.files, report.report_files, reanalyse, unsafe=unsafe, write=write)
     known = {e.path for e in report.path_errors}
     errors = report.path_errors + [e for e in outcome.result.errors if e.path not in known] + outcome.write_errors
-    final = Report(
-        findings=outcome.result.findings, errors=errors, notices=outcome.result.notices,
-        files_seen=outcome.result.files_seen, files_parsed=outcome.result.files_parsed,
-        lines_seen=outcome.result.lines_seen, project=report.project, files=report.files,
-        report_files=report.report_files, path_errors=report.path_errors,
-        suppression_warnings=report.suppression_warnings,
-    )
+    final = _as_report(outcome.result, errors=errors, project=report.project, files=report.files,
+                       report_files=report.report_files, path_errors=report.path_errors,
+                       suppression_warnings=report.suppression_warnings)
     return FixReport(final, outcome)
 
 
@@ -216,12 +212,15 @@ def _analyse(options: CheckOptions) -> Report:
         result = analysis.analyze_project(project.root, files, report_files, settings.vocab)
     warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
         if options.suppression_warnings else []
-    return Report(
-        findings=_reportable(result.findings, settings), errors=path_errors + result.errors, notices=result.notices,
-        files_seen=result.files_seen, files_parsed=result.files_parsed, lines_seen=result.lines_seen,
-        project=project, files=files, report_files=report_files, path_errors=path_errors,
-        suppression_warnings=warnings,
-    )
+    return _as_report(result, findings=_reportable(result.findings, settings), errors=path_errors + result.errors,
+                      project=project, files=files, report_files=report_files, path_errors=path_errors,
+                      suppression_warnings=warnings)
+
+
+def _as_report(result: AnalysisResult, **fields) -> Report:
+    """A Report holding ``result``'s analysis (counts, notices, ...) and ``fields``."""
+    analysed = {f.name: getattr(result, f.name) for f in dataclasses.fields(AnalysisResult)}
+    return Report(**{**analysed, **fields})
 
 
 def _fix_project(report: Report) -> FixProject:
