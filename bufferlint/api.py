@@ -53,7 +53,8 @@ class CheckOptions:
 
     ``paths`` choose what is reported; the analysis always sees the whole project they
     belong to (``project_root``, default: the nearest directory with a pyproject.toml).
-    ``select`` replaces the configured selection and ``ignore`` adds to it (as in Ruff).
+    ``select`` replaces the configured selection and ``ignore`` adds to it (as in Ruff);
+    None leaves the configuration's, an empty list selects nothing (an error).
     ``fixes``: plan a fix for each finding (parses the reported files with LibCST: slow,
     so only when the fixes are shown or applied). ``suppression_warnings``: collect the
     problems of suppression comments (and with ``warn_unused_noqa`` the unused ones).
