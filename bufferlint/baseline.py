@@ -24,8 +24,7 @@ from typing import Callable, Sequence
 
 from bufferlint.atomic import write_atomic
 from bufferlint.findings import Finding
-from bufferlint.fingerprint import relative_path
-from bufferlint.reporters.base import json_text
+from bufferlint.reporters.base import display_path, json_text
 
 VERSION = 1
 
@@ -55,7 +54,7 @@ def write(file: Path, findings: Sequence[Finding], prints: Sequence[str], root: 
             {
                 "fingerprint": fp,
                 "rule": f.rule,
-                "path": relative_path(f.path, root),
+                "path": display_path(f.path, root),
                 "function": f.function,
                 "line": f.span.line,
                 "message": f.message,

@@ -15,6 +15,9 @@ that does not by itself make the run fail: the finding is still reported, so the
 code is 1.
 
 Subcommands are registered in ``build_parser``; each sets a ``handler(args) -> int``.
+What a check finds, and what fixing changes, comes from ``bufferlint.api`` (the same calls
+an editor integration makes); this module turns arguments into its requests and renders
+its reports, warnings and exit codes.
 """
 
 from __future__ import annotations
@@ -26,28 +29,18 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from bufferlint import __version__, analysis, baseline
+from bufferlint import __version__, api
+from bufferlint.api import UsageError
 from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
-from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
-from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
-from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
-from bufferlint.findings import AnalysisResult, FileError, Finding
-from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
-from bufferlint.reporters.base import display_path
-from bufferlint.fingerprint import fingerprints, relative_path
+from bufferlint.discovery import absolute
 from bufferlint.noqa import add_noqa
 from bufferlint.reporters import REPORTERS, statistics
+from bufferlint.reporters.base import count, display_path
 from bufferlint.reporters.text import summary
-from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
-from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS_WITH_FIXES = frozenset({"json", "sarif", "rdjson", "rdjsonl"})
-
-
-class UsageError(Exception):
-    """A problem with how bufferlint was called or configured: one line, exit 2."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -61,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return args.handler(args)
-    except (UsageError, ConfigError) as exc:
+    except UsageError as exc:
         print(f"bufferlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -136,32 +129,55 @@ def run_check(args: argparse.Namespace) -> int:
     if args.show_settings:
         return _show_settings(args)
     _check_report_options(args)
-    run = _analyse(args)
-    root, settings, files, report_files, result, errors = (
-        run.root, run.settings, run.files, run.report_files, run.result, run.errors
-    )
-    project = Project(root, settings.vocab, files)
-    if args.fix or args.diff or args.statistics or args.format in FORMATS_WITH_FIXES:
-        # Planning fixes parses each reported file with LibCST (the slow, full syntax tree):
-        # only when a fix is applied or shown.
-        result.findings = attach_fixes(result.findings, project)
+    options = _options(args, fixes=bool(args.fix or args.diff or args.statistics or args.format in FORMATS_WITH_FIXES))
     if args.fix or args.diff:
-        return _run_fixes(args, result, project, files, report_files, settings, errors)
-    _warn_lost_fixes(args, result.findings)
-    return _report(args, result, root, report_files, settings)
+        return _run_fixes(args, options)
+    report = api.check(options)
+    _warn_suppressions(report)
+    if report.error is not None:
+        raise UsageError(report.error)
+    _warn_lost_fixes(args, report)
+    return _report(args, report)
 
 
-def _warn_lost_fixes(args: argparse.Namespace, findings: list[Finding]) -> None:
+def _options(args: argparse.Namespace, fixes: bool = False) -> api.CheckOptions:
+    """The API request a command line asks for."""
+    return api.CheckOptions(
+        paths=tuple(args.paths),
+        project_root=args.project_root,
+        config=args.config,
+        select=_split_codes(args.select) if args.select else None,
+        ignore=_split_codes(args.ignore) if args.ignore else None,
+        max_file_size=getattr(args, "max_file_size", None),
+        baseline=getattr(args, "baseline", None),
+        write_baseline=getattr(args, "write_baseline", None),
+        fixes=fixes,
+        suppression_warnings=not getattr(args, "quiet", False),
+        warn_unused_noqa=getattr(args, "warn_unused_noqa", False),
+        cache=not getattr(args, "no_cache", False),
+    )
+
+
+def _warn_lost_fixes(args: argparse.Namespace, report: api.Report) -> None:
     """Say on stderr which findings have no fix because their file could not be parsed for
     fixing. JSON and SARIF carry it in the report (``fix_error``, tool notifications)."""
     if args.format in ("json", "sarif") and not args.statistics and not args.diff:
         return
     cwd = Path.cwd()
-    for finding in findings:
-        if finding.fix_error:
-            span = finding.span
-            print(f"{display_path(finding.path, cwd)}:{span.line}:{span.column}: warning: no fix for {finding.rule}: "
-                  f"{finding.fix_error}", file=sys.stderr)
+    for finding in report.lost_fixes:
+        span = finding.span
+        print(f"{display_path(finding.path, cwd)}:{span.line}:{span.column}: warning: no fix for {finding.rule}: "
+              f"{finding.fix_error}", file=sys.stderr)
+
+
+def _warn_suppressions(report: api.Report) -> None:
+    """``path:line:col: warning: ...`` on stderr for malformed directives and unknown codes,
+    and with ``--warn-unused-noqa`` for directives that suppress nothing. They do not change
+    the exit code."""
+    cwd = Path.cwd()
+    for warning in report.suppression_warnings:
+        print(f"{display_path(warning.path, cwd)}:{warning.line}:{warning.column}: warning: {warning.message}",
+              file=sys.stderr)
 
 
 def _add_report_options(check: argparse.ArgumentParser) -> None:
@@ -185,20 +201,19 @@ def _check_report_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--statistics prints text or json, not {args.format}")
 
 
-def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report_files: list[Path], settings: Settings) -> int:
-    """Baseline, --add-noqa, rendering and the exit code, once the findings are final."""
-    notes = _apply_baseline(args, result, root, report_files, settings)
+def _report(args: argparse.Namespace, report: api.Report) -> int:
+    """--add-noqa, rendering and the exit code, once the findings are final."""
+    notes = [report.baseline_note] if report.baseline_note else []
     if args.add_noqa:
-        return _add_noqa(args, result, root)
+        return _add_noqa(args, report)
 
     cwd = Path.cwd()
     to_stdout = args.output_file is None
-    color = (args.format == "text" and to_stdout and not args.no_color and "NO_COLOR" not in os.environ
-             and sys.stdout.isatty())
+    color = to_stdout and _color(args)
     if args.statistics:
-        output = statistics.render_json(result) if args.format == "json" else statistics.render_text(result)
+        output = statistics.render_json(report) if args.format == "json" else statistics.render_text(report)
     else:
-        output = REPORTERS[args.format](result, cwd, color=color, root=root)
+        output = REPORTERS[args.format](report, cwd, color=color, root=report.project.root)
     if to_stdout:
         sys.stdout.write(output)
     else:
@@ -206,149 +221,73 @@ def _report(args: argparse.Namespace, result: AnalysisResult, root: Path, report
             absolute(args.output_file).write_text(output, encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
-    for notice in result.notices:  # a limit of the analysis is never silent, even with --quiet
+    for notice in report.notices:  # a limit of the analysis is never silent, even with --quiet
         print(f"bufferlint: warning: {notice}", file=sys.stderr)
     if not args.quiet:
         if args.format == "text":
-            line = summary(result, len(report_files))
+            line = summary(report, len(report.report_files))
             print(f"{line} {notes[0][0].upper()}{notes[0][1:]}." if notes else line, file=sys.stderr)
         else:
             for note in notes:
                 print(f"bufferlint: {note}", file=sys.stderr)
-    if result.errors:
+    return _exit_code(args, report)
+
+
+def _color(args: argparse.Namespace) -> bool:
+    """Colour text written to a terminal, unless told not to (``--no-color``, ``NO_COLOR``)."""
+    return args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+
+
+def _exit_code(args: argparse.Namespace, report: api.Report) -> int:
+    if report.errors:
         return EXIT_ERROR
-    return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_OK
+    return EXIT_FINDINGS if report.findings and not args.exit_zero else EXIT_OK
 
 
-def _run_fixes(args, result, project, files, report_files, settings, errors) -> int:
+def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
     """``--fix`` / ``--diff``: apply the fixes with verification (see bufferlint.fixes.runner)."""
-
-    def reanalyse(root: Path, all_files: list[Path], reported: list[Path]) -> AnalysisResult:
-        again = analysis.analyze_project(root, all_files, reported, settings.vocab)
-        again.findings = _reportable(again.findings, settings)
-        return again
-
-    outcome: FixOutcome = fix_project(
-        result, project, files, report_files, reanalyse, unsafe=args.unsafe_fixes, write=not args.diff
-    )
-    final = outcome.result
-    known = {e.path for e in errors}
-    final.errors = errors + [e for e in final.errors if e.path not in known] + outcome.write_errors
+    fixed = api.fix(options, unsafe=args.unsafe_fixes, write=not args.diff)
+    if isinstance(fixed, api.Report):  # the run could not start
+        raise UsageError(fixed.error)
+    final, outcome = fixed.report, fixed.outcome
+    _warn_suppressions(final)
     cwd = Path.cwd()
     for rejection in outcome.rejections:
         print(rejection.describe(display_path(rejection.finding.path, cwd)), file=sys.stderr)
-    _warn_lost_fixes(args, final.findings)
+    _warn_lost_fixes(args, final)
     remaining = len(final.findings)
     if args.diff:
         sys.stdout.write(outcome.diff(lambda path: display_path(path, cwd)))
-        print(f"Would fix {_count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
+        print(f"Would fix {count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
         if final.errors:
             for error in final.errors:
                 print(f"{display_path(error.path, cwd)}: error: {error.message}", file=sys.stderr)
             return EXIT_ERROR
         return EXIT_FINDINGS if outcome.changed else EXIT_OK
-    color = args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    sys.stdout.write(REPORTERS[args.format](final, cwd, color=color, root=project.root))
+    sys.stdout.write(REPORTERS[args.format](final, cwd, color=_color(args), root=final.project.root))
     if args.format == "text":
         analysed = dataclasses.replace(final, errors=[e for e in final.errors if e not in outcome.write_errors])
-        print(summary(analysed, len(report_files)), file=sys.stderr)
-    unwritten = f" {_count(len(outcome.write_errors), 'fixed file')} could not be written." if outcome.write_errors else ""
-    print(f"Fixed {_count(outcome.fixed, 'finding')} ({remaining} remaining).{unwritten}", file=sys.stderr)
-    if final.errors:
-        return EXIT_ERROR
-    return EXIT_FINDINGS if final.findings and not args.exit_zero else EXIT_OK
+        print(summary(analysed, len(final.report_files)), file=sys.stderr)
+    unwritten = f" {count(len(outcome.write_errors), 'fixed file')} could not be written." if outcome.write_errors else ""
+    print(f"Fixed {count(outcome.fixed, 'finding')} ({remaining} remaining).{unwritten}", file=sys.stderr)
+    return _exit_code(args, final)
 
 
-
-
-def _apply_baseline(args: argparse.Namespace, result: AnalysisResult, root: Path, report_files: list[Path],
-                    settings: Settings) -> list[str]:
-    """--write-baseline / --baseline: leave only the findings to report in ``result``; return
-    what to tell the user about it."""
-    if not (args.baseline or args.write_baseline):
-        return []
-    prints = fingerprints(result.findings, root)
-    try:
-        if args.write_baseline:
-            baseline.write(absolute(args.write_baseline), result.findings, prints, root, str(args.write_baseline))
-            note = f"wrote {_count(len(result.findings), 'finding')} to the baseline {args.write_baseline}"
-            result.findings = []
-            return [note]
-        checked = {relative_path(path, root) for path in report_files}
-        outcome = baseline.apply(
-            baseline.load(absolute(args.baseline), str(args.baseline)), result.findings, prints,
-            lambda entry: entry.path in checked and settings.is_enabled(entry.rule),
-        )
-    except baseline.BaselineError as exc:
-        raise UsageError(str(exc)) from None
-    result.findings = outcome.new
-    return [f"{_count(outcome.baselined, 'baselined finding')} not shown, {outcome.fixed} fixed"]
-
-
-def _add_noqa(args: argparse.Namespace, result: AnalysisResult, root: Path) -> int:
-    added = add_noqa(result.findings)
+def _add_noqa(args: argparse.Namespace, report: api.Report) -> int:
+    added = add_noqa(report.findings)
     for path, line in added.skipped:
-        print(f"bufferlint: could not add a noqa directive at {relative_path(path, Path.cwd())}:{line}", file=sys.stderr)
+        print(f"bufferlint: could not add a noqa directive at {display_path(path, Path.cwd())}:{line}", file=sys.stderr)
     if not args.quiet:
-        print(f"Added {_count(added.added, 'noqa directive')} to {_count(added.files, 'file')}.", file=sys.stderr)
-    result.findings, result.errors = [], result.errors + added.errors
-    if result.errors:
-        sys.stdout.write(REPORTERS[args.format](result, Path.cwd(), root=root))
+        print(f"Added {count(added.added, 'noqa directive')} to {count(added.files, 'file')}.", file=sys.stderr)
+    report.findings, report.errors = [], report.errors + added.errors
+    if report.errors:
+        sys.stdout.write(REPORTERS[args.format](report, Path.cwd(), root=report.project.root))
         return EXIT_ERROR
     return EXIT_FINDINGS if added.skipped and not args.exit_zero else EXIT_OK
 
 
-def _count(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
-
-
-def _project_root(option: Path | None, paths: list[Path]) -> Path:
-    if option is None:
-        return find_project_root(paths)
-    root = absolute(option)
-    if not root.is_dir():
-        raise UsageError(f"--project-root {option}: not a directory")
-    return root
-
-
-def _apply_cli_rules(settings: Settings, args: argparse.Namespace) -> Settings:
-    """``--select`` replaces the configured selection, ``--ignore`` adds to it (as in Ruff)."""
-    changes = {}
-    if args.select:
-        changes["select"] = rule_selectors(_split_codes(args.select), "--select")
-    if args.ignore:
-        changes["ignore"] = settings.ignore + rule_selectors(_split_codes(args.ignore), "--ignore")
-    if getattr(args, "max_file_size", None) is not None:
-        changes["max_file_size"] = file_size(args.max_file_size, "--max-file-size")
-    settings = dataclasses.replace(settings, **changes)
-    if not any(settings.is_enabled(code) for code in RULES):
-        # As Ruff: a selection that checks nothing is a mistake, not a clean result.
-        where = "--select/--ignore" if args.select or args.ignore else (f"{settings.config_path}: [tool.bufferlint]" if settings.config_path else "select")
-        raise UsageError(
-            f"{where}: no rule is selected (select = {list(settings.select)}, ignore = {list(settings.ignore)}); "
-            f"nothing would be checked (known rules: {', '.join(RULES)})"
-        )
-    return settings
-
-
 def _split_codes(values: list[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
-
-
-def _reportable(findings: list[Finding], settings: Settings) -> list[Finding]:
-    """Drop findings of rules not selected and findings a suppression comment covers."""
-    sources: dict[Path, SourceFile | None] = {}
-    kept = []
-    for finding in findings:
-        if not settings.is_enabled(finding.rule):
-            continue
-        if finding.path not in sources:
-            source = read_source(finding.path)
-            sources[finding.path] = source if isinstance(source, SourceFile) else None
-        source = sources[finding.path]
-        if source is None or not suppressed(finding, source.text):
-            kept.append(finding)
-    return kept
 
 
 def show_rule(args: argparse.Namespace) -> int:
@@ -367,73 +306,15 @@ def list_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-@dataclasses.dataclass
-class _Run:
-    root: Path
-    settings: Settings
-    files: list[Path]
-    report_files: list[Path]
-    result: AnalysisResult
-    errors: list  # path errors (missing, unlistable), also at the head of result.errors
-
-
-def _analyse(args: argparse.Namespace) -> _Run:
-    """The analysis a command asks for: scope, settings, then reportable findings."""
-    paths = [absolute(p) for p in args.paths]
-    root = _project_root(args.project_root, paths)
-    settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
-    set_max_bytes(settings.max_file_size)
-    report_files, errors = expand_paths(paths, root, settings)
-    result = AnalysisResult()
-    files: list[Path] = []
-    if report_files:
-        files = sorted(set(discover(root, settings.excludes)) | set(report_files))
-        result = analysis.analyze_project(root, files, report_files, settings.vocab, _cache(args, root, settings))
-    result.errors[:0] = errors
-    _warn_suppressions(args, report_files, result.findings, settings)
-    result.findings = _reportable(result.findings, settings)
-    return _Run(root, settings, files, report_files, result, errors)
-
-
-def _cache(args: argparse.Namespace, root: Path, settings: Settings) -> Cache | None:
-    """The cache for this project and these settings (None with ``--no-cache``)."""
-    if getattr(args, "no_cache", False):
-        return None
-    key = fingerprint(tool_fingerprint(), settings.vocab, str(root), settings.max_file_size)
-    return Cache(cache_directory(root, settings.cache_dir), key)
-
-
-def _warn_suppressions(args: argparse.Namespace, report_files: list[Path], findings: list[Finding],
-                       settings: Settings) -> None:
-    """``path:line:col: warning: ...`` on stderr for malformed directives and unknown codes,
-    and with ``--warn-unused-noqa`` for directives that suppress nothing (``findings``: before
-    suppression). They do not change the exit code."""
-    if getattr(args, "quiet", False):
-        return
-    by_path: dict[Path, list[Finding]] = {}
-    for finding in findings:
-        by_path.setdefault(finding.path, []).append(finding)
-    cwd = Path.cwd()
-    for path in report_files:
-        data = read_bytes(path)
-        if isinstance(data, FileError) or not may_concern_bufferlint(data):
-            continue
-        source = read_source(path, data)
-        if isinstance(source, SourceFile):
-            warn_unused = getattr(args, "warn_unused_noqa", False)
-            for line, column, message in directive_warnings(source.text, by_path.get(path, []), settings.is_enabled, warn_unused):
-                print(f"{display_path(path, cwd)}:{line}:{column}: warning: {message}", file=sys.stderr)
-
-
 def _show_settings(args: argparse.Namespace) -> int:
     """``check --show-settings``: the vocabulary in effect; warnings for project entries that
     no file mentions (exit 0: a listing, not a check)."""
     from bufferlint.show_settings import show_settings
 
-    paths = [absolute(p) for p in args.paths]
-    root = _project_root(args.project_root, paths)
-    settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
-    listing, warnings = show_settings(settings, discover(root, settings.excludes))
+    project = api.open_project(_options(args))
+    if isinstance(project, str):
+        raise UsageError(project)
+    listing, warnings = show_settings(project.settings, project.files())
     sys.stdout.write(listing)
     for warning in warnings:
         print(f"bufferlint: warning: {warning}", file=sys.stderr)
@@ -445,15 +326,19 @@ def write_shim(args: argparse.Namespace) -> int:
     named as the application imports them; exit 2 when one has no importable name."""
     from bufferlint.shimgen import generate_shim, shim_targets
 
-    run = _analyse(args)
-    for error in run.result.errors:
+    report = api.check(_options(args))
+    _warn_suppressions(report)
+    if report.error is not None:
+        raise UsageError(report.error)
+    for error in report.errors:
         print(f"{error.path}: {error.message}", file=sys.stderr)
-    trusted = args.project_root is not None or (run.root / "pyproject.toml").is_file()
-    targets = shim_targets(run.result.findings, run.root, trusted)
+    root = report.project.root
+    trusted = args.project_root is not None or (root / "pyproject.toml").is_file()
+    targets = shim_targets(report.findings, root, trusted)
     for function, reason in targets.unexpressible:
         print(f"bufferlint: error: cannot patch {function}: {reason}; not in the shim", file=sys.stderr)
     output = absolute(args.output)
     text = generate_shim(targets.answers, policy=args.policy, module_hint=output.stem, unexpressible=targets.unexpressible)
     write_atomic(output, text.encode("utf-8"))
-    print(f"Wrote {args.output}: patches {_count(len(targets.answers), 'loader')} with policy {args.policy!r}.", file=sys.stderr)
-    return EXIT_ERROR if run.result.errors or targets.unexpressible else EXIT_OK
+    print(f"Wrote {args.output}: patches {count(len(targets.answers), 'loader')} with policy {args.policy!r}.", file=sys.stderr)
+    return EXIT_ERROR if report.errors or targets.unexpressible else EXIT_OK

@@ -17,25 +17,16 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import tokenize
 from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
 from bufferlint.findings import Finding
+from bufferlint.reporters.base import display_path
 from bufferlint.textlines import SourceCache
 
 LENGTH = 20  # hex digits: 80 bits, ample for any number of findings in one project
-
-
-def relative_path(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` with ``/`` separators, or absolute when outside it."""
-    absolute = Path(os.path.abspath(path))
-    try:
-        return absolute.relative_to(os.path.abspath(root)).as_posix()
-    except ValueError:
-        return absolute.as_posix()
 
 
 _LAYOUT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
@@ -59,7 +50,7 @@ def fingerprints(findings: Sequence[Finding], root: Path, sources: SourceCache |
     """One fingerprint per finding, in the order given."""
     sources = sources or SourceCache()
     keys = [
-        (f.rule, relative_path(f.path, root), f.function, normalize(sources.line(f.path, f.span.line) or ""))
+        (f.rule, display_path(f.path, root), f.function, normalize(sources.line(f.path, f.span.line) or ""))
         for f in findings
     ]
     seen: dict[tuple, int] = defaultdict(int)

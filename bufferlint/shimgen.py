@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
 from bufferlint.analysis.index import module_name
 from bufferlint.findings import Finding
-from bufferlint.fingerprint import relative_path
+from bufferlint.reporters.base import display_path
 
 POLICIES = ("sync", "copy", "raise", "off")
 
@@ -96,7 +96,7 @@ def import_name(path: Path, root: Path, trusted_root: bool) -> str:
         name = ".".join(parts)
     for part in name.split("."):
         if not part.isidentifier() or keyword.iskeyword(part):
-            raise ValueError(f"{part!r} in {relative_path(path, root)} is not a Python identifier, so it cannot be imported")
+            raise ValueError(f"{part!r} in {display_path(path, root)} is not a Python identifier, so it cannot be imported")
     return name
 
 

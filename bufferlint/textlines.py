@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable
 
-from bufferlint.findings import Edit
 from bufferlint.source import SourceFile, read_source
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -29,26 +27,6 @@ def line_ending(line: str) -> str:
 def utf8_column(line: str, column: int) -> int:
     """The 1-based UTF-8 byte column of a 1-based character column (reviewdog counts bytes)."""
     return len(line[: max(column - 1, 0)].encode("utf-8", "surrogatepass")) + 1
-
-
-def apply_edits(text: str, edits: Iterable[Edit]) -> str:
-    """``text`` with the edits applied. Edits must not overlap; a position past the end of a
-    line or of the file is clamped to it (an insertion at line N+1, column 1 appends)."""
-    lines = split_lines(text)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(line: int, column: int) -> int:
-        if line > len(lines):
-            return len(text)
-        content = lines[line - 1].rstrip("\r\n")
-        return starts[line - 1] + min(max(column - 1, 0), len(content))
-
-    spans = sorted(((offset(e.line, e.column), offset(e.end_line, e.end_column), e.replacement) for e in edits), reverse=True)
-    for start, end, replacement in spans:
-        text = text[:start] + replacement + text[end:]
-    return text
 
 
 class SourceCache:

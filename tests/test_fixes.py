@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint import cli
+from bufferlint import api, cli
 from bufferlint.analysis import analyze_project
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes import base as fix_base
@@ -496,7 +496,7 @@ def test_text_output_plans_no_fixes(tmp_path: Path, monkeypatch) -> None:
     project.mkdir()
     (project / "loader.py").write_text((FIXTURES / "bl001_guarded_submit.py").read_text())
     planned = []
-    monkeypatch.setattr(cli, "attach_fixes", lambda findings, project: planned.append(1) or findings)
+    monkeypatch.setattr(api, "attach_fixes", lambda findings, project: planned.append(1) or findings)
     monkeypatch.chdir(project)
     assert cli.main(["check", "loader.py"]) == 1
     assert planned == []

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 import bufferlint.analysis
-from bufferlint import cli
+from bufferlint import api, cli
 from bufferlint.catalog import RULES
 from bufferlint.findings import AnalysisResult, Edit, FileError, Finding, Fix, Span, TraceStep
 from bufferlint.reporters import REPORTERS, github, rdjson, sarif
@@ -111,7 +111,7 @@ def use_result(monkeypatch: pytest.MonkeyPatch, result: AnalysisResult) -> None:
     that attaches the fixers' fixes (once the fixes branch provides it), so the hand-built
     fixes are the ones rendered."""
     monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None: result)
-    monkeypatch.setattr(cli, "attach_fixes", lambda findings, *args, **kwargs: list(findings), raising=False)
+    monkeypatch.setattr(api, "attach_fixes", lambda findings, *args, **kwargs: list(findings))
 
 
 def test_every_format_is_registered() -> None:

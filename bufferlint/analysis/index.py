@@ -161,11 +161,21 @@ def module_name(path: Path, root: Path) -> tuple[str, bool]:
     return ".".join(prefix + parts) or path.stem, is_package
 
 
-def _resolve_relative(module: ModuleInfo, level: int, target: str | None) -> str:
-    package = module.name if module.is_package else module.name.rpartition(".")[0]
-    for _ in range(level - 1):
-        package = package.rpartition(".")[0]
-    return ".".join(p for p in (package, target) if p)
+def absolute_module(module: str | None, level: int, current: str, is_package: bool) -> str | None:
+    """The absolute name of ``from <level dots><module> import ...`` inside module ``current``
+    (None: more dots than packages). Here because module names are the index's business;
+    the fixers resolve the imports of the file they edit with it too."""
+    if not level:
+        return module
+    parts = current.split(".") if current else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    if module:
+        parts.append(module)
+    return ".".join(parts) or None
 
 
 def import_bindings(module: ModuleInfo, node: ast.Import | ast.ImportFrom) -> dict[str, str]:
@@ -179,7 +189,7 @@ def import_bindings(module: ModuleInfo, node: ast.Import | ast.ImportFrom) -> di
                 head = alias.name.split(".")[0]
                 out[head] = head
         return out
-    base = _resolve_relative(module, node.level, node.module) if node.level else (node.module or "")
+    base = absolute_module(node.module, node.level, module.name, module.is_package) or ""
     for alias in node.names:
         if alias.name != "*":
             out[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name

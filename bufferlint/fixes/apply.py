@@ -17,8 +17,8 @@ import difflib
 from typing import Iterable
 
 from bufferlint.findings import Edit
-from bufferlint.fixes.base import split_lines
 from bufferlint.source import source_encoding
+from bufferlint.textlines import split_lines
 
 
 class EditConflict(ValueError):

@@ -24,8 +24,11 @@ from typing import Callable, Iterable, Iterator
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from bufferlint.analysis.index import ModuleInfo, ProjectIndex, absolute_module, module_name
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.packs import Vocabulary
+from bufferlint.source import SourceFile, parse_source, read_source
+from bufferlint.textlines import split_lines
 
 SAFE, UNSAFE = "safe", "unsafe"
 APPLICABILITIES = (SAFE, UNSAFE)
@@ -35,7 +38,11 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 class Project:
     """What fixers may know beyond one file: the vocabulary, the project root, and which
-    project file implements a dotted module name (computed lazily, once per run)."""
+    project file implements a dotted module name (computed lazily, once per run).
+
+    Module names, import bindings and constants are the analysis index's
+    (``bufferlint.analysis.index``): a fixer must see a module exactly as the engine that
+    reported the finding saw it, so the modules a fixer asks about are indexed on demand."""
 
     def __init__(self, root: Path, vocab: Vocabulary, files: Iterable[Path] = ()) -> None:
         self.root = root
@@ -43,12 +50,11 @@ class Project:
         self.files = list(files)
         self._modules: dict[str, Path] | None = None
         self._module_names: dict[Path, tuple[str, bool]] = {}
-        self._constants: dict[Path, dict[str, object]] = {}
+        self._index = ProjectIndex()
+        self._indexed: dict[Path, ModuleInfo | None] = {}
 
     def module_name(self, path: Path) -> tuple[str, bool]:
         if path not in self._module_names:
-            from bufferlint.analysis.index import module_name
-
             self._module_names[path] = module_name(path, self.root)
         return self._module_names[path]
 
@@ -61,59 +67,33 @@ class Project:
                     self._modules.setdefault(self.module_name(path)[0], path)
         return self._modules.get(dotted)
 
-    def module_constants(self, path: Path) -> dict[str, object]:
-        """Top-level ``NAME = <literal>`` assignments and ``from M import NAME`` re-exports
-        (as ``("import", "M.NAME")``) of a project file."""
-        if path not in self._constants:
-            found: dict[str, object] = {}
-            self._constants[path] = found
-            try:
-                from bufferlint.source import SourceFile, read_source
+    def module_info(self, path: Path) -> ModuleInfo | None:
+        """The project file as the analysis indexes it (None when it cannot be parsed)."""
+        if path not in self._indexed:
+            self._indexed[path] = None
+            source = read_source(path)
+            tree = parse_source(source) if isinstance(source, SourceFile) else source
+            if isinstance(tree, ast.Module):
+                name, is_package = self.module_name(path)
+                info = ModuleInfo(name, path, tree, source.text, is_package)
+                self._index.add_module(info)
+                self._indexed[path] = info
+        return self._indexed[path]
 
-                source = read_source(path)
-                tree = ast.parse(source.text) if isinstance(source, SourceFile) else None
-            except (SyntaxError, ValueError, RecursionError):
-                tree = None
-            if tree is not None:
-                module, is_package = self.module_name(path)
-                for stmt in tree.body:
-                    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Constant):
-                        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                        for target in targets:
-                            if isinstance(target, ast.Name):
-                                found[target.id] = stmt.value.value
-                    elif isinstance(stmt, ast.ImportFrom):
-                        base = absolute_module(stmt.module, stmt.level, module, is_package)
-                        for alias in stmt.names:
-                            if base and alias.name != "*":
-                                found.setdefault(alias.asname or alias.name, ("import", f"{base}.{alias.name}"))
-        return self._constants[path]
-
-    def constant_value(self, qualname: str, depth: int = 0) -> object:
-        """The literal value of the project constant ``pkg.mod.NAME`` (following re-exports)."""
-        module, _, name = qualname.rpartition(".")
-        path = self.module_file(module) if module else None
-        if path is None or depth > 3:
-            return None
-        value = self.module_constants(path).get(name)
-        if isinstance(value, tuple) and value[:1] == ("import",):
-            return self.constant_value(value[1], depth + 1)
-        return value
-
-
-def absolute_module(module: str | None, level: int, current: str, is_package: bool) -> str | None:
-    """The absolute name of ``from <level dots><module> import ...`` inside module ``current``."""
-    if not level:
-        return module
-    parts = current.split(".") if current else []
-    if not is_package:
-        parts = parts[:-1]
-    if level - 1 > len(parts):
-        return None
-    parts = parts[: len(parts) - (level - 1)]
-    if module:
-        parts.append(module)
-    return ".".join(parts) or None
+    def constant_value(self, qualname: str) -> object:
+        """The literal value of the project constant ``pkg.mod.NAME``, following re-exports
+        (``from .consts import NAME``): the modules along the way are indexed, then the
+        index resolves the name."""
+        target = qualname
+        for _ in range(4):
+            module, _, name = target.rpartition(".")
+            path = self.module_file(module) if module else None
+            info = self.module_info(path) if path is not None else None
+            if info is None or name in info.constants or name not in info.imports:
+                break
+            target = info.imports[name]
+        found, value = self._index.constant(qualname)
+        return value if found else None
 
 
 @dataclass
@@ -158,7 +138,7 @@ class SourceModule:
         self.parents = self.wrapper.resolve(ParentNodeProvider)
         self.newline = self.tree.default_newline
         self.indent_unit = self.tree.default_indent
-        self.lines = _split_lines(text)
+        self.lines = split_lines(text)
 
     # -- positions --------------------------------------------------------------------
 
@@ -324,7 +304,7 @@ def focused_text(text: str, lines: Iterable[int]) -> tuple[str, dict[str, str]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text, {}
     wanted = sorted(set(lines))
-    out = _split_lines(text)
+    out = split_lines(text)
     runs: list[list[ast.stmt]] = []
     previous = None
     for stmt in tree.body:
@@ -394,21 +374,6 @@ def dotted_name(node: cst.CSTNode) -> str | None:
 
 def _size(where: CodeRange) -> tuple[int, int]:
     return (where.end.line - where.start.line, where.end.column - where.start.column)
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines with their line breaks, splitting only where Python does (\\r\\n, \\r, \\n)."""
-    lines, start = [], 0
-    for match in _LINE_BREAK.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    if start < len(text):
-        lines.append(text[start:])
-    return lines
-
-
-def split_lines(text: str) -> list[str]:
-    return _split_lines(text)
 
 
 Planner = Callable[[Finding, str, FixContext], "list[Fix]"]

@@ -53,11 +53,6 @@ RUNTIME_GUARDED_SUBMIT = ("bufferlint.runtime.guarded_submit", "bufferlint.runti
 VIEW_NOTE = "returns a view"  # trace note of a step that made a view (views carry no marker)
 
 
-def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:
-    found = candidates(finding, source_text, context)
-    return found[0] if found else None
-
-
 def candidates(finding: Finding, source_text: str, context: FixContext) -> list[Fix]:
     """The possible fixes, best first (a safe guard-based one, then guarded_submit)."""
     src = context.source(source_text)

@@ -54,11 +54,6 @@ CONTAINER_NODES = (
 )
 
 
-def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:
-    found = candidates(finding, source_text, context)
-    return found[0] if found else None
-
-
 def candidates(finding: Finding, source_text: str, context: FixContext) -> list[Fix]:
     kind = context.vocab.kind(kind_of(finding))
     if kind is None or not kind.copy:

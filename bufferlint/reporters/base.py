@@ -18,14 +18,22 @@ class Reporter(Protocol):
     def __call__(self, result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str: ...
 
 
-def display_path(path: Path, cwd: Path) -> str:
-    """Relative to ``cwd`` when under it, else absolute; always with ``/`` separators, so
-    output is stable across platforms and clickable in editors and CI logs."""
+def display_path(path: Path, base: Path) -> str:
+    """Relative to ``base`` when under it, else absolute; always with ``/`` separators, so
+    output is stable across platforms and clickable in editors and CI logs. Every path
+    bufferlint writes goes through here: relative to the current directory in reports,
+    relative to the project root in baselines and fingerprints."""
     absolute = Path(os.path.abspath(path))
     try:
-        return absolute.relative_to(cwd).as_posix()
+        return absolute.relative_to(os.path.abspath(base)).as_posix()
     except ValueError:
         return absolute.as_posix()
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 finding``, ``2 findings``: every count bufferlint shows a user (summaries, the
+    command's notes) is worded here, so that they agree."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")

@@ -19,8 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
+from bufferlint.fixes.apply import EditConflict, apply_edits
 from bufferlint.reporters.base import display_path, json_text
-from bufferlint.textlines import SourceCache, apply_edits, split_lines, utf8_column
+from bufferlint.textlines import SourceCache, split_lines, utf8_column
 
 SOURCE = {"name": "bufferlint"}
 
@@ -66,7 +67,11 @@ def _finding(f: Finding, cwd: Path, sources: SourceCache) -> dict:
 
 
 def _suggestions(fix: Fix, text: str | None, position) -> list[dict]:
-    if text is None:  # the file is gone: the edits as they are, for tools that can apply them
+    try:
+        fixed = apply_edits(text, fix.edits) if text is not None else None
+    except EditConflict:  # the file changed since the fix was planned
+        fixed = None
+    if fixed is None:  # the file is gone or changed: the edits as they are, for tools that can apply them
         return [
             {"range": {"start": position(e.line, e.column), "end": position(e.end_line, e.end_column)}, "text": e.replacement}
             for e in fix.edits
@@ -76,7 +81,7 @@ def _suggestions(fix: Fix, text: str | None, position) -> list[dict]:
     # an edit ending at column 1 of a line ends with the line break before it
     last = max(e.end_line - 1 if e.end_column == 1 and e.end_line > e.line else e.end_line for e in fix.edits)
     first, last = max(1, min(first, len(lines))), max(1, min(last, len(lines)))
-    new_lines = split_lines(apply_edits(text, fix.edits))
+    new_lines = split_lines(fixed)
     block = new_lines[first - 1 : len(new_lines) - (len(lines) - last)]
     replacement = "".join(line.rstrip("\r\n") + "\n" for line in block)[:-1]  # whole lines, without the last break
     return [{"range": {"start": {"line": first}, "end": {"line": last}}, "text": replacement}]

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from bufferlint.findings import AnalysisResult
-from bufferlint.reporters.base import printable, shown_path
+from bufferlint.reporters.base import count, printable, shown_path
 
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\x1b[1m", "\x1b[1;31m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 
@@ -29,18 +29,14 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
 
 def summary(result: AnalysisResult, files: int) -> str:
     """One line for stderr: counts per rule, and how many files could not be analysed."""
-    file_word = _plural(files, "file")
+    file_word = count(files, "file")
     if not result.findings and not result.errors:
         return f"All checks passed ({file_word})."
     if result.findings:
         per_rule = ", ".join(f"{n} {rule}" for rule, n in sorted(Counter(f.rule for f in result.findings).items()))
-        text = f"Found {_plural(len(result.findings), 'finding')} ({per_rule}) in {file_word}."
+        text = f"Found {count(len(result.findings), 'finding')} ({per_rule}) in {file_word}."
     else:
         text = f"No findings in {file_word}."
     if result.errors:
-        text += f" {_plural(len(result.errors), 'path')} could not be analysed."
+        text += f" {count(len(result.errors), 'path')} could not be analysed."
     return text
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

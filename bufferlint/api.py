@@ -1,0 +1,328 @@
+"""Using bufferlint from Python: the one entry point every front end shares.
+
+The ``bufferlint`` command and a language server both need the same thing: check some
+files of a project with its root, configuration, rule packs, rule selection, suppression
+comments and baseline applied exactly the same way, and get the fixes of what remains.
+So that logic lives here, once, and returns plain data; front ends only render it.
+
+* :func:`check` takes :class:`CheckOptions` and returns a :class:`Report`: the findings
+  left after selection, suppression and baseline (with their fixes when asked), the files
+  that could not be analysed, the analysis' notices, the warnings about suppression
+  comments, and the baseline's summary.
+* :func:`fix` applies the fixes with verification (see :mod:`bufferlint.fixes.runner`)
+  and returns a :class:`FixReport`; with ``write=False`` nothing is written and the
+  verified new text of each file is in ``FixReport.changed`` ("all safe fixes in this
+  file" for an editor).
+* :func:`open_project` resolves the project root and settings alone (``--show-settings``).
+
+Nothing here prints or exits. Bad input is data too: a path that cannot be read is a
+:class:`~bufferlint.findings.FileError` in ``Report.errors`` (the other files are still
+analysed), and a run that cannot start (bad configuration, no rule selected, an unreadable
+baseline) is a :class:`Report` whose ``error`` says why in one line. Messages name options
+by their command-line spelling (``--select``), which is also what the fields here are called.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from bufferlint import analysis, baseline
+from bufferlint.catalog import RULES
+from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
+from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
+from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
+from bufferlint.fingerprint import fingerprints
+from bufferlint.fixes import runner
+from bufferlint.fixes.base import Project as FixProject
+from bufferlint.fixes.runner import FixOutcome, applicable, attach_fixes
+from bufferlint.reporters.base import count, display_path
+from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
+from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
+from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
+
+
+class UsageError(Exception):
+    """A problem with how bufferlint was called: one line (the command exits 2)."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What to check and how; every field mirrors the ``bufferlint check`` option of that name.
+
+    ``paths`` choose what is reported; the analysis always sees the whole project they
+    belong to (``project_root``, default: the nearest directory with a pyproject.toml).
+    ``select`` replaces the configured selection and ``ignore`` adds to it (as in Ruff);
+    None leaves the configuration's, an empty list selects nothing (an error).
+    ``fixes``: plan a fix for each finding (parses the reported files with LibCST: slow,
+    so only when the fixes are shown or applied). ``suppression_warnings``: collect the
+    problems of suppression comments (and with ``warn_unused_noqa`` the unused ones).
+    ``cache``: read and write the project's cache (``bufferlint.cache``; the CLI's
+    ``--no-cache`` turns it off).
+    """
+
+    paths: Sequence[Path] = (Path("."),)
+    project_root: Path | None = None
+    config: Path | None = None
+    select: Sequence[str] | None = None
+    ignore: Sequence[str] | None = None
+    max_file_size: float | None = None  # MiB
+    baseline: Path | None = None
+    write_baseline: Path | None = None
+    fixes: bool = False
+    suppression_warnings: bool = True
+    warn_unused_noqa: bool = False
+    cache: bool = True
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project a run belongs to: its root and the settings in effect there."""
+
+    root: Path
+    settings: Settings
+
+    def files(self) -> list[Path]:
+        """Every Python file of the project the analysis sees (excludes applied)."""
+        return discover(self.root, self.settings.excludes)
+
+
+@dataclass(frozen=True)
+class SuppressionWarning:
+    """A suppression comment that is malformed, names an unknown code, or suppresses nothing."""
+
+    path: Path
+    line: int
+    column: int
+    message: str
+
+
+@dataclass
+class Report(AnalysisResult):
+    """The outcome of :func:`check`. It is an :class:`AnalysisResult` (so every reporter
+    renders it) whose ``findings`` are final: selected, not suppressed, not baselined.
+    ``errors`` start with the paths that could not be used (``path_errors``)."""
+
+    project: Project | None = None
+    files: list[Path] = field(default_factory=list)  # every file analysed
+    report_files: list[Path] = field(default_factory=list)  # the files reported on
+    path_errors: list[FileError] = field(default_factory=list)  # missing or unlistable paths
+    suppression_warnings: list[SuppressionWarning] = field(default_factory=list)
+    baseline_note: str | None = None  # "wrote N findings to the baseline F" / "N baselined findings not shown, M fixed"
+    error: str | None = None  # why the run could not be done; then only suppression_warnings may be set
+
+    @property
+    def lost_fixes(self) -> list[Finding]:
+        """Findings of fixable rules whose file could not be parsed for fixing (``fix_error``)."""
+        return [f for f in self.findings if f.fix_error]
+
+    def findings_in(self, path: Path) -> list[Finding]:
+        """This report's findings in one file, in file order."""
+        path = absolute(path)
+        return sorted((f for f in self.findings if f.path == path), key=Finding.sort_key)
+
+    def safe_fixes(self, path: Path, unsafe: bool = False) -> list[Fix]:
+        """The fixes of one file's findings that ``--fix`` would apply (with ``unsafe``, as
+        with ``--unsafe-fixes``); planned only when the report was made with ``fixes=True``.
+        Unverified: :func:`fix` applies them together and verifies the result."""
+        return [f.fix for f in self.findings_in(path) if applicable(f.fix, unsafe)]
+
+
+@dataclass
+class FixReport:
+    """The outcome of :func:`fix`: ``report`` is what the fixed files produce (the files
+    on disk, or with ``write=False`` the files as they would be); ``outcome`` says what was
+    fixed, changed (old and new text per file), rejected and not written."""
+
+    report: Report
+    outcome: FixOutcome
+
+    @property
+    def changed(self) -> dict[Path, tuple[str, str]]:
+        return self.outcome.changed
+
+
+def open_project(options: CheckOptions) -> Project | str:
+    """The project root and the settings in effect (configuration file, packs, and the
+    options' selection), or one line saying why they cannot be used."""
+    try:
+        paths = [absolute(p) for p in options.paths]
+        root = _project_root(options.project_root, paths)
+        settings = load_settings(root, absolute(options.config) if options.config else None)
+        return Project(root, _with_options(settings, options))
+    except (UsageError, ConfigError) as exc:
+        return str(exc)
+
+
+def check(options: CheckOptions) -> Report:
+    """Analyse the project the paths belong to and report on the paths: selection,
+    suppression comments and baseline applied; fixes planned when ``options.fixes``."""
+    if options.write_baseline and options.baseline:
+        return Report(error="--write-baseline cannot be combined with --baseline")
+    report = _analyse(options)
+    if report.error is not None:
+        return report
+    try:
+        _apply_baseline(report, options)
+    except baseline.BaselineError as exc:
+        return Report(error=str(exc), suppression_warnings=report.suppression_warnings)
+    if options.fixes:
+        report.findings = attach_fixes(report.findings, _fix_project(report))
+    return report
+
+
+def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True) -> FixReport | Report:
+    """Apply the safe fixes (and with ``unsafe`` the unsafe ones) to the reported files,
+    each verified by re-analysis; write the fixed files when ``write``. Returns the Report
+    alone when the run could not start (its ``error`` says why). Baselines do not apply:
+    fixing repairs what is there, baselined or not."""
+    report = _analyse(options)
+    if report.error is not None:
+        return report
+    project = _fix_project(report)
+    report.findings = attach_fixes(report.findings, project)
+    settings = report.project.settings
+
+    def reanalyse(root: Path, all_files: list[Path], reported: list[Path]) -> AnalysisResult:
+        again = analysis.analyze_project(root, all_files, reported, settings.vocab)
+        again.findings = _reportable(again.findings, settings)
+        return again
+
+    outcome = runner.fix_project(report, project, report.files, report.report_files, reanalyse, unsafe=unsafe, write=write)
+    known = {e.path for e in report.path_errors}
+    errors = report.path_errors + [e for e in outcome.result.errors if e.path not in known] + outcome.write_errors
+    final = _as_report(outcome.result, errors=errors, project=report.project, files=report.files,
+                       report_files=report.report_files, path_errors=report.path_errors,
+                       suppression_warnings=report.suppression_warnings)
+    return FixReport(final, outcome)
+
+
+# -- the steps ---------------------------------------------------------------------------
+
+
+def project_cache(project: Project) -> Cache:
+    """The project's cache, under a key for bufferlint's own code and the settings that
+    shape the analysis (another vocabulary or file-size limit never reuses this one's)."""
+    settings = project.settings
+    key = fingerprint(tool_fingerprint(), settings.vocab, str(project.root), settings.max_file_size)
+    return Cache(cache_directory(project.root, settings.cache_dir), key)
+
+
+def _analyse(options: CheckOptions) -> Report:
+    """Scope, settings, analysis, then the reportable findings."""
+    project = open_project(options)
+    if isinstance(project, str):
+        return Report(error=project)
+    settings = project.settings
+    set_max_bytes(settings.max_file_size)
+    report_files, path_errors = expand_paths([absolute(p) for p in options.paths], project.root, settings)
+    result = AnalysisResult()
+    files: list[Path] = []
+    if report_files:
+        files = sorted(set(project.files()) | set(report_files))
+        result = analysis.analyze_project(project.root, files, report_files, settings.vocab,
+                                          project_cache(project) if options.cache else None)
+    warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
+        if options.suppression_warnings else []
+    return _as_report(result, findings=_reportable(result.findings, settings), errors=path_errors + result.errors,
+                      project=project, files=files, report_files=report_files, path_errors=path_errors,
+                      suppression_warnings=warnings)
+
+
+def _as_report(result: AnalysisResult, **fields) -> Report:
+    """A Report holding ``result``'s analysis (counts, notices, ...) and ``fields``."""
+    analysed = {f.name: getattr(result, f.name) for f in dataclasses.fields(AnalysisResult)}
+    return Report(**{**analysed, **fields})
+
+
+def _fix_project(report: Report) -> FixProject:
+    return FixProject(report.project.root, report.project.settings.vocab, report.files)
+
+
+def _project_root(option: Path | None, paths: list[Path]) -> Path:
+    if option is None:
+        return find_project_root(paths)
+    root = absolute(option)
+    if not root.is_dir():
+        raise UsageError(f"--project-root {option}: not a directory")
+    return root
+
+
+def _with_options(settings: Settings, options: CheckOptions) -> Settings:
+    """``select`` replaces the configured selection, ``ignore`` adds to it (as in Ruff)."""
+    changes = {}
+    if options.select is not None:
+        changes["select"] = rule_selectors(list(options.select), "--select")
+    if options.ignore is not None:
+        changes["ignore"] = settings.ignore + rule_selectors(list(options.ignore), "--ignore")
+    if options.max_file_size is not None:
+        changes["max_file_size"] = file_size(options.max_file_size, "--max-file-size")
+    settings = dataclasses.replace(settings, **changes)
+    if not any(settings.is_enabled(code) for code in RULES):
+        # As Ruff: a selection that checks nothing is a mistake, not a clean result.
+        where = "--select/--ignore" if options.select is not None or options.ignore is not None else (
+            f"{settings.config_path}: [tool.bufferlint]" if settings.config_path else "select")
+        raise UsageError(
+            f"{where}: no rule is selected (select = {list(settings.select)}, ignore = {list(settings.ignore)}); "
+            f"nothing would be checked (known rules: {', '.join(RULES)})"
+        )
+    return settings
+
+
+def _reportable(findings: list[Finding], settings: Settings) -> list[Finding]:
+    """Drop findings of rules not selected and findings a suppression comment covers."""
+    sources: dict[Path, SourceFile | None] = {}
+    kept = []
+    for finding in findings:
+        if not settings.is_enabled(finding.rule):
+            continue
+        if finding.path not in sources:
+            source = read_source(finding.path)
+            sources[finding.path] = source if isinstance(source, SourceFile) else None
+        source = sources[finding.path]
+        if source is None or not suppressed(finding, source.text):
+            kept.append(finding)
+    return kept
+
+
+def _suppression_warnings(report_files: list[Path], findings: list[Finding], settings: Settings,
+                          warn_unused: bool) -> list[SuppressionWarning]:
+    """Malformed directives and unknown codes in the reported files, and with
+    ``warn_unused`` directives that suppress nothing (``findings``: before suppression)."""
+    by_path: dict[Path, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    warnings = []
+    for path in report_files:
+        data = read_bytes(path)
+        if isinstance(data, FileError) or not may_concern_bufferlint(data):
+            continue
+        source = read_source(path, data)
+        if isinstance(source, SourceFile):
+            for line, column, message in directive_warnings(source.text, by_path.get(path, []), settings.is_enabled,
+                                                            warn_unused):
+                warnings.append(SuppressionWarning(path, line, column, message))
+    return warnings
+
+
+def _apply_baseline(report: Report, options: CheckOptions) -> None:
+    """``write_baseline``: record the findings and report none; ``baseline``: report only
+    the findings it does not hold. Either way ``report.baseline_note`` says what happened."""
+    if not (options.baseline or options.write_baseline):
+        return
+    root, settings = report.project.root, report.project.settings
+    prints = fingerprints(report.findings, root)
+    if options.write_baseline:
+        baseline.write(absolute(options.write_baseline), report.findings, prints, root, str(options.write_baseline))
+        report.baseline_note = f"wrote {count(len(report.findings), 'finding')} to the baseline {options.write_baseline}"
+        report.findings = []
+        return
+    checked = {display_path(path, root) for path in report.report_files}
+    outcome = baseline.apply(
+        baseline.load(absolute(options.baseline), str(options.baseline)), report.findings, prints,
+        lambda entry: entry.path in checked and settings.is_enabled(entry.rule),
+    )
+    report.findings = outcome.new
+    report.baseline_note = f"{count(outcome.baselined, 'baselined finding')} not shown, {outcome.fixed} fixed"
