@@ -48,7 +48,7 @@ def sweep(directory: Path) -> tuple[int, float, int, list[str], list[str]]:
     env.pop("BUFFERLINT_DEBUG", None)
     start = time.perf_counter()
     run = subprocess.run(
-        [sys.executable, "-m", "bufferlint", "check", "--format", "json", "--exit-zero",
+        [sys.executable, "-m", "bufferlint", "check", "--format", "json", "--exit-zero", "--no-cache",
          "--project-root", str(directory), str(directory)],
         capture_output=True, text=True, env=env, cwd=directory,
     )
