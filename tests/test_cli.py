@@ -515,7 +515,7 @@ def test_rule_prints_the_new_rules(tmp_path: Path, code: str, title: str) -> Non
 
 def test_rules_lists_the_new_rules(tmp_path: Path) -> None:
     out = run_cli("rules", cwd=tmp_path).stdout
-    assert [line.split()[0] for line in out.splitlines()] == ["BL001", "BL002", "BL003", "BL004"]
+    assert [line.split()[0] for line in out.splitlines()] == ["BL001", "BL002", "BL003", "BL004", "BL005"]
     assert "BL003  borrowed-view-outlives-step" in out or "BL003 borrowed-view-outlives-step" in out
 
 
@@ -628,7 +628,7 @@ def test_real_engine_finding_and_noqa(tmp_path: Path) -> None:
     assert run_cli("check", "loader.py", cwd=tmp_path).returncode == 0
 
 
-@pytest.mark.parametrize("code", ["BL003", "BL004"])
+@pytest.mark.parametrize("code", ["BL003", "BL004", "BL005"])
 def test_real_engine_select_new_rule(tmp_path: Path, code: str) -> None:
     """The new rules can be selected (the selection is checked against the catalog) and
     their catalog example is reported on its lines."""

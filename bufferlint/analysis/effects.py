@@ -18,7 +18,11 @@ from bufferlint.analysis.values import (
     Value,
     deep_leaves,
     deep_pending,
+    in_flight,
+    in_flight_sites,
     join_all,
+    landed_leaf,
+    map_leaves,
 )
 from bufferlint.findings import TraceStep, shorter_trace
 
@@ -114,6 +118,43 @@ class EffectsMixin:
         if self.st is not None:
             self.st.pending = frozenset(p for p in self.st.pending if p.rule != "BL004")
             self.st.synced = True
+            self.st.flying = frozenset()
+
+    def issue(self, value: Value) -> None:
+        """Device-to-host copies issued here (or returned by a helper that issued them and did
+        not synchronise): their host tensors are in flight until the next synchronisation."""
+        if self.st is not None:
+            sites = in_flight_sites(value)
+            if sites:
+                self.st.flying = self.st.flying | sites
+
+    def read_host(self, node: ast.AST, value: Value, what: str) -> None:
+        """The host reads the value's bytes now (BL005 if they are still in flight). A
+        parameter read before this function synchronises is a reach: the caller decides."""
+        st = self.st
+        if st is None or not value.leaves:
+            return
+        step = None
+        for leaf in value.leaves:
+            if isinstance(leaf, Borrow):
+                if not (leaf.flight and leaf.site in st.flying):
+                    continue
+            elif st.synced or (self.info.qualname, leaf.index) not in self.program.hot:
+                continue
+            if step is None:
+                step = replace(self.step(node, ""), fact=("sink", "BL005", what))
+            if isinstance(leaf, Borrow):
+                self.report(self.site(node, what), leaf.trace + (step,), "BL005")
+            else:
+                self.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), "BL005"))
+
+    def landed(self, value: Value) -> Value:
+        """``value`` without the in-flight copies a synchronisation on this path completed
+        (what a function hands back: its callers see those as ordinary host tensors)."""
+        st = self.st
+        if st is None or not any(isinstance(leaf, Borrow) and leaf.flight for leaf in deep_leaves(value)):
+            return value
+        return map_leaves(value, lambda leaf: None if landed_leaf(leaf, st.flying) else leaf)
 
     def materialize(
         self,
@@ -130,7 +171,7 @@ class EffectsMixin:
             return
         step = self.step(node, note or f"every element is kept at once by `{what}` while the producer advances")
         if value.lazy:
-            leaves = frozenset(deep_leaves(value.elems, through_lazy=True))
+            leaves = frozenset(leaf for leaf in deep_leaves(value.elems, through_lazy=True) if not in_flight(leaf))
             site = reach.site if reach is not None and reach.site else self.site(node, what)
             for leaf in leaves:
                 trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
@@ -233,10 +274,19 @@ class EffectsMixin:
         holder: tuple | None = None,
         owners: frozenset = frozenset(),
     ) -> Value:
-        """Work that reads ``payload`` later; returns the future standing for it."""
+        """Work that reads ``payload`` later; returns the future standing for it. A copy still
+        in flight from the device handed to a task is read by it (BL005) now; the other rules
+        are about buffers a producer reuses, never about those copies."""
         leaves = frozenset(deep_leaves(payload))
         if not leaves or self.st is None:
             return EMPTY
+        flying = frozenset(leaf for leaf in leaves if isinstance(leaf, Borrow) and leaf.flight)
+        if flying:
+            if rule == "BL001":
+                self.read_host(node, Value(leaves=flying), sink)
+            leaves = leaves - flying
+            if not leaves:
+                return EMPTY
         key = (node.lineno, node.col_offset)
         step = replace(self.step(node, ""), fact=("sink", rule, sink))  # the rule words it
         pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder, owners)

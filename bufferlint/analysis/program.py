@@ -289,7 +289,7 @@ class ProjectAnalysis:
         vocab = self.program.raw_vocab
         names = set(vocab.markers)
         for spec in vocab.sources:
-            names.update(p.last_name for p in spec.calls)
+            names.update(_seed_word(p) for p in spec.calls)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
         return names
@@ -474,6 +474,16 @@ def defined_names(data: bytes) -> list[str]:
         if _DEF_INDENT.fullmatch(data, line, start):
             names.append(match.group(1).decode("ascii", "replace"))
     return names
+
+
+def _seed_word(pattern) -> str:
+    """The word a call matching ``pattern`` surely mentions: a keyword it must be passed by
+    name (``non_blocking`` for ``.to(..., non_blocking=True)``: far rarer than ``to``), else
+    the called name."""
+    for condition in pattern.required_kwargs:
+        if condition.position is None and not condition.optional:
+            return condition.key
+    return pattern.last_name
 
 
 def _word_pattern(names: set[str], binary: bool = False):

@@ -39,6 +39,8 @@ class VocabIndex:
         for kind in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
+        for pattern in vocab.host_reads:
+            self._add("host-reads", pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
         self._builtin_prefix = str(builtin_pack_dir())
         self._methods: dict[str, bool] = {}
