@@ -74,12 +74,14 @@ def process_batch_result(next_token_ids: torch.Tensor) -> list[int]:
 
 ## Fix safety
 
-The fix inserts `torch.cuda.current_stream().synchronize()` before the statement of the first
-read. It is marked unsafe: it changes when the host waits (it removes the overlap the
-non-blocking copy was for, up to the read), and if the copy was issued on another stream
-than the current one, synchronising the current stream is not enough (synchronise that
-stream or an event recorded after the copy). When the read is not in the function that
-issued the copy, no fix is offered.
+When the copy and the read are in the same function, two fixes are offered. Dropping
+`non_blocking=True` (copy blocking) is safe: the host tensor holds the same bytes, before the
+call returns; only the overlap of the copy with the host's work is lost. Inserting
+`torch.cuda.current_stream().synchronize()` before the statement of the read is unsafe: it
+waits for all the stream's work, and if the copy was issued on another stream than the
+current one, synchronising the current stream is not enough (synchronise that stream, or an
+event recorded after the copy). When the copy is issued by a helper or the read happens in
+one, no fix is offered: the helper is shared by other callers.
 
 ## Known problems
 
@@ -95,9 +97,13 @@ CPU arithmetic on the tensor other than the listed reads (`t + 1`), are not repo
         "event) before the read, or copy blocking"
     ),
     step_note="read on the host by `{sink}` while the copy may still be in flight",
-    fixer="",
+    fixer="bufferlint.fixes.bl005",
     invalid=(
-        Invalid(_STEP + _ASYNC_COPY + "    return host_ids.tolist()\n", lines=(8,)),
+        Invalid(
+            _STEP + _ASYNC_COPY + "    return host_ids.tolist()\n",
+            lines=(8,),
+            fixed=((_ASYNC_COPY, '    host_ids = next_token_ids.to("cpu")\n'),),
+        ),
         # A truth test reads the tensor's single value.
         Invalid(
             _PRELUDE
