@@ -41,6 +41,23 @@ class Issue:
 
 
 @dataclass(frozen=True)
+class Advance:
+    """A call after which producers may refill the buffers behind their earlier views."""
+
+    node: ast.AST
+    what: str
+
+
+@dataclass(frozen=True)
+class UseAfterRefill:
+    """A call reads ``value``, whose producer may have refilled it since (BL003)."""
+
+    node: ast.AST
+    value: Value
+    what: str
+
+
+@dataclass(frozen=True)
 class HostRead:
     """The host reads ``value``'s bytes now (``t.tolist()``, ``int(t)``, ``if t:``)."""
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from bufferlint.analysis.call_effects import (
     Adopt,
     KeepInField,
+    Advance,
     Drain,
     HostRead,
     Issue,
@@ -32,6 +33,7 @@ from bufferlint.analysis.call_effects import (
     Store,
     Submit,
     Synchronize,
+    UseAfterRefill,
 )
 from bufferlint.analysis.index import FunctionInfo, dotted_name
 from bufferlint.analysis.syntax import holder_name
@@ -250,9 +252,15 @@ class Call:
     # -- dispatch ------------------------------------------------------------------------
 
     def evaluate(self) -> Value:
-        read = self.it.vocab.match("host-reads", self.shape)
+        vocab = self.it.vocab
+        read = vocab.match("host-reads", self.shape)
         if read is not None:
             self.read_host(read)
+        if self.it.st.refilled:
+            used = join_all([self.receiver, *self.args.flat()])
+            self.effects.append(UseAfterRefill(self.node, used, self.name))
+        if vocab.match("advances", self.shape) is not None:
+            self.effects.append(Advance(self.node, self.name))
         if self.receiver is not None and (self.receiver.pending or self.receiver.alloc):
             result = self.wait_on_receiver()
             if result is not None:
@@ -529,19 +537,19 @@ class Call:
                     return EMPTY
             elif self.receiver_called_with(cond.receiver_call, cond.kwarg, cond.equals):
                 return EMPTY
-        site = (self.it.info.qualname, self.node.lineno, self.node.col_offset)
         if spec.until:
-            return self.in_flight_copy(site)
-        step = self.step(f"`{self.name}(...)` hands out borrowed views of a reused buffer")
-        step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
-        return _shape_value(spec.produces, Borrow(site, False, (step,)))
+            return self.in_flight_copy(spec)
+        value = borrowed_from(self.it, self.node, spec, f"{self.name}(...)")
+        self.effects.append(Issue(value))
+        return value
 
-    def in_flight_copy(self, site: tuple) -> Value:
+    def in_flight_copy(self, spec: SourceSpec) -> Value:
         """A non-blocking device-to-host copy: a host tensor whose bytes arrive later. The
         call still does what the rest of the vocabulary says (``.to`` may be a view of a host
         receiver, a host-to-device copy of a borrowed one): the copy is added to that."""
         step = self.step(f"`{self.name}(...)` copies to the host asynchronously: in flight until the device is synchronised")
-        step = replace(step, fact=("source", "", "borrowed"))
+        step = replace(step, fact=("source", spec.kind, "borrowed"))
+        site = (self.it.info.qualname, self.node.lineno, self.node.col_offset)
         copy = Value(leaves=frozenset({Borrow(site, False, (step,), flight=True)}))
         self.effects.append(Issue(copy))
         return join(self.vocabulary(skip="sources") or EMPTY, copy)
@@ -680,7 +688,7 @@ class Call:
         results = []
         settles: frozenset | None = None
         bounds: list[dict[int, Value]] = []
-        facts: dict[int, tuple[Value, bool, frozenset, bool]] = {}  # id(argument) -> what it carries
+        facts: dict[int, tuple[Value, bool, frozenset, bool, bool]] = {}  # id(argument) -> what it carries
         caller = self.it.info.qualname
         for info in targets:
             self.effects.append(Record("callee", info.qualname))
@@ -692,8 +700,9 @@ class Call:
                 if known is None or known[0] is not value:
                     concrete, params = _origins([value])
                     futures = any(key[:1] != ("param",) for key in deep_pending(value))
-                    known = facts[id(value)] = (value, concrete, params, futures)
-                self.program.flow(caller, info.qualname, param, known[1], known[2])
+                    flight = concrete and any(in_flight(leaf) for leaf in deep_leaves(value, through_lazy=True))
+                    known = facts[id(value)] = (value, concrete, params, futures, flight)
+                self.program.flow(caller, info.qualname, param, known[1], known[2], known[4])
                 if known[3]:
                     self.program.activate(info.qualname)  # it may wait for the futures it is given
             bounds.append(bound)
@@ -718,8 +727,8 @@ class Call:
             return Value(types=frozenset({self.constructed}), alloc=frozenset({self.allocation_site()}))
         if len(targets) == 1:
             result = replace(result, origin=targets[0].qualname)
-        if any(in_flight(leaf) for leaf in deep_leaves(result)):
-            self.effects.append(Issue(result))  # the callee's copies are in flight here now
+        if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
+            self.effects.append(Issue(result))  # the callee's borrowed objects are handed out here
         return result
 
     def adopt_future(self, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple) -> None:
@@ -950,6 +959,14 @@ def by_name_summary(program, qualname: str, summary: Summary) -> Summary:
 
 def _drop_params(leaf):
     return None if isinstance(leaf, ParamRef) else leaf
+
+
+def borrowed_from(it: "FunctionInterpreter", node: ast.AST, spec: SourceSpec, what: str) -> Value:
+    """What source ``spec`` hands out at ``node`` (a call, or an attribute read ``what``)."""
+    site = (it.info.qualname, node.lineno, node.col_offset)
+    step = it.step(node, f"`{what}` hands out borrowed views of a reused buffer")
+    step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
+    return _shape_value(spec.produces, Borrow(site, False, (step,)))
 
 
 def _shape_value(shape: Shape, leaf: Borrow) -> Value:

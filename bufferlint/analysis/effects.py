@@ -121,12 +121,55 @@ class EffectsMixin:
             self.st.flying = frozenset()
 
     def issue(self, value: Value) -> None:
-        """Device-to-host copies issued here (or returned by a helper that issued them and did
-        not synchronise): their host tensors are in flight until the next synchronisation."""
-        if self.st is not None:
-            sites = in_flight_sites(value)
-            if sites:
-                self.st.flying = self.st.flying | sites
+        """Borrowed objects handed out here (by a source, or a helper returning them): fresh
+        ones, whatever an earlier ``advances`` call did to their site's older objects.
+        Device-to-host copies among them are in flight until the next synchronisation."""
+        st = self.st
+        if st is None:
+            return
+        sites = in_flight_sites(value)
+        if sites:
+            st.flying = st.flying | sites
+        self.refresh(value)
+
+    def refresh(self, value: Value) -> None:
+        """``value``'s borrowed objects were just handed out (by a source, a helper, the next
+        element of a stream): not refilled, whatever an ``advances`` call did to older ones."""
+        st = self.st
+        if st is not None and st.refilled:
+            fresh = {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow)}
+            st.refilled = frozenset(entry for entry in st.refilled if entry[0] not in fresh)
+
+    def advance(self, node: ast.AST, what: str) -> None:
+        """``ring.release(slot)``: the producer may refill its buffer now, as when its loop
+        advances: work still reading a view is a race, and the views in hand are stale."""
+        st = self.st
+        if st is None:
+            return
+        step = self.step(node, f"the producer may refill its buffer after `{what}(...)`")
+        if st.pending:
+            self.commit(st, step)
+            st.pending = frozenset(p for p in st.pending if p.key[:1] == ("param",))
+        held = {
+            name: {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow) and not leaf.flight}
+            for name, value in st.vars.items()
+        }
+        held = {name: sites for name, sites in held.items() if sites and not name.startswith("<")}
+        if held:
+            st.stale = st.stale | frozenset(held)
+            st.refilled = st.refilled | frozenset((site, step) for sites in held.values() for site in sites)
+
+    def use_after_refill(self, node: ast.AST, value: Value, what: str) -> None:
+        """A call reads a view whose producer may have refilled the buffer (BL003)."""
+        st = self.st
+        if st is None or not st.refilled:
+            return
+        steps = {site: step for site, step in st.refilled}
+        sink = f"{what} (after the producer may have refilled it)"
+        for leaf in deep_leaves(value):
+            if isinstance(leaf, Borrow) and leaf.site in steps:
+                use = self.step(node, f"read by `{what}(...)` after that")
+                self.report(self.site(node, sink), leaf.trace + (steps[leaf.site], use), "BL003")
 
     def read_host(self, node: ast.AST, value: Value, what: str) -> None:
         """The host reads the value's bytes now (BL005 if they are still in flight). A
@@ -139,7 +182,7 @@ class EffectsMixin:
             if isinstance(leaf, Borrow):
                 if not (leaf.flight and leaf.site in st.flying):
                     continue
-            elif st.synced or (self.info.qualname, leaf.index) not in self.program.hot:
+            elif st.synced or (self.info.qualname, leaf.index) not in self.program.flight_hot:
                 continue
             if step is None:
                 step = replace(self.step(node, ""), fact=("sink", "BL005", what))
@@ -200,6 +243,8 @@ class EffectsMixin:
         """The producer may advance now: every submission still pending is a race."""
         for pending in state.pending:
             for leaf in pending.leaves:
+                if in_flight(leaf):
+                    continue  # a helper's future came back with a device copy: BL005's, not this rule's
                 trace = leaf.trace + (pending.step,)
                 if pending.holder is not None:
                     self.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))

@@ -312,6 +312,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         stmt = op.node
         iterable = self.st.vars.get(f"<iter:{_key(stmt)}>", EMPTY)
         element = iterate(iterable, self.step(stmt, f"element taken by `for {short(stmt.target)} in ...`"))
+        self.refresh(element)
         self.assign(stmt.target, element, stmt)
 
     def op_advance(self, op: cfg.Op) -> None:
@@ -698,6 +699,8 @@ APPLY = {
     call_effects.Drain: lambda it, e: it.settle_owned_by(e.executor),
     call_effects.Synchronize: lambda it, e: it.synchronize(),
     call_effects.Issue: lambda it, e: it.issue(e.value),
+    call_effects.Advance: lambda it, e: it.advance(e.node, e.what),
+    call_effects.UseAfterRefill: lambda it, e: it.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.read_host(e.node, e.value, e.what),
     call_effects.Submit: lambda it, e: it.add_pending(
         e.node, e.payload, e.sink, e.assume, e.subject, rule=e.rule, owners=e.owners

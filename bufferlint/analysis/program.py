@@ -25,7 +25,7 @@ from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, mo
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
-from bufferlint.analysis.values import Borrow, Value, deep_leaves, join
+from bufferlint.analysis.values import Borrow, Value, deep_leaves, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
 from bufferlint.internal import debugging, internal_error
@@ -52,6 +52,7 @@ class Program:
         self.analyses: dict[str, int] = {}
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
+        self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight (BL005)
         self.worklist: deque[str] = deque()
         self.failures: dict[str, Exception] = {}  # functions the interpreter could not analyse
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
@@ -151,11 +152,15 @@ class Program:
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
         return concrete or any((qualname, p) in self.hot for p in params)
 
-    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset) -> None:
-        """A call passes a value into ``callee``'s parameter; borrowed ones make it hot."""
+    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False) -> None:
+        """A call passes a value into ``callee``'s parameter; borrowed ones make it hot, and
+        device copies in flight make it matter to BL005 (only those parameters' reads do)."""
         if (callee, param) not in self.hot and self.is_hot(caller, concrete, params):
             self.hot.add((callee, param))
             self.activate(callee)
+            self.enqueue(callee)
+        if (callee, param) not in self.flight_hot and (flight or any((caller, p) in self.flight_hot for p in params)):
+            self.flight_hot.add((callee, param))
             self.enqueue(callee)
 
     def solve(self) -> None:
@@ -205,9 +210,10 @@ class Program:
             for caller, edge in incoming.get(callee, ()):
                 key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
                 if key not in composed:
-                    composed[key] = [
+                    composed[key] = [  # copies in flight from the device are BL005's, never sited
                         (leaf, assume, reach.materialized and not payload.lazy)
                         for leaf, payload, assume, _ in edge.through(reach)
+                        if not in_flight(leaf)
                     ]
                 for leaf, assume, materialized in composed[key]:
                     trace = leaf.trace + (edge.step,) + reach.trace
@@ -290,6 +296,8 @@ class ProjectAnalysis:
         names = set(vocab.markers)
         for spec in vocab.sources:
             names.update(_seed_word(p) for p in spec.calls)
+            # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
+            names.update(p.qualname.split(".")[-2] for p in spec.attributes)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
         return names
