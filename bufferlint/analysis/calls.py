@@ -165,11 +165,13 @@ class Args:
 
 
 def _origins(values) -> tuple[bool, frozenset]:
+    """(holds a producer's borrowed object, the parameters it may come from). Device copies
+    in flight are no producer's: they reach callees through ``Program.flight_hot`` alone."""
     concrete, params = False, set()
     for value in values:
         for leaf in deep_leaves(value, through_lazy=True):
             if isinstance(leaf, Borrow):
-                concrete = True
+                concrete = concrete or not leaf.flight
             else:
                 params.add(leaf.index)
     return concrete, frozenset(params)
@@ -700,7 +702,7 @@ class Call:
                 if known is None or known[0] is not value:
                     concrete, params = _origins([value])
                     futures = any(key[:1] != ("param",) for key in deep_pending(value))
-                    flight = concrete and any(in_flight(leaf) for leaf in deep_leaves(value, through_lazy=True))
+                    flight = any(in_flight(leaf) for leaf in deep_leaves(value, through_lazy=True))
                     known = facts[id(value)] = (value, concrete, params, futures, flight)
                 self.program.flow(caller, info.qualname, param, known[1], known[2], known[4])
                 if known[3]:

@@ -161,7 +161,7 @@ class Program:
             self.enqueue(callee)
         if (callee, param) not in self.flight_hot and (flight or any((caller, p) in self.flight_hot for p in params)):
             self.flight_hot.add((callee, param))
-            self.enqueue(callee)
+            self.activate(callee)
 
     def solve(self) -> None:
         while self.worklist:
