@@ -45,9 +45,9 @@ def test_fix_candidates(tmp_path: Path) -> None:
     assert fixes[36] == [("safe", ['        or shift.any().to("cpu")  # expect: BL005'])]
     assert fixes[30][0] == ("safe", ['    host = gpu.to("cpu:0")'])
     # The copy handed to a helper that reads it: the copy is here, so both fixes apply.
-    assert [a for a, _ in fixes[111]] == ["safe", "unsafe"]
+    assert [a for a, _ in fixes[117]] == ["safe", "unsafe"]
     # The copy is a helper's (`fetch`): other callers share it, no fix.
-    assert fixes[84] == [] and fixes[130] == []
+    assert fixes[84] == [] and fixes[136] == []
 
 
 def test_fixes_remove_the_finding(tmp_path: Path) -> None:

@@ -38,7 +38,8 @@ Finds host reads of a tensor produced by a non-blocking device-to-host copy
 (`t.to("cpu", non_blocking=True)`) before anything synchronises with the device
 (`torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`,
 `torch.cuda.current_stream().synchronize()`). Host reads are the torch pack's `host-reads`
-(`.tolist()`, `.item()`, `.numpy()`, `int(t)`, `print(t)`, ...), truth tests (`if t:`) and
+(`.tolist()`, `.item()`, `int(t)`, `print(t)`, ...; views such as `.numpy()` or `t[0]` are
+in flight too, and their reads count), truth tests (`if t:`) and
 handing the tensor to a thread pool. The whole program is followed: a helper that issues the
 copy and returns the host tensor, a helper that reads a tensor it was given before it
 synchronises. The trace runs from the copy to the read.
