@@ -247,13 +247,15 @@ class ProjectAnalysis:
         self.parsed: set[Path] = set()
         self.trigger_names: set[str] = set()
         self.new_triggers: set[str] = set()  # module constants holding a marker name
+        self.seed_groups: list[tuple[str, ...]] = []  # words a source call names all of (see seed_word_groups)
         self.functions: list[FunctionInfo] = []
 
     def run(self) -> AnalysisResult:
         self.scan()
         check = SyntaxCheck(sorted(p for p in self.report_files if p in self.raw))
         self.trigger_names = self.seed_names()
-        pending = self.files_mentioning(self.trigger_names)
+        self.seed_groups = self.seed_word_groups()
+        pending = self.files_mentioning(self.trigger_names) | self.files_mentioning_all(self.seed_groups)
         while pending or self.program.worklist:
             for path in sorted(pending):
                 try:
@@ -295,12 +297,47 @@ class ProjectAnalysis:
         vocab = self.program.raw_vocab
         names = set(vocab.markers)
         for spec in vocab.sources:
-            names.update(_seed_word(p) for p in spec.calls)
+            names.update(p.last_name for p in spec.calls if not _seed_words(p)[1:])
             # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
             names.update(p.qualname.split(".")[-2] for p in spec.attributes)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
         return names
+
+    def seed_word_groups(self) -> list[tuple[str, ...]]:
+        """Source patterns a call matches only with given arguments: the words all of which
+        such a call names (``.to(device@0='cpu*', non_blocking=True)``: ``to``, ``cpu`` and
+        ``non_blocking``), far more selective than any one of them."""
+        groups = {_seed_words(p) for spec in self.program.raw_vocab.sources for p in spec.calls}
+        return sorted(group for group in groups if len(group) > 1)
+
+    def files_mentioning_all(self, groups: list[tuple[str, ...]]) -> set[Path]:
+        found: set[Path] = set()
+        for group in groups:
+            encoded = [word.encode() for word in group]
+            found |= {
+                p for p, data in self.raw.items()
+                if p not in self.parsed and all(w in data for w in encoded) and _group_lines(data, group, binary=True)
+            }
+        return found
+
+    def activate_mentioning_all(self, functions: list[FunctionInfo], groups: list[tuple[str, ...]]) -> None:
+        """Analyse the functions holding a call that names every word of a group."""
+        lines_by_module: dict[tuple, list[int]] = {}
+        for group in groups:
+            for info in functions:
+                if info.qualname in self.program.active:
+                    continue
+                key = (info.module.name, group)
+                lines = lines_by_module.get(key)
+                if lines is None:
+                    text = info.module.text
+                    lines = lines_by_module[key] = _group_lines(text, group) if all(w in text for w in group) else []
+                first = getattr(info.node, "lineno", 1)
+                last = getattr(info.node, "end_lineno", None) or 10**9
+                position = bisect.bisect_left(lines, first)
+                if position < len(lines) and lines[position] <= last:
+                    self.program.activate(info.qualname)
 
     def files_mentioning(self, names: set[str]) -> set[Path]:
         """Unparsed files that mention one of the names as a word. A substring search first:
@@ -335,6 +372,7 @@ class ProjectAnalysis:
         markers = self.program.raw_vocab.markers
         self.new_triggers |= {name for name, value in module.constants.items() if value in markers}
         self.activate_mentioning(functions, self.trigger_names)
+        self.activate_mentioning_all(functions, self.seed_groups)
 
     def activate_mentioning(self, functions: list[FunctionInfo], names: set[str]) -> None:
         """Analyse the functions whose code names a source, marker, guard or producer.
@@ -484,14 +522,19 @@ def defined_names(data: bytes) -> list[str]:
     return names
 
 
-def _seed_word(pattern) -> str:
-    """The word a call matching ``pattern`` surely mentions: a keyword it must be passed by
-    name (``non_blocking`` for ``.to(..., non_blocking=True)``: far rarer than ``to``), else
-    the called name."""
+def _seed_words(pattern) -> tuple[str, ...]:
+    """The words a call matching ``pattern`` surely mentions: the called name, keywords it
+    must be passed by name, and required string values that are words (``'cpu*'``)."""
+    words = [pattern.last_name]
     for condition in pattern.required_kwargs:
-        if condition.position is None and not condition.optional:
-            return condition.key
-    return pattern.last_name
+        if condition.optional:
+            continue
+        if condition.position is None:
+            words.append(condition.key)
+        value = condition.value.rstrip("*") if isinstance(condition.value, str) else ""
+        if value.isidentifier():
+            words.append(value)
+    return tuple(sorted(set(words)))
 
 
 def _word_pattern(names: set[str], binary: bool = False):
@@ -502,6 +545,29 @@ def _word_pattern(names: set[str], binary: bool = False):
     if binary:
         return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
     return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+
+
+CALL_LINES = 4  # a call's words (``.to(\n "cpu", non_blocking=True\n)``) are this close
+
+
+def _group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int]:
+    """The lines from which every word of ``group`` occurs within ``CALL_LINES`` lines."""
+    newline = b"\n" if binary else "\n"
+    found: list[list[int]] = []
+    for word in group:
+        lines, line, position = [], 1, 0
+        for match in _word_pattern({word}, binary=binary).finditer(text):
+            line += text.count(newline, position, match.start())  # counted once, in order
+            position = match.start()
+            lines.append(line)
+        found.append(lines)
+    return [line for line in found[0] if all(_near(lines, line) for lines in found[1:])]
+
+
+def _near(lines: list[int], line: int) -> bool:
+    """Does sorted ``lines`` hold one within ``CALL_LINES`` of ``line``?"""
+    position = bisect.bisect_right(lines, line - CALL_LINES)
+    return position < len(lines) and lines[position] < line + CALL_LINES
 
 
 def _returns_borrowed(summary: Summary) -> bool:
