@@ -378,7 +378,7 @@ def test_rule_selection(project: Path, monkeypatch: pytest.MonkeyPatch, capsys, 
 def test_bad_select_option(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     fake = use_engine(monkeypatch, FakeEngine())
     assert cli.main(["check", "--select", "BL001,F401", "pkg"]) == 2
-    assert capsys.readouterr().err == "bufferlint: error: --select: unknown rule code or prefix 'F401' (known rules: BL001, BL002, BL003, BL004)\n"
+    assert capsys.readouterr().err == "bufferlint: error: --select: unknown rule code or prefix 'F401' (known rules: BL001, BL002, BL003, BL004, BL005)\n"
     assert fake.calls == []
 
 
@@ -522,7 +522,7 @@ def test_rules_lists_the_new_rules(tmp_path: Path) -> None:
 def test_unknown_rule(tmp_path: Path) -> None:
     proc = run_cli("rule", "BL999", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == "bufferlint: error: unknown rule 'BL999' (known rules: BL001, BL002, BL003, BL004)\n"
+    assert proc.stderr == "bufferlint: error: unknown rule 'BL999' (known rules: BL001, BL002, BL003, BL004, BL005)\n"
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
