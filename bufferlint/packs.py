@@ -206,6 +206,15 @@ class SourceSpec:
     owned_if: tuple[OwnedIf, ...] = ()
     origin: str = ""
     kind: str = ""  # a BorrowKind name ("" when the pack names none)
+    # "" : borrowed until the producer advances; "sync": in flight until the device is
+    # synchronised (a non-blocking device-to-host copy: a host read before that is BL005)
+    until: str = ""
+    # Calls after which the producer may refill its buffer (``ring.release(slot)``, an
+    # acknowledgement to the producing process): like its loop advancing.
+    advances: tuple[CallPattern, ...] = ()
+    # Attributes that are views of a reused buffer (``SharedMemory.buf``): reading one is
+    # borrowing, like calling a source (``pkg.Class.attr``: on objects of that class).
+    attributes: tuple[CallPattern, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -249,6 +258,9 @@ class Vocabulary:
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
+    # Calls that read a host tensor's bytes now, on the CPU (`.tolist()`, `.item()`, `int(t)`):
+    # reading a value still in flight from the device is BL005.
+    host_reads: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -292,12 +304,13 @@ class Vocabulary:
         self.binds += other.binds
         self.synchronizers += other.synchronizers
         self.retainers += other.retainers
+        self.host_reads += other.host_reads
         self.packs += other.packs
 
 
 
 PACK_KEYS = {
-    "pack", "markers", "kinds", "signatures", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers",
+    "pack", "markers", "kinds", "signatures", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers", "host-reads",
 }
 
 
@@ -402,6 +415,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         ("binds", vocab.binds),
         ("synchronizers", vocab.synchronizers),
         ("retainers", vocab.retainers),
+        ("host-reads", vocab.host_reads),
     )
     for key, target in lists:
         if key in data:
@@ -409,7 +423,15 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
     for i, table in enumerate(_table_list(data, "sources", origin)):
         where = f"{origin}: sources[{i}]"
-        _check_keys(table, {"call", "produces", "owned-if", "doc", "kind"}, where)
+        _check_keys(table, {"call", "attribute", "produces", "owned-if", "doc", "kind", "until", "advances"}, where)
+        advances = _patterns(table["advances"], f"{where}.advances") if "advances" in table else ()
+        attributes = _patterns(table["attribute"], f"{where}.attribute") if "attribute" in table else ()
+        if any(p.method is not None or p.qualname.count(".") < 1 or p.required_kwargs for p in attributes):
+            raise PackError(f"{where}.attribute: expected 'pkg.Class.attr' names")
+        calls = _patterns(table.get("call"), f"{where}.call") if "call" in table or not attributes else ()
+        until = table.get("until", "")
+        if until not in ("", "sync"):
+            raise PackError(f"{where}: 'until' must be \"sync\" (in flight until the device is synchronised)")
         try:
             produces = Shape.parse(table.get("produces", "borrowed"))
         except (ValueError, AttributeError) as exc:
@@ -421,7 +443,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
                 raise PackError(f"{where}.owned-if[{j}]: needs 'kwarg' (string) and 'equals'")
             owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call")))
         kind = _kind_of(table, vocab.kinds, where)
-        vocab.sources.append(SourceSpec(_patterns(table.get("call"), f"{where}.call"), produces, tuple(owned_if), origin, kind))
+        vocab.sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, kind, until, advances, attributes))
 
     for i, table in enumerate(_table_list(data, "sinks", origin)):
         where = f"{origin}: sinks[{i}]"
@@ -466,8 +488,10 @@ def _record_origins(vocab: Vocabulary, origin: str) -> None:
     entries += [(f"kinds", name) for name in vocab.kinds]
     for key in ("sources", "guards", "sinks"):
         entries += [(key, str(p)) for spec in getattr(vocab, key) for p in spec.calls]
+    entries += [("sources", str(p)) for spec in vocab.sources for p in spec.attributes]
     for key in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
         entries += [(key, str(p)) for p in getattr(vocab, key)]
+    entries += [("host-reads", str(p)) for p in vocab.host_reads]
     for entry in entries:
         vocab.origins.setdefault(entry, origin)
 

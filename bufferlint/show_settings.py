@@ -18,7 +18,7 @@ from bufferlint.packs import builtin_pack_dir
 
 SECTIONS = (
     "markers", "kinds", "sources", "guards", "sinks", "sanitizers", "views", "settlers", "drains",
-    "passthrough", "binds", "synchronizers", "retainers",
+    "passthrough", "binds", "synchronizers", "retainers", "host-reads",
 )
 
 

@@ -27,7 +27,7 @@ EXAMPLES = [
 
 
 def test_codes_and_names() -> None:
-    assert list(RULES) == ["BL001", "BL002", "BL003", "BL004"]
+    assert list(RULES) == ["BL001", "BL002", "BL003", "BL004", "BL005"]
     for code, rule in RULES.items():
         assert rule.code == code
         assert re.fullmatch(r"[a-z]+(-[a-z]+)+", rule.name)
@@ -37,6 +37,7 @@ def test_codes_and_names() -> None:
     assert RULES["BL002"].summary == "guard ignores the borrowed-value marker"
     assert RULES["BL003"].name == "borrowed-view-outlives-step"
     assert RULES["BL004"].name == "non-blocking-copy-from-borrowed-view"
+    assert RULES["BL005"].name == "read-before-device-sync"
 
 
 @pytest.mark.parametrize("rule", RULES.values(), ids=list(RULES))
@@ -88,6 +89,7 @@ def test_invalid_lines_point_at_the_offending_code(rule) -> None:
         "BL002": ("def should_async_load(",),
         "BL003": ("] = loaded_weight", ".data = loaded_weight", "Parameter(loaded_weight", "list(weights)"),
         "BL004": ("non_blocking=True", ".copy_("),
+        "BL005": (".tolist()", "if "),
     }[rule.code]
     for example in rule.invalid:
         lines = example.code.splitlines()
@@ -96,9 +98,10 @@ def test_invalid_lines_point_at_the_offending_code(rule) -> None:
 
 
 def test_examples_tell_the_runai_story() -> None:
+    """The rules about a producer's reused buffer (BL005 is about the device's copies)."""
     marker = "_sglang_runai_streamer_tensor"
     assert marker in builtin_vocabulary().markers
-    for rule in RULES.values():
+    for rule in (RULES[code] for code in ("BL001", "BL002", "BL003", "BL004")):
         for example in (*rule.invalid, *rule.valid):
             assert 'setattr(tensor, RUNAI_STREAMER_TENSOR_ATTR, True)' in example.code
             assert marker in example.code
@@ -110,8 +113,9 @@ def test_get_rule() -> None:
     assert get_rule("guard-ignores-marker") is RULES["BL002"]
     assert get_rule("bl003") is RULES["BL003"]
     assert get_rule("non-blocking-copy-from-borrowed-view") is RULES["BL004"]
+    assert get_rule("read-before-device-sync") is RULES["BL005"]
     with pytest.raises(KeyError):
-        get_rule("BL005")
+        get_rule("BL006")
 
 
 @pytest.mark.parametrize("code", ["BL003", "BL004"])

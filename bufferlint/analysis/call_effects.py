@@ -33,6 +33,40 @@ class Synchronize:
 
 
 @dataclass(frozen=True)
+class Issue:
+    """Device-to-host copies now in flight: the in-flight leaves of ``value`` (BL005) stay
+    unreadable until a synchroniser."""
+
+    value: Value
+
+
+@dataclass(frozen=True)
+class Advance:
+    """A call after which producers may refill the buffers behind their earlier views."""
+
+    node: ast.AST
+    what: str
+
+
+@dataclass(frozen=True)
+class UseAfterRefill:
+    """A call reads ``value``, whose producer may have refilled it since (BL003)."""
+
+    node: ast.AST
+    value: Value
+    what: str
+
+
+@dataclass(frozen=True)
+class HostRead:
+    """The host reads ``value``'s bytes now (``t.tolist()``, ``int(t)``, ``if t:``)."""
+
+    node: ast.AST
+    value: Value
+    what: str
+
+
+@dataclass(frozen=True)
 class Submit:
     """Work that reads ``payload`` later (rule BL001 or BL004)."""
 

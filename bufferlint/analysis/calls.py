@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING
 from bufferlint.analysis.call_effects import (
     Adopt,
     KeepInField,
+    Advance,
     Drain,
+    HostRead,
+    Issue,
     Materialize,
     Mark,
     Reach,
@@ -30,6 +33,7 @@ from bufferlint.analysis.call_effects import (
     Store,
     Submit,
     Synchronize,
+    UseAfterRefill,
 )
 from bufferlint.analysis.index import FunctionInfo, dotted_name
 from bufferlint.analysis.syntax import holder_name
@@ -46,6 +50,7 @@ from bufferlint.analysis.values import (
     deep_leaves,
     deep_pending,
     identities,
+    in_flight,
     index,
     iterate,
     join,
@@ -160,11 +165,13 @@ class Args:
 
 
 def _origins(values) -> tuple[bool, frozenset]:
+    """(holds a producer's borrowed object, the parameters it may come from). Device copies
+    in flight are no producer's: they reach callees through ``Program.flight_hot`` alone."""
     concrete, params = False, set()
     for value in values:
         for leaf in deep_leaves(value, through_lazy=True):
             if isinstance(leaf, Borrow):
-                concrete = True
+                concrete = concrete or not leaf.flight
             else:
                 params.add(leaf.index)
     return concrete, frozenset(params)
@@ -247,6 +254,15 @@ class Call:
     # -- dispatch ------------------------------------------------------------------------
 
     def evaluate(self) -> Value:
+        vocab = self.it.vocab
+        read = vocab.match("host-reads", self.shape)
+        if read is not None:
+            self.read_host(read)
+        if self.it.st.refilled:
+            used = join_all([self.receiver, *self.args.flat()])
+            self.effects.append(UseAfterRefill(self.node, used, self.name))
+        if vocab.match("advances", self.shape) is not None:
+            self.effects.append(Advance(self.node, self.name))
         if self.receiver is not None and (self.receiver.pending or self.receiver.alloc):
             result = self.wait_on_receiver()
             if result is not None:
@@ -437,10 +453,12 @@ class Call:
 
     # -- the vocabulary ------------------------------------------------------------------
 
-    def vocabulary(self) -> Value | None:
+    def vocabulary(self, skip: str = "") -> Value | None:
         """The first pack entry the call matches decides what it does (``HANDLERS``)."""
         vocab = self.it.vocab
         for kind, handler in HANDLERS:
+            if kind == skip:
+                continue
             spec = vocab.match(kind, self.shape, self.it.contexts if kind == "sinks" else frozenset())
             if spec is not None:
                 return handler(self, spec)
@@ -457,6 +475,15 @@ class Call:
                 if spec is not None and vocab.is_users(spec):
                     return handler(self, spec)
         return None
+
+    def read_host(self, pattern) -> None:
+        """``t.tolist()``, ``int(t)``: the host reads the receiver (or the first argument) now."""
+        if pattern.method is not None or (self.receiver is not None and pattern.qualname is None):
+            subject = self.receiver
+        else:
+            subject = self.args.arg(0)
+        if subject is not None and subject.leaves:
+            self.effects.append(HostRead(self.node, subject, self.name))
 
     def on_synchronizer(self, spec) -> Value:
         self.effects.append(Synchronize())
@@ -512,10 +539,22 @@ class Call:
                     return EMPTY
             elif self.receiver_called_with(cond.receiver_call, cond.kwarg, cond.equals):
                 return EMPTY
+        if spec.until:
+            return self.in_flight_copy(spec)
+        value = borrowed_from(self.it, self.node, spec, f"{self.name}(...)")
+        self.effects.append(Issue(value))
+        return value
+
+    def in_flight_copy(self, spec: SourceSpec) -> Value:
+        """A non-blocking device-to-host copy: a host tensor whose bytes arrive later. The
+        call still does what the rest of the vocabulary says (``.to`` may be a view of a host
+        receiver, a host-to-device copy of a borrowed one): the copy is added to that."""
+        step = self.step(f"`{self.name}(...)` copies to the host asynchronously: in flight until the device is synchronised")
+        step = replace(step, fact=("source", spec.kind, "borrowed"))
         site = (self.it.info.qualname, self.node.lineno, self.node.col_offset)
-        step = self.step(f"`{self.name}(...)` hands out borrowed views of a reused buffer")
-        step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
-        return _shape_value(spec.produces, Borrow(site, False, (step,)))
+        copy = Value(leaves=frozenset({Borrow(site, False, (step,), flight=True)}))
+        self.effects.append(Issue(copy))
+        return join(self.vocabulary(skip="sources") or EMPTY, copy)
 
     def receiver_called_with(self, method: str, kwarg: str, expected: object) -> bool:
         """Did this function call ``<same receiver>.method(..., kwarg=expected)``?"""
@@ -651,7 +690,7 @@ class Call:
         results = []
         settles: frozenset | None = None
         bounds: list[dict[int, Value]] = []
-        facts: dict[int, tuple[Value, bool, frozenset, bool]] = {}  # id(argument) -> what it carries
+        facts: dict[int, tuple[Value, bool, frozenset, bool, bool]] = {}  # id(argument) -> what it carries
         caller = self.it.info.qualname
         for info in targets:
             self.effects.append(Record("callee", info.qualname))
@@ -663,8 +702,9 @@ class Call:
                 if known is None or known[0] is not value:
                     concrete, params = _origins([value])
                     futures = any(key[:1] != ("param",) for key in deep_pending(value))
-                    known = facts[id(value)] = (value, concrete, params, futures)
-                self.program.flow(caller, info.qualname, param, known[1], known[2])
+                    flight = any(in_flight(leaf) for leaf in deep_leaves(value, through_lazy=True))
+                    known = facts[id(value)] = (value, concrete, params, futures, flight)
+                self.program.flow(caller, info.qualname, param, known[1], known[2], known[4])
                 if known[3]:
                     self.program.activate(info.qualname)  # it may wait for the futures it is given
             bounds.append(bound)
@@ -689,6 +729,8 @@ class Call:
             return Value(types=frozenset({self.constructed}), alloc=frozenset({self.allocation_site()}))
         if len(targets) == 1:
             result = replace(result, origin=targets[0].qualname)
+        if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
+            self.effects.append(Issue(result))  # the callee's borrowed objects are handed out here
         return result
 
     def adopt_future(self, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple) -> None:
@@ -707,7 +749,7 @@ class Call:
                     leaves.add(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
             else:
                 here = True
-                leaves.add(Borrow((leaf.site[0], callkey), leaf.view, leaf.trace + (call_step,)))
+                leaves.add(leaf.at_call(callkey, leaf.trace + (call_step,)))
         if not leaves or it.st is None:
             return
         here = here or future.rule != "BL001"
@@ -770,6 +812,14 @@ class Call:
             bound[info.kwarg] = container(join_all(spill))
         return bound
 
+    def reads_in_flight(self, reach, leaf) -> bool:
+        """A callee reads its parameter before synchronising (BL005): it matters for a copy
+        still in flight here, or for this function's own parameter if it has not synchronised."""
+        st = self.it.st
+        if isinstance(leaf, Borrow):
+            return leaf.flight and leaf.site in st.flying
+        return not st.synced
+
     def apply_summary(self, info: FunctionInfo, summary: Summary, bound: dict[int, Value], exact: bool = True) -> Value:
         """``exact``: the call surely goes to ``info``; what it does to its receiver's
         containers (emptying them) is only taken from a call that surely does."""
@@ -779,10 +829,12 @@ class Call:
         self.effects.append(Record("edge", edge))
         for reach in summary.sinks:
             for leaf, payload, assume, enablers in edge.through(reach):
+                if not self.reads_in_flight(reach, leaf) if reach.rule == "BL005" else in_flight(leaf):
+                    continue
                 for enabler in enablers:
                     self.note_guard_use(enabler, payload)
                 trace = leaf.trace + (call_step,) + reach.trace
-                here = isinstance(leaf, Borrow) or "iter" in leaf.path
+                here = isinstance(leaf, Borrow) or ("iter" in leaf.path and reach.rule != "BL005")
                 site = it.site(self.node, self.name, self.subject(frozenset({leaf}))) if here else None
                 if isinstance(leaf, Borrow):
                     self.effects.append(Report(site, trace, reach.rule))
@@ -911,6 +963,14 @@ def _drop_params(leaf):
     return None if isinstance(leaf, ParamRef) else leaf
 
 
+def borrowed_from(it: "FunctionInterpreter", node: ast.AST, spec: SourceSpec, what: str) -> Value:
+    """What source ``spec`` hands out at ``node`` (a call, or an attribute read ``what``)."""
+    site = (it.info.qualname, node.lineno, node.col_offset)
+    step = it.step(node, f"`{what}` hands out borrowed views of a reused buffer")
+    step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
+    return _shape_value(spec.produces, Borrow(site, False, (step,)))
+
+
 def _shape_value(shape: Shape, leaf: Borrow) -> Value:
     if shape.kind == "borrowed":
         return Value(leaves=frozenset({leaf}))
@@ -936,7 +996,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
                 resolved = resolve(actual, leaf.path)
                 extra.append(_append_trace(resolved, leaf.trace + (step,)))
         else:
-            own.add(Borrow((leaf.site[0], callkey), leaf.view, leaf.trace + (step,)))
+            own.add(leaf.at_call(callkey, leaf.trace + (step,)))
     elems = _instantiate(value.elems, bound, step, callkey) if value.elems is not None else None
     items = tuple(_instantiate(i, bound, step, callkey) for i in value.items) if value.items is not None else None
     base = Value(

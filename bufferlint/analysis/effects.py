@@ -18,7 +18,11 @@ from bufferlint.analysis.values import (
     Value,
     deep_leaves,
     deep_pending,
+    in_flight,
+    in_flight_sites,
     join_all,
+    landed_leaf,
+    map_leaves,
 )
 from bufferlint.findings import TraceStep, shorter_trace
 
@@ -114,6 +118,86 @@ class EffectsMixin:
         if self.st is not None:
             self.st.pending = frozenset(p for p in self.st.pending if p.rule != "BL004")
             self.st.synced = True
+            self.st.flying = frozenset()
+
+    def issue(self, value: Value) -> None:
+        """Borrowed objects handed out here (by a source, or a helper returning them): fresh
+        ones, whatever an earlier ``advances`` call did to their site's older objects.
+        Device-to-host copies among them are in flight until the next synchronisation."""
+        st = self.st
+        if st is None:
+            return
+        sites = in_flight_sites(value)
+        if sites:
+            st.flying = st.flying | sites
+        self.refresh(value)
+
+    def refresh(self, value: Value) -> None:
+        """``value``'s borrowed objects were just handed out (by a source, a helper, the next
+        element of a stream): not refilled, whatever an ``advances`` call did to older ones."""
+        st = self.st
+        if st is not None and st.refilled:
+            fresh = {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow)}
+            st.refilled = frozenset(entry for entry in st.refilled if entry[0] not in fresh)
+
+    def advance(self, node: ast.AST, what: str) -> None:
+        """``ring.release(slot)``: the producer may refill its buffer now, as when its loop
+        advances: work still reading a view is a race, and the views in hand are stale."""
+        st = self.st
+        if st is None:
+            return
+        step = self.step(node, f"the producer may refill its buffer after `{what}(...)`")
+        if st.pending:
+            self.commit(st, step)
+            st.pending = frozenset(p for p in st.pending if p.key[:1] == ("param",))
+        held = {
+            name: {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow) and not leaf.flight}
+            for name, value in st.vars.items()
+        }
+        held = {name: sites for name, sites in held.items() if sites and not name.startswith("<")}
+        if held:
+            st.stale = st.stale | frozenset(held)
+            st.refilled = st.refilled | frozenset((site, step) for sites in held.values() for site in sites)
+
+    def use_after_refill(self, node: ast.AST, value: Value, what: str) -> None:
+        """A call reads a view whose producer may have refilled the buffer (BL003)."""
+        st = self.st
+        if st is None or not st.refilled:
+            return
+        steps = {site: step for site, step in st.refilled}
+        sink = f"{what} (after the producer may have refilled it)"
+        for leaf in deep_leaves(value):
+            if isinstance(leaf, Borrow) and leaf.site in steps:
+                use = self.step(node, f"read by `{what}(...)` after that")
+                self.report(self.site(node, sink), leaf.trace + (steps[leaf.site], use), "BL003")
+
+    def read_host(self, node: ast.AST, value: Value, what: str) -> None:
+        """The host reads the value's bytes now (BL005 if they are still in flight). A
+        parameter read before this function synchronises is a reach: the caller decides."""
+        st = self.st
+        if st is None or not value.leaves:
+            return
+        step = None
+        for leaf in value.leaves:
+            if isinstance(leaf, Borrow):
+                if not (leaf.flight and leaf.site in st.flying):
+                    continue
+            elif st.synced or (self.info.qualname, leaf.index) not in self.program.flight_hot:
+                continue
+            if step is None:
+                step = replace(self.step(node, ""), fact=("sink", "BL005", what))
+            if isinstance(leaf, Borrow):
+                self.report(self.site(node, what), leaf.trace + (step,), "BL005")
+            else:
+                self.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), "BL005"))
+
+    def landed(self, value: Value) -> Value:
+        """``value`` without the in-flight copies a synchronisation on this path completed
+        (what a function hands back: its callers see those as ordinary host tensors)."""
+        st = self.st
+        if st is None or not any(isinstance(leaf, Borrow) and leaf.flight for leaf in deep_leaves(value)):
+            return value
+        return map_leaves(value, lambda leaf: None if landed_leaf(leaf, st.flying) else leaf)
 
     def materialize(
         self,
@@ -130,7 +214,7 @@ class EffectsMixin:
             return
         step = self.step(node, note or f"every element is kept at once by `{what}` while the producer advances")
         if value.lazy:
-            leaves = frozenset(deep_leaves(value.elems, through_lazy=True))
+            leaves = frozenset(leaf for leaf in deep_leaves(value.elems, through_lazy=True) if not in_flight(leaf))
             site = reach.site if reach is not None and reach.site else self.site(node, what)
             for leaf in leaves:
                 trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
@@ -159,6 +243,8 @@ class EffectsMixin:
         """The producer may advance now: every submission still pending is a race."""
         for pending in state.pending:
             for leaf in pending.leaves:
+                if in_flight(leaf):
+                    continue  # a helper's future came back with a device copy: BL005's, not this rule's
                 trace = leaf.trace + (pending.step,)
                 if pending.holder is not None:
                     self.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))
@@ -236,10 +322,19 @@ class EffectsMixin:
         holder: tuple | None = None,
         owners: frozenset = frozenset(),
     ) -> Value:
-        """Work that reads ``payload`` later; returns the future standing for it."""
+        """Work that reads ``payload`` later; returns the future standing for it. A copy still
+        in flight from the device handed to a task is read by it (BL005) now; the other rules
+        are about buffers a producer reuses, never about those copies."""
         leaves = frozenset(deep_leaves(payload))
         if not leaves or self.st is None:
             return EMPTY
+        flying = frozenset(leaf for leaf in leaves if isinstance(leaf, Borrow) and leaf.flight)
+        if flying:
+            if rule == "BL001":
+                self.read_host(node, Value(leaves=flying), sink)
+            leaves = leaves - flying
+            if not leaves:
+                return EMPTY
         key = (node.lineno, node.col_offset)
         step = replace(self.step(node, ""), fact=("sink", rule, sink))  # the rule words it
         pending = Pending(key, leaves, self.site(node, sink, subject), self.st.assume | assume, step, rule, holder, owners)

@@ -114,6 +114,10 @@ class ExpressionsMixin:
         if node.attr in self.vocab.markers:
             return Value(cond=Cond(clean_if_false=identities(base)))
         classes = base.types | base.declared
+        if classes:
+            source = self.vocab.attribute_source(node.attr, classes)
+            if source is not None:
+                return self.borrowed_attribute(node, source)
         project_classes = self.program.index.classes  # a dict: ``isdisjoint`` would walk all of it
         if any(name in project_classes for name in classes):
             declared = self.program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
@@ -325,6 +329,14 @@ class ExpressionsMixin:
 
     def expr_Starred(self, node: ast.Starred) -> Value:
         return iterate(self.eval(node.value))
+
+    def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
+        """``shm.buf``: an attribute a pack names as a view of a reused buffer."""
+        from bufferlint.analysis.calls import borrowed_from
+
+        value = borrowed_from(self, node, source, f"{short(node)}")
+        self.refresh(value)
+        return value
 
     def expr_Call(self, node: ast.Call) -> Value:
         from bufferlint.analysis.calls import evaluate_call

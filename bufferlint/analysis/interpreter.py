@@ -291,6 +291,12 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
     def op_test(self, op: cfg.Op) -> None:
         self.recorded = {}
         self.eval(op.node)
+        if self.st is not None:
+            for part in truth_tested(op.node):
+                value = self.recorded.get(id(part))
+                if value is not None:
+                    text = ast.unparse(part)
+                    self.read_host(part, value, f"bool({text if len(text) <= 60 else short(part)})")
 
     def op_iter(self, op: cfg.Op) -> None:
         stmt = op.node
@@ -306,6 +312,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         stmt = op.node
         iterable = self.st.vars.get(f"<iter:{_key(stmt)}>", EMPTY)
         element = iterate(iterable, self.step(stmt, f"element taken by `for {short(stmt.target)} in ...`"))
+        self.refresh(element)
         self.assign(stmt.target, element, stmt)
 
     def op_advance(self, op: cfg.Op) -> None:
@@ -378,7 +385,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         if self.st is None:
             return
         self.hand_back_stale(stmt.value, value, stmt)
-        self.returns = join(self.returns, value)
+        self.returns = join(self.returns, self.landed(value))
         truthy = not (value.has_const and not value.const)
         falsy = not (value.has_const and value.const)
         cond = value.cond or Cond()
@@ -678,10 +685,24 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.st.assume = self.st.assume | {(params[0].index, branch)}
 
 
+def truth_tested(test: ast.expr) -> list[ast.expr]:
+    """The expressions whose truth a branch test takes (``bool(t)`` reads a tensor's bytes):
+    the test itself, through ``not`` and the operands of ``and`` / ``or``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return truth_tested(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return [part for operand in test.values for part in truth_tested(operand)]
+    return [test]
+
+
 APPLY = {
     call_effects.Settle: lambda it, e: it.settle(e.value),
     call_effects.Drain: lambda it, e: it.settle_owned_by(e.executor),
     call_effects.Synchronize: lambda it, e: it.synchronize(),
+    call_effects.Issue: lambda it, e: it.issue(e.value),
+    call_effects.Advance: lambda it, e: it.advance(e.node, e.what),
+    call_effects.UseAfterRefill: lambda it, e: it.use_after_refill(e.node, e.value, e.what),
+    call_effects.HostRead: lambda it, e: it.read_host(e.node, e.value, e.what),
     call_effects.Submit: lambda it, e: it.add_pending(
         e.node, e.payload, e.sink, e.assume, e.subject, rule=e.rule, owners=e.owners
     ),

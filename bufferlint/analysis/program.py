@@ -25,7 +25,7 @@ from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, mo
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
-from bufferlint.analysis.values import Borrow, Value, deep_leaves, join
+from bufferlint.analysis.values import Borrow, Value, deep_leaves, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
 from bufferlint.internal import debugging, internal_error
@@ -52,6 +52,7 @@ class Program:
         self.analyses: dict[str, int] = {}
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
+        self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight (BL005)
         self.worklist: deque[str] = deque()
         self.failures: dict[str, Exception] = {}  # functions the interpreter could not analyse
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
@@ -151,12 +152,16 @@ class Program:
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
         return concrete or any((qualname, p) in self.hot for p in params)
 
-    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset) -> None:
-        """A call passes a value into ``callee``'s parameter; borrowed ones make it hot."""
+    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False) -> None:
+        """A call passes a value into ``callee``'s parameter; borrowed ones make it hot, and
+        device copies in flight make it matter to BL005 (only those parameters' reads do)."""
         if (callee, param) not in self.hot and self.is_hot(caller, concrete, params):
             self.hot.add((callee, param))
             self.activate(callee)
             self.enqueue(callee)
+        if (callee, param) not in self.flight_hot and (flight or any((caller, p) in self.flight_hot for p in params)):
+            self.flight_hot.add((callee, param))
+            self.activate(callee)
 
     def solve(self) -> None:
         while self.worklist:
@@ -205,9 +210,10 @@ class Program:
             for caller, edge in incoming.get(callee, ()):
                 key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
                 if key not in composed:
-                    composed[key] = [
+                    composed[key] = [  # copies in flight from the device are BL005's, never sited
                         (leaf, assume, reach.materialized and not payload.lazy)
                         for leaf, payload, assume, _ in edge.through(reach)
+                        if not in_flight(leaf)
                     ]
                 for leaf, assume, materialized in composed[key]:
                     trace = leaf.trace + (edge.step,) + reach.trace
@@ -248,13 +254,15 @@ class ProjectAnalysis:
         self.parsed: set[Path] = set()
         self.trigger_names: set[str] = set()
         self.new_triggers: set[str] = set()  # module constants holding a marker name
+        self.seed_groups: list[tuple[str, ...]] = []  # words a source call names all of (see seed_word_groups)
         self.functions: list[FunctionInfo] = []
 
     def run(self) -> AnalysisResult:
         self.scan()
         check = SyntaxCheck(sorted(p for p in self.check_files if p in self.raw))
         self.trigger_names = self.seed_names()
-        pending = self.files_mentioning(self.trigger_names)
+        self.seed_groups = self.seed_word_groups()
+        pending = self.files_mentioning(self.trigger_names) | self.files_mentioning_all(self.seed_groups)
         while pending or self.program.worklist:
             for path in sorted(pending):
                 try:
@@ -300,10 +308,47 @@ class ProjectAnalysis:
         vocab = self.program.raw_vocab
         names = set(vocab.markers)
         for spec in vocab.sources:
-            names.update(p.last_name for p in spec.calls)
+            names.update(p.last_name for p in spec.calls if not _seed_words(p)[1:])
+            # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
+            names.update(p.qualname.split(".")[-2] for p in spec.attributes)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
         return names
+
+    def seed_word_groups(self) -> list[tuple[str, ...]]:
+        """Source patterns a call matches only with given arguments: the words all of which
+        such a call names (``.to(device@0='cpu*', non_blocking=True)``: ``to``, ``cpu`` and
+        ``non_blocking``), far more selective than any one of them."""
+        groups = {_seed_words(p) for spec in self.program.raw_vocab.sources for p in spec.calls}
+        return sorted(group for group in groups if len(group) > 1)
+
+    def files_mentioning_all(self, groups: list[tuple[str, ...]]) -> set[Path]:
+        found: set[Path] = set()
+        for group in groups:
+            encoded = [word.encode() for word in group]
+            found |= {
+                p for p, data in self.raw.items()
+                if p not in self.parsed and all(w in data for w in encoded) and _group_lines(data, group, binary=True)
+            }
+        return found
+
+    def activate_mentioning_all(self, functions: list[FunctionInfo], groups: list[tuple[str, ...]]) -> None:
+        """Analyse the functions holding a call that names every word of a group."""
+        lines_by_module: dict[tuple, list[int]] = {}
+        for group in groups:
+            for info in functions:
+                if info.qualname in self.program.active:
+                    continue
+                key = (info.module.name, group)
+                lines = lines_by_module.get(key)
+                if lines is None:
+                    text = info.module.text
+                    lines = lines_by_module[key] = _group_lines(text, group) if all(w in text for w in group) else []
+                first = getattr(info.node, "lineno", 1)
+                last = getattr(info.node, "end_lineno", None) or 10**9
+                position = bisect.bisect_left(lines, first)
+                if position < len(lines) and lines[position] <= last:
+                    self.program.activate(info.qualname)
 
     def files_mentioning(self, names: set[str]) -> set[Path]:
         """Unparsed files that mention one of the names as a word. A substring search first:
@@ -338,6 +383,7 @@ class ProjectAnalysis:
         markers = self.program.raw_vocab.markers
         self.new_triggers |= {name for name, value in module.constants.items() if value in markers}
         self.activate_mentioning(functions, self.trigger_names)
+        self.activate_mentioning_all(functions, self.seed_groups)
 
     def activate_mentioning(self, functions: list[FunctionInfo], names: set[str]) -> None:
         """Analyse the functions whose code names a source, marker, guard or producer.
@@ -487,6 +533,21 @@ def defined_names(data: bytes) -> list[str]:
     return names
 
 
+def _seed_words(pattern) -> tuple[str, ...]:
+    """The words a call matching ``pattern`` surely mentions: the called name, keywords it
+    must be passed by name, and required string values that are words (``'cpu*'``)."""
+    words = [pattern.last_name]
+    for condition in pattern.required_kwargs:
+        if condition.optional:
+            continue
+        if condition.position is None:
+            words.append(condition.key)
+        value = condition.value.rstrip("*") if isinstance(condition.value, str) else ""
+        if value.isidentifier():
+            words.append(value)
+    return tuple(sorted(set(words)))
+
+
 def _word_pattern(names: set[str], binary: bool = False):
     """A regex matching any of the names as a whole word (None for no names)."""
     names = sorted(n for n in names if n)
@@ -495,6 +556,29 @@ def _word_pattern(names: set[str], binary: bool = False):
     if binary:
         return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
     return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+
+
+CALL_LINES = 4  # a call's words (``.to(\n "cpu", non_blocking=True\n)``) are this close
+
+
+def _group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int]:
+    """The lines from which every word of ``group`` occurs within ``CALL_LINES`` lines."""
+    newline = b"\n" if binary else "\n"
+    found: list[list[int]] = []
+    for word in group:
+        lines, line, position = [], 1, 0
+        for match in _word_pattern({word}, binary=binary).finditer(text):
+            line += text.count(newline, position, match.start())  # counted once, in order
+            position = match.start()
+            lines.append(line)
+        found.append(lines)
+    return [line for line in found[0] if all(_near(lines, line) for lines in found[1:])]
+
+
+def _near(lines: list[int], line: int) -> bool:
+    """Does sorted ``lines`` hold one within ``CALL_LINES`` of ``line``?"""
+    position = bisect.bisect_right(lines, line - CALL_LINES)
+    return position < len(lines) and lines[position] < line + CALL_LINES
 
 
 def _returns_borrowed(summary: Summary) -> bool:

@@ -35,10 +35,11 @@ class Pending:
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled")
 
     def __init__(
-        self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False
+        self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False,
+        flying=frozenset(), refilled=frozenset(),
     ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
@@ -46,9 +47,13 @@ class State:
         self.cleaned: frozenset = cleaned
         self.stale: frozenset = stale  # variables holding a view from a stream that has moved on
         self.synced: bool = synced  # the device was synchronised on this path
+        self.flying: frozenset = flying  # sites of device-to-host copies not synchronised since (BL005)
+        # (site, step): borrowed objects whose producer may have refilled them at that step
+        # (an ``advances`` call), not handed out again since
+        self.refilled: frozenset = refilled
 
     def copy(self) -> "State":
-        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced)
+        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -59,6 +64,8 @@ class State:
             and self.cleaned == other.cleaned
             and self.stale == other.stale
             and self.synced == other.synced
+            and self.flying == other.flying
+            and self.refilled == other.refilled
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -93,10 +100,13 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     cleaned = old.cleaned & new.cleaned
     stale = old.stale | new.stale
     synced = old.synced and new.synced
+    flying = old.flying | new.flying
+    refilled = old.refilled | new.refilled
     changed = copied or (
         len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
-        or len(stale) != len(old.stale) or synced != old.synced
+        or len(stale) != len(old.stale) or synced != old.synced or len(flying) != len(old.flying)
+        or len(refilled) != len(old.refilled)
     )
     if not changed:
         return old, False
-    return State(dict(out) if not copied else out, assume, pending, cleaned, stale, synced), True
+    return State(dict(out) if not copied else out, assume, pending, cleaned, stale, synced, flying, refilled), True

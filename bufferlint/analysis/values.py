@@ -34,6 +34,9 @@ class Borrow:
     site: tuple
     view: bool = False
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+    # In flight from the device (a non-blocking device-to-host copy): the bytes are not there
+    # until a synchronisation; only BL005 is about these, the other rules ignore them.
+    flight: bool = False
 
     @property
     def base(self) -> tuple:
@@ -46,10 +49,14 @@ class Borrow:
 
     def as_view(self, step: TraceStep | None = None) -> "Borrow":
         trace = self.trace + (step,) if step and not self.view else self.trace
-        return Borrow(self.site, True, trace)
+        return Borrow(self.site, True, trace, self.flight)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
-        return Borrow(self.site, self.view, trace)
+        return Borrow(self.site, self.view, trace, self.flight)
+
+    def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...]) -> "Borrow":
+        """A callee's own borrowed object, re-identified per call site."""
+        return Borrow((self.site[0], callkey), self.view, trace, self.flight)
 
 
 @dataclass(frozen=True)
@@ -334,3 +341,17 @@ def advances_producer(iterable: Value) -> bool:
     if iterable.lazy and next(deep_leaves(iterable.elems, through_lazy=True), None) is not None:
         return True
     return any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
+
+
+def in_flight(leaf: Leaf) -> bool:
+    """A host tensor a non-blocking device-to-host copy is still filling (BL005 only)."""
+    return isinstance(leaf, Borrow) and leaf.flight
+
+
+def in_flight_sites(value: Value) -> frozenset:
+    return frozenset(leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow) and leaf.flight)
+
+
+def landed_leaf(leaf: Leaf, flying: frozenset) -> bool:
+    """An in-flight copy that a synchronisation has completed since (not in ``flying``)."""
+    return isinstance(leaf, Borrow) and leaf.flight and leaf.site not in flying

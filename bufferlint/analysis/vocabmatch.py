@@ -30,8 +30,13 @@ class VocabIndex:
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self._by_name: dict[str, list[tuple[str, object, CallPattern]]] = {}
+        self._attributes: dict[str, list[tuple[str, object]]] = {}  # attr -> (owner class, source)
         for spec in vocab.sources:
             self._add("sources", spec, spec.calls)
+            self._add("advances", spec, spec.advances)
+            for pattern in spec.attributes:
+                owner, _, attr = pattern.qualname.rpartition(".")
+                self._attributes.setdefault(attr, []).append((owner, spec))
         for spec in vocab.sinks:
             self._add("sinks", spec, spec.calls)
         for spec in vocab.guards:
@@ -39,6 +44,8 @@ class VocabIndex:
         for kind in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
+        for pattern in vocab.host_reads:
+            self._add("host-reads", pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
         self._builtin_prefix = str(builtin_pack_dir())
         self._methods: dict[str, bool] = {}
@@ -83,6 +90,13 @@ class VocabIndex:
             if within and not any(str(w) in contexts for w in within):
                 continue
             return spec
+        return None
+
+    def attribute_source(self, attr: str, classes: frozenset):
+        """The source whose ``attribute`` names ``attr`` on one of these classes, else None."""
+        for owner, spec in self._attributes.get(attr, ()):
+            if owner in classes:
+                return spec
         return None
 
     def context_of(self, call: CallShape) -> str | None:

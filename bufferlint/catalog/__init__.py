@@ -3,10 +3,10 @@ its executable specification (tests run them through the engine)."""
 
 from __future__ import annotations
 
-from bufferlint.catalog import bl001, bl002, bl003, bl004
+from bufferlint.catalog import bl001, bl002, bl003, bl004, bl005
 from bufferlint.catalog.rule import Invalid, Rule, Valid
 
-RULES: dict[str, Rule] = {rule.code: rule for rule in (bl001.RULE, bl002.RULE, bl003.RULE, bl004.RULE)}
+RULES: dict[str, Rule] = {rule.code: rule for rule in (bl001.RULE, bl002.RULE, bl003.RULE, bl004.RULE, bl005.RULE)}
 
 __all__ = ["RULES", "Invalid", "Rule", "Valid", "get_rule"]
 

@@ -1,0 +1,135 @@
+"""BL005: the host reads a tensor that a non-blocking device-to-host copy is still filling
+(no synchronisation between the copy and the read)."""
+
+from bufferlint.catalog.rule import Invalid, Rule, Valid
+
+_PRELUDE = '''\
+"""A decode step that fetches sampled token ids from the GPU (condensed from SGLang)."""
+
+import torch
+
+
+'''
+
+# A helper that starts the copy and hands back the host tensor, still in flight.
+_HELPER = _PRELUDE + '''\
+def fetch_to_host(next_token_ids: torch.Tensor) -> torch.Tensor:
+    return next_token_ids.to("cpu", non_blocking=True)
+
+
+def process_batch_result(next_token_ids: torch.Tensor) -> list[int]:
+    host_ids = fetch_to_host(next_token_ids)
+'''
+
+# The decode step itself; the examples differ in the copy and what follows it.
+_STEP = _PRELUDE + '''\
+def process_batch_result(next_token_ids: torch.Tensor) -> list[int]:
+'''
+_ASYNC_COPY = '    host_ids = next_token_ids.to("cpu", non_blocking=True)\n'
+
+RULE = Rule(
+    code="BL005",
+    name="read-before-device-sync",
+    summary="host read of a device-to-host copy still in flight",
+    doc='''\
+## What it does
+
+Finds host reads of a tensor produced by a non-blocking device-to-host copy
+(`t.to("cpu", non_blocking=True)`) before anything synchronises with the device
+(`torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`,
+`torch.cuda.current_stream().synchronize()`). Host reads are the torch pack's `host-reads`
+(`.tolist()`, `.item()`, `int(t)`, `print(t)`, ...; views such as `.numpy()` or `t[0]` are
+in flight too, and their reads count), truth tests (`if t:`) and
+handing the tensor to a thread pool. The whole program is followed: a helper that issues the
+copy and returns the host tensor, a helper that reads a tensor it was given before it
+synchronises. The trace runs from the copy to the read.
+
+## Why is this bad?
+
+A non-blocking copy from the device only enqueues the transfer on the current CUDA stream and
+returns at once, with a host tensor whose memory the copy engine fills later. Reading it on the
+CPU before a synchronisation reads whatever the (pinned) memory held before: stale token ids,
+zeros, last step's values. Nothing fails, and the read is usually right on an idle GPU, so the
+bug shows up under load as wrong outputs. PyTorch's tutorial on pinned memory and
+`non_blocking` warns about exactly this.
+
+## Example
+
+```python
+def process_batch_result(next_token_ids: torch.Tensor) -> list[int]:
+    host_ids = next_token_ids.to("cpu", non_blocking=True)
+    return host_ids.tolist()  # the copy may not have landed yet
+```
+
+## Use instead
+
+Synchronise between the copy and the first read (or record an event after the copy and
+synchronise it), or copy blocking:
+
+```python
+def process_batch_result(next_token_ids: torch.Tensor) -> list[int]:
+    host_ids = next_token_ids.to("cpu", non_blocking=True)
+    torch.cuda.current_stream().synchronize()
+    return host_ids.tolist()
+```
+
+## Fix safety
+
+When the copy and the read are in the same function, two fixes are offered. Dropping
+`non_blocking=True` (copy blocking) is safe: the host tensor holds the same bytes, before the
+call returns; only the overlap of the copy with the host's work is lost. Inserting
+`torch.cuda.current_stream().synchronize()` before the statement of the read is unsafe: it
+waits for all the stream's work, and if the copy was issued on another stream than the
+current one, synchronising the current stream is not enough (synchronise that stream, or an
+event recorded after the copy). When the copy is issued by a helper or the read happens in
+one, no fix is offered: the helper is shared by other callers.
+
+## Known problems
+
+Only copies whose device is the constant `"cpu"` are recognised; `pinned.copy_(gpu,
+non_blocking=True)` into a host tensor is not yet (whether the destination lives on the host is
+not visible in the code). Any synchroniser counts as covering every copy, even one on an
+unrelated stream. Copies kept in an object's attribute and read by another method, and
+CPU arithmetic on the tensor other than the listed reads (`t + 1`), are not reported.
+''',
+    message=(
+        "`{sink}` reads on the host a tensor that a non-blocking device-to-host copy may still be "
+        "filling; synchronise (`torch.cuda.current_stream().synchronize()`, or the copy's stream or "
+        "event) before the read, or copy blocking"
+    ),
+    step_note="read on the host by `{sink}` while the copy may still be in flight",
+    fixer="bufferlint.fixes.bl005",
+    invalid=(
+        Invalid(
+            _STEP + _ASYNC_COPY + "    return host_ids.tolist()\n",
+            lines=(8,),
+            fixed=((_ASYNC_COPY, '    host_ids = next_token_ids.to("cpu")\n'),),
+        ),
+        # A truth test reads the tensor's single value.
+        Invalid(
+            _PRELUDE
+            + '''\
+def all_finished(finished: torch.Tensor) -> bool:
+    if finished.all().to("cpu", non_blocking=True):
+        return True
+    return False
+''',
+            lines=(7,),
+        ),
+        Invalid(_HELPER + "    return host_ids.tolist()\n", lines=(12,)),
+    ),
+    valid=(
+        Valid(_STEP + _ASYNC_COPY + "    torch.cuda.current_stream().synchronize()\n    return host_ids.tolist()\n"),
+        Valid(_STEP + '    host_ids = next_token_ids.to("cpu")\n    return host_ids.tolist()\n'),
+        Valid(_HELPER + "    torch.cuda.synchronize()\n    return host_ids.tolist()\n"),
+        # Read on the device: the copy back is ordered on the same stream.
+        Valid(
+            _PRELUDE
+            + '''\
+def round_trip(next_token_ids: torch.Tensor) -> torch.Tensor:
+    host_ids = next_token_ids.to("cpu", non_blocking=True)
+    return host_ids.to("cuda")
+''',
+        ),
+    ),
+)
