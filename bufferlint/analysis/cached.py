@@ -8,12 +8,14 @@ Two documents per cache key (``bufferlint.cache``):
   and a compile; with the cache only new or edited files are checked again.
 * ``run``: the last whole-project analysis: every file's content hash, the files it parsed,
   the names whose mention makes a file matter (sources, markers, guards, producers found on
-  the way) and the method names it asked definitions of, and its findings and errors for
+  the way, and the word groups of sources that need their arguments, BL005's copies) and the
+  method names it asked definitions of, and its findings and errors for
   every file (so that a later run reporting other files, as pre-commit does, can reuse it).
 
 Why a run can be reused when some files changed: the analysis reads a file it did not parse
-through three facts only: its path, whether its text mentions one of those names, and which
-functions it defines (for the method names asked for). So when every changed file was not
+through three facts only: its path, whether its text mentions one of those names (or word
+groups), and which functions it defines (for the method names asked for); the tests are
+the ones the analysis itself runs (``program.mentions_group``, the word pattern). So when every changed file was not
 parsed and still mentions none of the names and defines none of the asked methods, the
 analysis would select the same files and compute the same thing: its findings and errors are
 reused, and only the changed files' own checks run. Anything else (a parsed file edited, a
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Collection
 
-from bufferlint.analysis.program import ProjectAnalysis, _word_pattern, defined_names, run_analysis
+from bufferlint.analysis.program import ProjectAnalysis, _word_pattern, defined_names, mentions_group, run_analysis
 from bufferlint.analysis.syntax_check import file_error
 from bufferlint.cache import Cache, content_hash
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
@@ -72,6 +74,7 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
             "files_parsed": parsed,
             "parsed": sorted(scan.key(p) for p in analysis.parsed),
             "names": sorted(analysis.trigger_names),
+            "groups": [list(group) for group in analysis.seed_groups],
             "methods": sorted({name for o in analysis.program.outcomes.values() for kind, name in o.demands if kind == "method" and name}),
             "result": _encode_result(stored, scan),
         }
@@ -137,12 +140,14 @@ def _still_valid(record: dict, scan: Scan) -> bool:
     parsed = set(record.get("parsed", ()))
     methods = set(record.get("methods", ()))
     pattern = _word_pattern(set(record.get("names", ())), binary=True)
+    groups = [tuple(group) for group in record.get("groups", ())]
     for path, digest in scan.hashes.items():
         key = scan.key(path)
         if manifest[key] == digest:
             continue
         data = scan.raw[path]
-        if key in parsed or (pattern is not None and pattern.search(data)) or methods.intersection(defined_names(data)):
+        if (key in parsed or (pattern is not None and pattern.search(data)) or mentions_group(data, groups)
+                or methods.intersection(defined_names(data))):
             return False
     return True
 

@@ -323,14 +323,7 @@ class ProjectAnalysis:
         return sorted(group for group in groups if len(group) > 1)
 
     def files_mentioning_all(self, groups: list[tuple[str, ...]]) -> set[Path]:
-        found: set[Path] = set()
-        for group in groups:
-            encoded = [word.encode() for word in group]
-            found |= {
-                p for p, data in self.raw.items()
-                if p not in self.parsed and all(w in data for w in encoded) and _group_lines(data, group, binary=True)
-            }
-        return found
+        return {p for p, data in self.raw.items() if p not in self.parsed and mentions_group(data, groups)}
 
     def activate_mentioning_all(self, functions: list[FunctionInfo], groups: list[tuple[str, ...]]) -> None:
         """Analyse the functions holding a call that names every word of a group."""
@@ -531,6 +524,15 @@ def defined_names(data: bytes) -> list[str]:
         if _DEF_INDENT.fullmatch(data, line, start):
             names.append(match.group(1).decode("ascii", "replace"))
     return names
+
+
+def mentions_group(data: bytes, groups) -> bool:
+    """Does the file's text name every word of one of the groups within a few lines? (One of
+    the text tests that select a file; ``analysis.cached`` asks the same of changed files.)"""
+    for group in groups:
+        if all(word.encode() in data for word in group) and _group_lines(data, tuple(group), binary=True):
+            return True
+    return False
 
 
 def _seed_words(pattern) -> tuple[str, ...]:
