@@ -30,12 +30,13 @@ from bufferlint import __version__, analysis, baseline
 from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
 from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
-from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
+from bufferlint.discovery import ProjectRoot, absolute, discover, expand_paths, locate_project_root
 from bufferlint.findings import AnalysisResult, FileError, Finding
 from bufferlint.fixes.runner import FixOutcome, Project, attach_fixes, fix_project
 from bufferlint.reporters.base import display_path
 from bufferlint.fingerprint import fingerprints, relative_path
 from bufferlint.noqa import add_noqa
+from bufferlint.progress import Progress, verbose_line
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.text import summary
 from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
@@ -90,7 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=sorted(REPORTERS), default="text", help="output format (default: text)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (still 2 on errors)")
     check.add_argument("--project-root", type=Path, metavar="DIR",
-                       help="the project the paths belong to (default: nearest pyproject.toml above them)")
+                       help="the project the paths belong to (default: the nearest directory above them with a "
+                            "pyproject.toml, setup.cfg or setup.py, else their git work tree)")
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="print the project root and how many files were analysed and parsed (on stderr)")
     check.add_argument("--config", type=Path, metavar="PATH", help="pyproject.toml to read [tool.bufferlint] from")
     check.add_argument("--select", action="append", metavar="CODES",
                        help="comma-separated rule codes or prefixes to report (replaces the configured select)")
@@ -299,13 +303,13 @@ def _count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
-def _project_root(option: Path | None, paths: list[Path]) -> Path:
+def _project_root(option: Path | None, paths: list[Path]) -> ProjectRoot:
     if option is None:
-        return find_project_root(paths)
+        return locate_project_root(paths)
     root = absolute(option)
     if not root.is_dir():
         raise UsageError(f"--project-root {option}: not a directory")
-    return root
+    return ProjectRoot(root, "--project-root")
 
 
 def _apply_cli_rules(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -377,7 +381,8 @@ class _Run:
 def _analyse(args: argparse.Namespace) -> _Run:
     """The analysis a command asks for: scope, settings, then reportable findings."""
     paths = [absolute(p) for p in args.paths]
-    root = _project_root(args.project_root, paths)
+    located = _project_root(args.project_root, paths)
+    root = located.path
     settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
     set_max_bytes(settings.max_file_size)
     report_files, errors = expand_paths(paths, root, settings)
@@ -385,7 +390,10 @@ def _analyse(args: argparse.Namespace) -> _Run:
     files: list[Path] = []
     if report_files:
         files = sorted(set(discover(root, settings.excludes)) | set(report_files))
-        result = analysis.analyze_project(root, files, report_files, settings.vocab)
+        with Progress(sys.stderr, enabled=not getattr(args, "quiet", False)) as progress:
+            result = analysis.analyze_project(root, files, report_files, settings.vocab, progress=progress.callback)
+    if getattr(args, "verbose", False):
+        print(verbose_line(located, result.files_seen, result.files_parsed, len(report_files)), file=sys.stderr)
     result.errors[:0] = errors
     _warn_suppressions(args, report_files, result.findings, settings)
     result.findings = _reportable(result.findings, settings)
@@ -420,7 +428,7 @@ def _show_settings(args: argparse.Namespace) -> int:
     from bufferlint.show_settings import show_settings
 
     paths = [absolute(p) for p in args.paths]
-    root = _project_root(args.project_root, paths)
+    root = _project_root(args.project_root, paths).path
     settings = _apply_cli_rules(load_settings(root, absolute(args.config) if args.config else None), args)
     listing, warnings = show_settings(settings, discover(root, settings.excludes))
     sys.stdout.write(listing)

@@ -7,7 +7,7 @@ project-wide propagation to a fixpoint -> findings.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Collection
+from typing import Callable, Collection
 
 from bufferlint.deepstack import run_deep
 from bufferlint.findings import AnalysisResult
@@ -19,16 +19,18 @@ def analyze_project(
     files: Collection[Path],
     report_files: Collection[Path],
     vocab: Vocabulary,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AnalysisResult:
     """Analyse every file of the project rooted at ``root`` (``files``: all its Python files)
     and return findings and errors for ``report_files`` only.
 
     All paths are absolute. Files outside ``report_files`` still contribute sources, guards
     and helper summaries; their own parse errors are not reported. The engine reports
-    facts; the rules (``bufferlint.catalog``) put them into words.
+    facts; the rules (``bufferlint.catalog``) put them into words. ``progress`` hears
+    (files parsed, functions analysed) as they grow (see bufferlint.progress).
     """
     from bufferlint.analysis.program import analyze
     from bufferlint.catalog.words import render
 
     # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
-    return render(run_deep(analyze, root, files, report_files, vocab), vocab)
+    return render(run_deep(analyze, root, files, report_files, vocab, progress), vocab)

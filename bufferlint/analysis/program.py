@@ -18,6 +18,7 @@ import gc
 import re
 from collections import deque
 from pathlib import Path
+from typing import Callable
 
 from dataclasses import replace
 
@@ -158,7 +159,8 @@ class Program:
             self.activate(callee)
             self.enqueue(callee)
 
-    def solve(self) -> None:
+    def solve(self, tick: Callable[[], None] | None = None) -> None:
+        """Run the worklist to a fixpoint; ``tick`` after each function analysed (progress)."""
         while self.worklist:
             qualname = self.worklist.popleft()
             self.queued.discard(qualname)
@@ -181,6 +183,8 @@ class Program:
                 self.failures[qualname] = exc
                 continue
             self.outcomes[qualname] = outcome
+            if tick is not None:
+                tick()
             for callee in outcome.callees:
                 self.callers.setdefault(callee, set()).add(qualname)
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
@@ -229,8 +233,10 @@ class Program:
 class ProjectAnalysis:
     """One run: file selection rounds around the Program's fixpoint."""
 
-    def __init__(self, root: Path, files, report_files, vocab: Vocabulary) -> None:
+    def __init__(self, root: Path, files, report_files, vocab: Vocabulary,
+                 progress: Callable[[int, int], None] | None = None) -> None:
         self.root = root
+        self.progress = progress  # (files parsed, functions analysed), for the progress line
         self.files = sorted(set(files) | set(report_files))
         self.report_files = set(report_files)
         self.program = Program(root, vocab)
@@ -256,7 +262,8 @@ class ProjectAnalysis:
                     if debugging():
                         raise
                     self.error(path, internal_error("this file", exc))
-            self.program.solve()
+                self.tick()
+            self.program.solve(self.tick if self.progress is not None else None)
             pending = self.next_files()
             for qualname in self.functions_to_revisit(pending):
                 self.program.enqueue(qualname)
@@ -265,6 +272,10 @@ class ProjectAnalysis:
         self.result.errors += [error for error in check.errors() if error.path not in known]
         self.result.errors.sort(key=lambda error: str(error.path))
         return self.result
+
+    def tick(self) -> None:
+        if self.progress is not None:
+            self.progress(self.result.files_parsed, len(self.program.analyses))
 
     # -- reading and selecting files ---------------------------------------------------------
 
@@ -498,14 +509,15 @@ def _dedupe(trace: tuple) -> tuple:
     return tuple(out)
 
 
-def analyze(root: Path, files, report_files, vocab: Vocabulary) -> AnalysisResult:
+def analyze(root: Path, files, report_files, vocab: Vocabulary,
+            progress: Callable[[int, int], None] | None = None) -> AnalysisResult:
     # Syntax trees and summaries are acyclic and live until the end of the run: the cyclic
     # collector would rescan the whole growing heap again and again (half the run time on
     # a large tree) to free nothing.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return ProjectAnalysis(root, files, report_files, vocab).run()
+        return ProjectAnalysis(root, files, report_files, vocab, progress).run()
     finally:
         if enabled:
             gc.enable()
