@@ -2,7 +2,10 @@
 
 Prints files, lines, wall seconds and peak memory of a cold `bufferlint check` run (a
 fresh process, as in CI), the findings per rule, and the yardstick: the same tree's plain
-`ast.parse` time on one core. Not a test: figures for the README and closing notes.
+`ast.parse` time on one core. Then the cold `--format json` run (what CI and SARIF upload
+use: it also plans a fix for every finding) and its ratio to the text run, with the CPU
+seconds of both (the process and its workers: on a loaded machine they move less than wall
+time does). Not a test: figures for the README and closing notes.
 
     python benchmarks/analyzer_bench.py                 # downloads sglang 0.5.16, 0.5.17, 0.5.23
     python benchmarks/analyzer_bench.py --tree DIR ...  # any unpacked tree(s)
@@ -19,6 +22,7 @@ import tempfile
 import time
 import zipfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 CACHE = Path(tempfile.gettempdir()) / "bufferlint-bench"
@@ -52,28 +56,42 @@ def ast_parse_seconds(tree: Path) -> tuple[int, int, float]:
     return len(files), lines, time.perf_counter() - start
 
 
-def check(tree: Path) -> tuple[float, int, dict]:
-    """A cold run of the default (text) check in a fresh process, as pre-commit and CI run it;
-    peak RSS from the child's rusage."""
+@dataclass
+class Run:
+    seconds: float  # wall
+    cpu: float  # user + system, the process and its worker processes
+    rss_kib: int  # peak resident memory of the main process
+
+
+def run(tree: Path, output_format: str = "text") -> tuple[Run, subprocess.CompletedProcess]:
+    """A cold ``bufferlint check`` in a fresh process, as pre-commit and CI run it; peak RSS
+    and CPU time from the child's rusage."""
     script = (
         "import resource, sys, time\n"
         "from bufferlint.cli import main\n"
         "start = time.perf_counter()\n"
-        "code = main(['check', '--exit-zero', '--no-color', sys.argv[1]])\n"
-        "sys.stderr.write(f'\\nBENCH {time.perf_counter() - start} '\n"
-        "                 f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+        "code = main(['check', '--exit-zero', '--no-color', '--format', sys.argv[2], sys.argv[1]])\n"
+        "me, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "cpu = me.ru_utime + me.ru_stime + workers.ru_utime + workers.ru_stime\n"
+        "sys.stderr.write(f'\\nBENCH {time.perf_counter() - start} {cpu} {me.ru_maxrss}\\n')\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script, str(tree)], capture_output=True, text=True, cwd=tree)
+    proc = subprocess.run([sys.executable, "-c", script, str(tree), output_format], capture_output=True, text=True, cwd=tree)
     bench = [line for line in proc.stderr.splitlines() if line.startswith("BENCH ")]
     if proc.returncode != 0 or not bench:
         raise SystemExit(f"bufferlint failed on {tree}:\n{proc.stderr[-2000:]}")
-    _, seconds, rss_kib = bench[-1].split()
+    _, seconds, cpu, rss_kib = bench[-1].split()
+    return Run(float(seconds), float(cpu), int(rss_kib)), proc
+
+
+def check(tree: Path) -> tuple[Run, dict]:
+    """The default (text) check, with its findings."""
+    measured, proc = run(tree)
     findings = [
         {"rule": match.group(2), "location": match.group(1)}
         for match in re.finditer(r"^(\S+:\d+):\d+: (BL\d{3}) ", proc.stdout, re.MULTILINE)
     ]
     errors = [line for line in proc.stderr.splitlines() if "could not be analysed" in line]
-    return float(seconds), int(rss_kib), {"findings": findings, "errors": errors}
+    return measured, {"findings": findings, "errors": errors}
 
 
 def main() -> None:
@@ -81,19 +99,27 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, action="append", help="an unpacked tree (default: sglang wheels)")
     parser.add_argument("--versions", default="0.5.16,0.5.17,0.5.23", help="sglang versions to download")
     args = parser.parse_args()
-    trees = args.tree or [unpack_wheel(v) for v in args.versions.split(",")]
+    trees = [tree.resolve() for tree in args.tree] if args.tree else [unpack_wheel(v) for v in args.versions.split(",")]
     print(f"{'tree':<28} {'files':>6} {'lines':>10} {'ast.parse s':>11} {'check s':>8} {'ratio':>6} {'peak MiB':>9}  findings")
+    cold_json = []
     for tree in trees:
         files, lines, parse_s = ast_parse_seconds(tree)
-        seconds, rss_kib, report = check(tree)
+        text, report = check(tree)
         rules = Counter(f["rule"] for f in report["findings"])
         per_rule = ", ".join(f"{rule} {count}" for rule, count in sorted(rules.items())) or "none"
         print(
-            f"{tree.name:<28} {files:>6} {lines:>10,} {parse_s:>11.1f} {seconds:>8.1f} "
-            f"{seconds / parse_s:>6.2f} {rss_kib / 1024:>9.0f}  {per_rule}"
+            f"{tree.name:<28} {files:>6} {lines:>10,} {parse_s:>11.1f} {text.seconds:>8.1f} "
+            f"{text.seconds / parse_s:>6.2f} {text.rss_kib / 1024:>9.0f}  {per_rule}"
         )
         for finding in report["findings"]:
             print(f"    {finding['rule']} {finding['location']}")
+        cold_json.append((tree, parse_s, text, run(tree, "json")[0]))
+    print(f"\n{'tree':<28} {'json s':>7} {'json/text':>9} {'json/parse':>10} {'text cpu s':>10} {'json cpu s':>10} {'json peak MiB':>13}")
+    for tree, parse_s, text, json in cold_json:
+        print(
+            f"{tree.name:<28} {json.seconds:>7.1f} {json.seconds / text.seconds:>9.2f} {json.seconds / parse_s:>10.2f} "
+            f"{text.cpu:>10.1f} {json.cpu:>10.1f} {json.rss_kib / 1024:>13.0f}"
+        )
 
 
 if __name__ == "__main__":

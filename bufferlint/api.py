@@ -27,12 +27,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from bufferlint import analysis, baseline
 from bufferlint.catalog import RULES
 from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
-from bufferlint.discovery import absolute, discover, expand_paths, find_project_root
+from bufferlint.discovery import ProjectRoot, absolute, discover, expand_paths, locate_project_root
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.fingerprint import fingerprints
 from bufferlint.fixes import runner
@@ -75,6 +75,8 @@ class CheckOptions:
     suppression_warnings: bool = True
     warn_unused_noqa: bool = False
     cache: bool = True
+    # Hears (files parsed, functions analysed) while the analysis runs (the CLI's progress line).
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class Project:
 
     root: Path
     settings: Settings
+    reason: str = ""  # why this folder is the root (``-v`` says it)
 
     def files(self) -> list[Path]:
         """Every Python file of the project the analysis sees (excludes applied)."""
@@ -149,9 +152,9 @@ def open_project(options: CheckOptions) -> Project | str:
     options' selection), or one line saying why they cannot be used."""
     try:
         paths = [absolute(p) for p in options.paths]
-        root = _project_root(options.project_root, paths)
-        settings = load_settings(root, absolute(options.config) if options.config else None)
-        return Project(root, _with_options(settings, options))
+        located = _project_root(options.project_root, paths)
+        settings = load_settings(located.path, absolute(options.config) if options.config else None)
+        return Project(located.path, _with_options(settings, options), located.reason)
     except (UsageError, ConfigError) as exc:
         return str(exc)
 
@@ -223,7 +226,7 @@ def _analyse(options: CheckOptions) -> Report:
     if report_files:
         files = sorted(set(project.files()) | set(report_files))
         result = analysis.analyze_project(project.root, files, report_files, settings.vocab,
-                                          project_cache(project) if options.cache else None)
+                                          project_cache(project) if options.cache else None, options.progress)
     warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
         if options.suppression_warnings else []
     return _as_report(result, findings=_reportable(result.findings, settings), errors=path_errors + result.errors,
@@ -241,13 +244,13 @@ def _fix_project(report: Report) -> FixProject:
     return FixProject(report.project.root, report.project.settings.vocab, report.files)
 
 
-def _project_root(option: Path | None, paths: list[Path]) -> Path:
+def _project_root(option: Path | None, paths: list[Path]) -> ProjectRoot:
     if option is None:
-        return find_project_root(paths)
+        return locate_project_root(paths)
     root = absolute(option)
     if not root.is_dir():
         raise UsageError(f"--project-root {option}: not a directory")
-    return root
+    return ProjectRoot(root, "--project-root")
 
 
 def _with_options(settings: Settings, options: CheckOptions) -> Settings:

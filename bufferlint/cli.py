@@ -33,8 +33,9 @@ from bufferlint import __version__, api
 from bufferlint.api import UsageError
 from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
-from bufferlint.discovery import absolute
+from bufferlint.discovery import ProjectRoot, absolute
 from bufferlint.noqa import add_noqa
+from bufferlint.progress import Progress, verbose_line
 from bufferlint.reporters import REPORTERS, statistics
 from bufferlint.reporters.base import count, display_path
 from bufferlint.reporters.text import summary
@@ -84,7 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=sorted(REPORTERS), default="text", help="output format (default: text)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (still 2 on errors)")
     check.add_argument("--project-root", type=Path, metavar="DIR",
-                       help="the project the paths belong to (default: nearest pyproject.toml above them)")
+                       help="the project the paths belong to (default: the nearest directory above them with a "
+                            "pyproject.toml, setup.cfg or setup.py, else their git work tree)")
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="print the project root and how many files were analysed and parsed (on stderr)")
     check.add_argument("--config", type=Path, metavar="PATH", help="pyproject.toml to read [tool.bufferlint] from")
     check.add_argument("--select", action="append", metavar="CODES",
                        help="comma-separated rule codes or prefixes to report (replaces the configured select)")
@@ -132,12 +136,23 @@ def run_check(args: argparse.Namespace) -> int:
     options = _options(args, fixes=bool(args.fix or args.diff or args.statistics or args.format in FORMATS_WITH_FIXES))
     if args.fix or args.diff:
         return _run_fixes(args, options)
-    report = api.check(options)
+    with Progress(sys.stderr, enabled=not getattr(args, "quiet", False)) as progress:
+        report = api.check(dataclasses.replace(options, progress=progress.callback))
     _warn_suppressions(report)
     if report.error is not None:
         raise UsageError(report.error)
+    _say_verbose(args, report)
     _warn_lost_fixes(args, report)
     return _report(args, report)
+
+
+def _say_verbose(args: argparse.Namespace, report: api.Report) -> None:
+    """``-v``: the project root and why, how many files were analysed, parsed and reported on,
+    and how the cache served the run."""
+    if getattr(args, "verbose", False) and report.project is not None:
+        root = ProjectRoot(report.project.root, report.project.reason)
+        cache = report.cache or "not used (--no-cache)"
+        print(verbose_line(root, report.files_seen, report.files_parsed, len(report.report_files), cache), file=sys.stderr)
 
 
 def _options(args: argparse.Namespace, fixes: bool = False) -> api.CheckOptions:

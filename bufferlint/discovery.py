@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -29,15 +30,43 @@ def absolute(path: Path | str) -> Path:
     return Path(os.path.abspath(path))
 
 
-def find_project_root(paths: Sequence[Path]) -> Path:
-    """The nearest directory at or above the paths' common parent that has a pyproject.toml,
-    else that common parent."""
-    parents = [p if p.is_dir() else p.parent for p in map(absolute, paths)]
-    common = Path(os.path.commonpath(parents))
-    for candidate in (common, *common.parents):
-        if (candidate / "pyproject.toml").is_file():
-            return candidate
-    return common
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
+@dataclass(frozen=True)
+class ProjectRoot:
+    """The project a run analyses, and why it is that one (``--verbose`` says it)."""
+
+    path: Path
+    reason: str
+
+
+def locate_project_root(paths: Sequence[Path], cwd: Path | None = None) -> ProjectRoot:
+    """The project the paths belong to: the nearest directory at or above their common
+    parent with a ``pyproject.toml``, ``setup.cfg`` or ``setup.py``; else the enclosing git
+    work tree; else the current directory when the paths lie below it; else their common
+    parent. Checking ``pkg/models/one.py`` from the top of a checkout without packaging
+    files must still see ``pkg/loader/``: a root that shrinks to the paths' own directory
+    silently misses the sources defined elsewhere."""
+    given = [absolute(p) for p in paths]
+    common = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in given]))
+    above = (common, *common.parents)
+    for candidate in above:
+        for marker in ROOT_MARKERS:
+            if (candidate / marker).is_file():
+                return ProjectRoot(candidate, f"nearest {marker}")
+    for candidate in above:
+        if (candidate / ".git").exists():  # a directory, or a file in worktrees and submodules
+            return ProjectRoot(candidate, "enclosing git work tree")
+    here = absolute(cwd or Path.cwd())
+    if all(p == here or here in p.parents for p in given):
+        return ProjectRoot(here, "current directory")
+    return ProjectRoot(common, "common parent of the paths")
+
+
+def find_project_root(paths: Sequence[Path], cwd: Path | None = None) -> Path:
+    """The directory of :func:`locate_project_root`."""
+    return locate_project_root(paths, cwd).path
 
 
 def exclude_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:

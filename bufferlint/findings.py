@@ -103,3 +103,4 @@ class AnalysisResult:
     files_seen: int = 0
     files_parsed: int = 0
     lines_seen: int = 0
+    cache: str | None = None  # how the cache served this run (None: no cache), for ``-v``

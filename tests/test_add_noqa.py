@@ -148,7 +148,7 @@ def test_cli_reports_lines_it_could_not_annotate(tmp_path: Path, monkeypatch: py
     write(tmp_path, {"pyproject.toml": "", "mod.py": 'x = 1 + \\\n    f(w, """\nabc""")\ny = f(w)\n'})
     monkeypatch.chdir(tmp_path)
     found = AnalysisResult(findings=[at(tmp_path / "mod.py", 2), at(tmp_path / "mod.py", 4)])
-    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda *args: found)
+    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda *args, **kwargs: found)
     assert cli.main(["check", "--add-noqa", "mod.py"]) == 1
     assert capsys.readouterr() == (
         "",

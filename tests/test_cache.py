@@ -81,6 +81,19 @@ def test_a_change_that_can_matter_runs_the_analysis_again(project: Path) -> None
     assert any(f["path"] == "late_helper.py" and f["rule"] == "BL001" for f in warm["findings"])
 
 
+def test_a_change_naming_an_argument_bound_source_runs_the_analysis_again(project: Path) -> None:
+    """Sources that match only with their arguments (BL005's non-blocking copies) select a
+    file by a group of words: the cache asks a changed file the same question."""
+    host = project / "host_read.py"
+    host.write_text("def stats(t):\n    return t\n")
+    check(project)
+    host.write_text('def stats(t):\n    h = t.to("cpu", non_blocking=True)\n    return h.tolist()\n')
+    warm = check(project)
+    assert not _reused(project)
+    assert warm == check(project, "--no-cache")
+    assert any(f["path"] == "host_read.py" and f["rule"] == "BL005" for f in warm["findings"])
+
+
 def test_a_parsed_file_edited_runs_the_analysis_again(project: Path) -> None:
     check(project)
     target = project / "direct_submit.py"

@@ -9,6 +9,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
+import libcst as cst
+
 from bufferlint.analysis import analyze_project
 from bufferlint.fixes import base as fix_base
 from bufferlint.fixes.runner import attach_fixes
@@ -85,3 +87,37 @@ def test_names_bound_in_reduced_parts_are_still_bound() -> None:
     assert set(focused.top_level_bindings()) == set(whole.top_level_bindings())
     assert focused.local_name_for("big.should_async_load") == whole.local_name_for("big.should_async_load") == "should_async_load"
     assert focused.import_edit("import x") == whole.import_edit("import x")
+
+
+def _fixture_modules() -> list[tuple[Path, cst.Module]]:
+    fixtures = Path(__file__).parent / "fixtures"
+    sources = sorted(fixtures.rglob("*.py")) + [Path(fix_base.__file__)]
+    return [(path, cst.parse_module(path.read_text(encoding="utf-8"))) for path in sources]
+
+
+def test_positions_and_parents_are_those_of_libcst_providers() -> None:
+    """The fixers' positions and parents are computed without LibCST's metadata resolver
+    (for speed); they must be exactly what its providers give, node for node."""
+    from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+    modules = _fixture_modules()
+    assert len(modules) > 20
+    for path, tree in modules:
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        expected_positions = wrapper.resolve(PositionProvider)
+        positions = fix_base.node_positions(tree)
+        assert list(positions.items()) == list(expected_positions.items()), path  # same order: walk() relies on it
+        expected_parents = wrapper.resolve(ParentNodeProvider)
+        parents = fix_base.parent_map(tree)
+        assert parents.keys() == expected_parents.keys(), path
+        assert all(parents[node] is expected_parents[node] for node in parents), path
+
+
+def test_descendants_are_the_subtree() -> None:
+    for path, tree in _fixture_modules()[:10]:
+        source = fix_base.SourceModule(tree.code)
+        everything = set(source.positions)
+        assert set(source.descendants(source.tree)) == everything, path
+        for function in source.walk(cst.FunctionDef):
+            below = set(source.descendants(function))
+            assert below == {n for n in everything if n is function or function in source.ancestors(n)}, path

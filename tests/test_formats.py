@@ -110,7 +110,7 @@ def use_result(monkeypatch: pytest.MonkeyPatch, result: AnalysisResult) -> None:
     """Make ``check`` report exactly ``result``: the engine is replaced, and so is the step
     that attaches the fixers' fixes (once the fixes branch provides it), so the hand-built
     fixes are the ones rendered."""
-    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None: result)
+    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None, progress=None: result)
     monkeypatch.setattr(api, "attach_fixes", lambda findings, *args, **kwargs: list(findings))
 
 
@@ -375,7 +375,7 @@ def test_statistics(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> N
 
 def test_statistics_only_as_text_or_json(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     called = []
-    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda *args: called.append(args))
+    monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda *args, **kwargs: called.append(args))
     assert cli.main(["check", "--statistics", "--format", "sarif", "pkg"]) == 2
     assert capsys.readouterr().err == "bufferlint: error: --statistics prints text or json, not sarif\n"
     assert called == []  # refused before any analysis

@@ -7,7 +7,7 @@ project-wide propagation to a fixpoint -> findings.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Collection
+from typing import Callable, Collection
 
 from bufferlint.cache import Cache
 from bufferlint.deepstack import run_deep
@@ -21,6 +21,7 @@ def analyze_project(
     report_files: Collection[Path],
     vocab: Vocabulary,
     cache: Cache | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AnalysisResult:
     """Analyse every file of the project rooted at ``root`` (``files``: all its Python files)
     and return findings and errors for ``report_files`` only. With a ``cache``, what the
@@ -28,7 +29,8 @@ def analyze_project(
 
     All paths are absolute. Files outside ``report_files`` still contribute sources, guards
     and helper summaries; their own parse errors are not reported. The engine reports
-    facts; the rules (``bufferlint.catalog``) put them into words.
+    facts; the rules (``bufferlint.catalog``) put them into words. ``progress`` hears
+    (files parsed, functions analysed) as they grow (see bufferlint.progress).
     """
     from bufferlint.analysis.cached import analyze_cached
     from bufferlint.analysis.program import analyze
@@ -36,5 +38,5 @@ def analyze_project(
 
     # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
     if cache is not None:
-        return render(run_deep(analyze_cached, root, files, report_files, vocab, cache), vocab)
-    return render(run_deep(analyze, root, files, report_files, vocab), vocab)
+        return render(run_deep(analyze_cached, root, files, report_files, vocab, cache, progress), vocab)
+    return render(run_deep(analyze, root, files, report_files, vocab, progress), vocab)

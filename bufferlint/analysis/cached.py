@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection
+from typing import Callable, Collection
 
 from bufferlint.analysis.program import ProjectAnalysis, _word_pattern, defined_names, mentions_group, run_analysis
 from bufferlint.analysis.syntax_check import file_error
@@ -50,7 +50,7 @@ class Scan:
 
 
 def analyze_cached(root: Path, files: Collection[Path], report_files: Collection[Path], vocab: Vocabulary,
-                   cache: Cache) -> AnalysisResult:
+                   cache: Cache, progress: Callable[[int, int], None] | None = None) -> AnalysisResult:
     """``analysis.analyze_project``'s result (before rendering), through ``cache``."""
     scan = _read(root, sorted(set(files) | set(report_files)))
     report = set(report_files)
@@ -63,7 +63,7 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
     else:
         to_check = [p for p in sorted(report) if p in scan.raw and "error" not in facts.get(scan.hashes[p], {})]
         readable = sorted(scan.raw)
-        analysis = ProjectAnalysis(root, readable, readable, vocab, raw=scan.raw, check_files=to_check)
+        analysis = ProjectAnalysis(root, readable, readable, vocab, progress, raw=scan.raw, check_files=to_check)
         full = run_analysis(analysis)
         checked = {error.path: error.message for error in analysis.check_errors}
         for path in to_check:
@@ -90,7 +90,9 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
     record["unreadable"] = sorted(scan.key(p) for p in scan.unreadable)
     cache.save("run", record)
     cache.save("files", {h: facts[h] for h in scan.hashes.values()})
-    return _result_for(report, scan, stored, facts, parsed, cache.problems)
+    result = _result_for(report, scan, stored, facts, parsed, cache.problems)
+    result.cache = "the last analysis reused" if reused else "analysed, saved"
+    return result
 
 
 def _facts(body: dict) -> dict:

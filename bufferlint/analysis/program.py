@@ -18,6 +18,7 @@ import gc
 import re
 from collections import deque
 from pathlib import Path
+from typing import Callable
 
 from dataclasses import replace
 
@@ -163,7 +164,8 @@ class Program:
             self.flight_hot.add((callee, param))
             self.activate(callee)
 
-    def solve(self) -> None:
+    def solve(self, tick: Callable[[], None] | None = None) -> None:
+        """Run the worklist to a fixpoint; ``tick`` after each function analysed (progress)."""
         while self.worklist:
             qualname = self.worklist.popleft()
             self.queued.discard(qualname)
@@ -186,6 +188,8 @@ class Program:
                 self.failures[qualname] = exc
                 continue
             self.outcomes[qualname] = outcome
+            if tick is not None:
+                tick()
             for callee in outcome.callees:
                 self.callers.setdefault(callee, set()).add(qualname)
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
@@ -235,11 +239,13 @@ class Program:
 class ProjectAnalysis:
     """One run: file selection rounds around the Program's fixpoint."""
 
-    def __init__(self, root: Path, files, report_files, vocab: Vocabulary, *,
+    def __init__(self, root: Path, files, report_files, vocab: Vocabulary,
+                 progress: Callable[[int, int], None] | None = None, *,
                  raw: dict[Path, bytes] | None = None, check_files=None) -> None:
         """``raw``: the files' bytes when the caller has read them already; ``check_files``:
         the files to check for syntax and compile errors (default: ``report_files``)."""
         self.root = root
+        self.progress = progress  # (files parsed, functions analysed), for the progress line
         self.files = sorted(set(files) | set(report_files))
         self.report_files = set(report_files)
         self.check_files = self.report_files if check_files is None else set(check_files)
@@ -271,7 +277,8 @@ class ProjectAnalysis:
                     if debugging():
                         raise
                     self.error(path, internal_error("this file", exc))
-            self.program.solve()
+                self.tick()
+            self.program.solve(self.tick if self.progress is not None else None)
             pending = self.next_files()
             for qualname in self.functions_to_revisit(pending):
                 self.program.enqueue(qualname)
@@ -282,6 +289,10 @@ class ProjectAnalysis:
         self.result.errors += [error for error in self.check_errors if error.path not in known]
         self.result.errors.sort(key=lambda error: str(error.path))
         return self.result
+
+    def tick(self) -> None:
+        if self.progress is not None:
+            self.progress(self.result.files_parsed, len(self.program.analyses))
 
     # -- reading and selecting files ---------------------------------------------------------
 
@@ -595,8 +606,9 @@ def _dedupe(trace: tuple) -> tuple:
     return tuple(out)
 
 
-def analyze(root: Path, files, report_files, vocab: Vocabulary) -> AnalysisResult:
-    return run_analysis(ProjectAnalysis(root, files, report_files, vocab))
+def analyze(root: Path, files, report_files, vocab: Vocabulary,
+            progress: Callable[[int, int], None] | None = None) -> AnalysisResult:
+    return run_analysis(ProjectAnalysis(root, files, report_files, vocab, progress))
 
 
 def run_analysis(analysis: ProjectAnalysis) -> AnalysisResult:

@@ -175,7 +175,7 @@ def _decided_by_guard(src: SourceModule, call: cst.Call, value: cst.BaseExpressi
     if not isinstance(value, cst.Name):
         return False
     scope = next((a for a in src.ancestors(call) if isinstance(a, cst.FunctionDef)), src.tree)
-    for node in _walk(scope):
+    for node in src.descendants(scope):
         if isinstance(node, cst.Assign) and any(
             isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets
         ):

@@ -150,7 +150,7 @@ def _bound_to_container(src: SourceModule, name: cst.Name) -> bool:
     """Is ``name`` assigned a container (display, comprehension, ``list(...)``, a view that
     returns several tensors) anywhere in its function?"""
     scope = next((a for a in src.ancestors(name) if isinstance(a, (cst.FunctionDef, cst.Lambda))), src.tree)
-    for node in src.walk(cst.CSTNode):
+    for node in src.descendants(scope):
         value = None
         if isinstance(node, cst.Assign) and any(_names(t.target, name.value) for t in node.targets):
             value = node.value

@@ -67,7 +67,7 @@ def attach_fixes(
     by_file: dict[Path, list[int]] = {}
     for position, finding in enumerate(findings):
         by_file.setdefault(finding.path, []).append(position)
-    jobs = [(project, path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
+    jobs = [(path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
             for path, positions in by_file.items()]
     # Syntax trees are acyclic: as during the analysis, the cyclic collector would rescan
     # the growing heap again and again while a large file is parsed, to free nothing.
@@ -76,9 +76,13 @@ def attach_fixes(
     try:
         if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
             # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
-            with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+            # The project reaches each worker once, by fork (not pickled with every file), so
+            # its module map is built at most once per worker.
+            with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"),
+                                     initializer=_use_project, initargs=(project,)) as pool:
                 planned = list(pool.map(_plan_file, jobs))
         else:
+            _use_project(project)
             planned = [_plan_file(job) for job in jobs]
     finally:
         if enabled:
@@ -92,6 +96,14 @@ def attach_fixes(
     return out
 
 
+_project: Project | None = None  # the project being planned for, in this process
+
+
+def _use_project(project: Project) -> None:
+    global _project
+    _project = project
+
+
 def _plan_file(job) -> list[tuple[Fix | None, str | None]]:
     """The (fix, why there is none) of one file's findings (top level, so a worker process
     can run it). LibCST recurses as deep as the syntax tree: see bufferlint.deepstack."""
@@ -99,7 +111,8 @@ def _plan_file(job) -> list[tuple[Fix | None, str | None]]:
 
 
 def _plan_file_here(job) -> list[tuple[Fix | None, str | None]]:
-    project, path, findings, text, rejected = job
+    path, findings, text, rejected = job
+    project = _project
     if text is None:
         source = read_source(path)
         text = source.text if isinstance(source, SourceFile) else None
