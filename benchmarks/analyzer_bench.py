@@ -1,6 +1,6 @@
 """Benchmark `bufferlint check` on a real tree: the sglang wheels (0.5.16 has the bug).
 
-Prints files, lines, wall seconds and peak memory of a cold `bufferlint check` run (a
+Prints files, lines, wall seconds and peak memory of a cold `bufferlint check --no-cache` run (a
 fresh process, as in CI), the findings per rule, and the yardstick: the same tree's plain
 `ast.parse` time on one core. Then the cold `--format json` run (what CI and SARIF upload
 use: it also plans a fix for every finding) and its ratio to the text run, with the CPU
@@ -70,7 +70,7 @@ def run(tree: Path, output_format: str = "text") -> tuple[Run, subprocess.Comple
         "import resource, sys, time\n"
         "from bufferlint.cli import main\n"
         "start = time.perf_counter()\n"
-        "code = main(['check', '--exit-zero', '--no-color', '--format', sys.argv[2], sys.argv[1]])\n"
+        "code = main(['check', '--exit-zero', '--no-color', '--no-cache', '--format', sys.argv[2], sys.argv[1]])\n"
         "me, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "cpu = me.ru_utime + me.ru_stime + workers.ru_utime + workers.ru_stime\n"
         "sys.stderr.write(f'\\nBENCH {time.perf_counter() - start} {cpu} {me.ru_maxrss}\\n')\n"

@@ -9,7 +9,6 @@ from dataclasses import replace
 
 from bufferlint.analysis.state import Pending, State
 from bufferlint.analysis.summaries import SinkReach, Site, keep_best
-from bufferlint.analysis.index import _walk_own_body
 from bufferlint.analysis.syntax import holder_name, root_name
 from bufferlint.analysis.values import (
     EMPTY,
@@ -60,13 +59,7 @@ class EffectsMixin:
 
     @property
     def declared_globals(self) -> frozenset:
-        names = getattr(self.info, "_globals", None)
-        if names is None:
-            names = frozenset(
-                name for node in _walk_own_body(self.info.node) if isinstance(node, ast.Global) for name in node.names
-            )
-            self.info._globals = names
-        return names
+        return self.info.declared_globals
 
     def is_module_variable(self, name: str) -> bool:
         """A module-level container used (not rebound) here: ``_CACHE[k] = w``."""

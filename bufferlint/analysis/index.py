@@ -36,6 +36,7 @@ class FunctionInfo:
     local_defs: dict[str, str] = field(default_factory=dict)  # nested def name -> qualname
     _generator: bool | None = None
     _assigned: frozenset | None = None
+    _globals: frozenset | None = None
 
     @property
     def name(self) -> str:
@@ -45,17 +46,36 @@ class FunctionInfo:
     def is_generator(self) -> bool:
         """Computed on first use: only analysed functions need it."""
         if self._generator is None:
-            self._generator = _is_generator(self.node)
+            self._read_own_body()
         return self._generator
 
     @property
     def assigned(self) -> frozenset:
         """Names the function's own body assigns (closure variables of its nested functions)."""
         if self._assigned is None:
-            self._assigned = frozenset(
-                n.id for n in _walk_own_body(self.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            )
+            self._read_own_body()
         return self._assigned
+
+    @property
+    def declared_globals(self) -> frozenset:
+        """Names the function's own body declares ``global``."""
+        if self._globals is None:
+            self._read_own_body()
+        return self._globals
+
+    def _read_own_body(self) -> None:
+        """One walk of the body (nested functions excluded) for the facts above: each walk
+        visits every node of the function, and analysed functions need all three."""
+        generator, assigned, declared = False, set(), set()
+        for node in _walk_own_body(self.node):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Store):
+                    assigned.add(node.id)
+            elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+                generator = True
+            elif isinstance(node, ast.Global):
+                declared.update(node.names)
+        self._generator, self._assigned, self._globals = generator, frozenset(assigned), frozenset(declared)
 
     @property
     def binds_receiver(self) -> bool:
@@ -214,13 +234,6 @@ def _params(args: ast.arguments) -> tuple[list[str], int, int | None, int | None
         kwarg = len(names)
         names.append(args.kwarg.arg)
     return names, len(positional), vararg, kwarg
-
-
-def _is_generator(node: ast.AST) -> bool:
-    for child in _walk_own_body(node):
-        if isinstance(child, (ast.Yield, ast.YieldFrom)):
-            return True
-    return False
 
 
 def _walk_own_body(node: ast.AST):

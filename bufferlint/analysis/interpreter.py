@@ -294,7 +294,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         if self.st is not None:
             for part in truth_tested(op.node):
                 value = self.recorded.get(id(part))
-                if value is not None:
+                if value is not None and value.leaves:  # the note is written only for a value that may be read
                     text = ast.unparse(part)
                     self.read_host(part, value, f"bool({text if len(text) <= 60 else short(part)})")
 
