@@ -202,3 +202,13 @@ def test_cli_warns_on_stderr_and_keeps_the_exit_code(tmp_path: Path) -> None:
         "`BL001garbage` is not a rule code; it suppresses nothing",
     ]
     assert "warning" not in run_cli("check", "-q", "--warn-unused-noqa", ".", cwd=root).stderr
+
+
+def test_only_files_that_can_hold_a_bufferlint_directive_are_tokenized() -> None:
+    """The byte prefilter run on every file before suppression warnings: any case of a
+    `BLn` code, or the `bufferlint:` spelling; nothing else."""
+    from bufferlint.suppressions import may_concern_bufferlint
+
+    assert may_concern_bufferlint(b"x = 1  # NOQA: bl001\n")
+    assert may_concern_bufferlint(b"x = 1  # bufferlint: ignore\n")
+    assert not may_concern_bufferlint(b"x = 1  # noqa: E501\n# noqa\n")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection
 
-from bufferlint.analysis.program import ProjectAnalysis, _word_pattern, defined_names, mentions_group, run_analysis
+from bufferlint.analysis.program import ProjectAnalysis, word_pattern, defined_names, mentions_group, run_analysis
 from bufferlint.analysis.syntax_check import file_error
 from bufferlint.cache import Cache, content_hash
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
@@ -141,7 +141,7 @@ def _still_valid(record: dict, scan: Scan) -> bool:
         return False
     parsed = set(record.get("parsed", ()))
     methods = set(record.get("methods", ()))
-    pattern = _word_pattern(set(record.get("names", ())), binary=True)
+    pattern = word_pattern(set(record.get("names", ())), binary=True)
     groups = [tuple(group) for group in record.get("groups", ())]
     for path, digest in scan.hashes.items():
         key = scan.key(path)

@@ -59,7 +59,7 @@ class Program:
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
         self.module_names: set[str] = set()  # every module of the project, parsed or not
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
-        self._sync_pattern = _word_pattern({p.last_name for p in vocab.synchronizers})
+        self._sync_pattern = word_pattern({p.last_name for p in vocab.synchronizers})
         self._considered: set[str] = set()
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see calls.by_name_summary
         self.queued: set[str] = set()
@@ -357,7 +357,7 @@ class ProjectAnalysis:
     def files_mentioning(self, names: set[str]) -> set[Path]:
         """Unparsed files that mention one of the names as a word. A substring search first:
         it is ten times faster than the word regex, which then confirms the few candidates."""
-        pattern = _word_pattern(names, binary=True)
+        pattern = word_pattern(names, binary=True)
         if pattern is None:
             return set()
         encoded = [name.encode() for name in names if name]
@@ -395,7 +395,7 @@ class ProjectAnalysis:
         A text search over each function's lines (nested functions included): cheaper than
         walking every syntax tree, and a few extra functions analysed cost little."""
         guards = self.guard_qualnames()
-        pattern = _word_pattern(names)
+        pattern = word_pattern(names)
         lines_by_module: dict[str, list[int]] = {}
         for info in functions:
             if info.qualname in self.program.active:
@@ -406,7 +406,7 @@ class ProjectAnalysis:
                 text = module.text
                 # `from pkg import stream as it2`: the alias is how this module names it.
                 aliases = {local for local, q in module.imports.items() if q.rsplit(".", 1)[-1] in names} - names
-                local = _word_pattern(names | aliases) if aliases else pattern
+                local = word_pattern(names | aliases) if aliases else pattern
                 lines = lines_by_module[module.name] = (
                     [text.count("\n", 0, m.start()) + 1 for m in local.finditer(text)] if local else []
                 )
@@ -561,7 +561,7 @@ def _seed_words(pattern) -> tuple[str, ...]:
     return tuple(sorted(set(words)))
 
 
-def _word_pattern(names: set[str], binary: bool = False):
+def word_pattern(names: set[str], binary: bool = False):
     """A regex matching any of the names as a whole word (None for no names)."""
     names = sorted(n for n in names if n)
     if not names:
@@ -580,7 +580,7 @@ def _group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int
     found: list[list[int]] = []
     for word in group:
         lines, line, position = [], 1, 0
-        for match in _word_pattern({word}, binary=binary).finditer(text):
+        for match in word_pattern({word}, binary=binary).finditer(text):
             line += text.count(newline, position, match.start())  # counted once, in order
             position = match.start()
             lines.append(line)
