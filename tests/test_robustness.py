@@ -248,7 +248,7 @@ def test_a_file_parsed_on_demand_gives_the_same_findings_on_every_line_ending(tm
 def test_defined_names_starts_lines_only() -> None:
     """The literal-first `def` scan finds what a line-anchored pattern finds: indented and
     `async` defs after "\\n" or "\\r", never `def` inside a word or after other code."""
-    from bufferlint.analysis.program import defined_names
+    from bufferlint.analysis.textscan import defined_names
 
     text = b"def a(): pass\r  def b():\r\n\tasync  def c(x)\nundef d\nx = 1; def e\n  asyncdef f\n"
     assert defined_names(text) == ["a", "b", "c"]

@@ -43,6 +43,8 @@ from bufferlint.analysis.values import (
     Borrow,
     Cond,
     ParamRef,
+    evolve,
+    has_leaves,
     Value,
     clean,
     collection,
@@ -456,6 +458,8 @@ class Call:
     def vocabulary(self, skip: str = "") -> Value | None:
         """The first pack entry the call matches decides what it does (``HANDLERS``)."""
         vocab = self.it.vocab
+        if not vocab.names(self.shape):
+            return None
         for kind, handler in HANDLERS:
             if kind == skip:
                 continue
@@ -469,6 +473,8 @@ class Call:
         that function (only the shipped packs yield to the tree's own code). A declared guard
         is different: its own code is checked (BL002) and decides what it protects."""
         vocab = self.it.vocab
+        if not vocab.names(self.shape):
+            return None
         for kind, handler in HANDLERS:
             if kind in ("sources", "sinks"):
                 spec = vocab.match(kind, self.shape, self.it.contexts if kind == "sinks" else frozenset())
@@ -691,12 +697,16 @@ class Call:
         settles: frozenset | None = None
         bounds: list[dict[int, Value]] = []
         facts: dict[int, tuple[Value, bool, frozenset, bool, bool]] = {}  # id(argument) -> what it carries
+        bindings: dict[tuple, dict[int, Value]] = {}  # same signature, same binding (never changed after)
         caller = self.it.info.qualname
         for info in targets:
             self.effects.append(Record("callee", info.qualname))
             self.program.consider(info)
             summary = self.program.summary(info.qualname)
-            bound = self.bind(info)
+            signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg)
+            bound = bindings.get(signature)
+            if bound is None:
+                bound = bindings[signature] = self.bind(info)
             for param, value in bound.items():
                 known = facts.get(id(value))
                 if known is None or known[0] is not value:
@@ -728,7 +738,7 @@ class Call:
         if self.constructed:
             return Value(types=frozenset({self.constructed}), alloc=frozenset({self.allocation_site()}))
         if len(targets) == 1:
-            result = replace(result, origin=targets[0].qualname)
+            result = evolve(result, origin=targets[0].qualname)
         if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
             self.effects.append(Issue(result))  # the callee's borrowed objects are handed out here
         return result
@@ -840,7 +850,7 @@ class Call:
                     self.effects.append(Report(site, trace, reach.rule))
                 else:
                     materialized = reach.materialized and not payload.lazy
-                    reach_here = replace(
+                    reach_here = evolve(
                         reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace,
                         materialized=materialized,
                     )
@@ -850,7 +860,7 @@ class Call:
             self.effects.append(Release(receiver_text + suffix, key))
         for store in summary.field_stores:
             actual = bound.get(store.param)
-            if actual is not None:
+            if actual is not None and has_leaves(actual):  # nothing to keep otherwise
                 kept = _append_trace(resolve(actual, store.path), (call_step,) + store.trace)
                 self.effects.append(KeepInField(store.owner, store.attr, kept, store.element, None))
         if summary.synchronizes:

@@ -15,18 +15,17 @@ from __future__ import annotations
 import ast
 import bisect
 import gc
-import re
 from collections import deque
 from pathlib import Path
 from typing import Callable
 
-from dataclasses import replace
 
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
+from bufferlint.analysis.textscan import group_lines, seed_words, defined_names, mentions_group, word_pattern
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
-from bufferlint.analysis.values import Borrow, Value, deep_leaves, in_flight, join
+from bufferlint.analysis.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
 from bufferlint.internal import debugging, internal_error
@@ -34,11 +33,6 @@ from bufferlint.packs import Vocabulary
 from bufferlint.source import parse_source, read_bytes, read_source
 
 MAX_ANALYSES_PER_FUNCTION = 24
-# `def name` at the start of a line (after indentation and `async`; lines end at "\n" or "\r").
-# The regex starts with the literal so that it scans like a substring search (0.1 s over the
-# sglang tree; anchoring the pattern at line starts cost 2.8 s): the line start is checked after.
-_DEF = re.compile(rb"def[ \t]+(\w+)")
-_DEF_INDENT = re.compile(rb"[ \t]*(?:async[ \t]+)?")
 
 
 class Program:
@@ -54,7 +48,11 @@ class Program:
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
         self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight (BL005)
+        # Functions to analyse: ``worklist`` first; ``deferred`` holds callers whose callee's
+        # summary changed, analysed once the work in hand is done, callees first (so a caller
+        # that dispatches to hundreds of methods runs once after they settle, not once each).
         self.worklist: deque[str] = deque()
+        self.deferred: deque[str] = deque()
         self.failures: dict[str, Exception] = {}  # functions the interpreter could not analyse
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
         self.module_names: set[str] = set()  # every module of the project, parsed or not
@@ -63,6 +61,7 @@ class Program:
         self._considered: set[str] = set()
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see calls.by_name_summary
         self.queued: set[str] = set()
+        self.queued_later: set[str] = set()
         self._line_cache: dict[Path, list[str]] = {}
 
     # -- queries used by the interpreter ---------------------------------------------
@@ -125,10 +124,42 @@ class Program:
 
     # -- the fixpoint ---------------------------------------------------------------------
 
-    def enqueue(self, qualname: str) -> None:
-        if qualname not in self.queued and qualname in self.index.functions:
-            self.queued.add(qualname)
-            self.worklist.append(qualname)
+    def enqueue(self, qualname: str, later: bool = False) -> None:
+        """Queue ``qualname`` for analysis (``later``: after the work in hand, see ``deferred``).
+        A function waiting in ``deferred`` that is queued again now is analysed now."""
+        if qualname not in self.index.functions:
+            return
+        waiting = self.queued_later if later else self.queued
+        if qualname in waiting or (later and qualname in self.queued):
+            return
+        waiting.add(qualname)
+        (self.deferred if later else self.worklist).append(qualname)
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.worklist or self.queued_later)
+
+    def _next(self) -> str:
+        if self.worklist:
+            qualname = self.worklist.popleft()
+            self.queued.discard(qualname)
+            self.queued_later.discard(qualname)
+            return qualname
+        qualname = self._callees_first()
+        self.queued_later.discard(qualname)
+        return qualname
+
+    def _callees_first(self) -> str:
+        """The deferred function to analyse next: the earliest queued whose callees wait for
+        nothing deferred (analysing a caller before a callee that is still waiting would only
+        queue it again); in a recursion cycle, the earliest queued."""
+        waiting = [q for q in dict.fromkeys(self.deferred) if q in self.queued_later]
+        self.deferred = deque(waiting)
+        for qualname in waiting:
+            outcome = self.outcomes.get(qualname)
+            if outcome is None or not any(c in self.queued_later for c in outcome.callees if c != qualname):
+                return qualname
+        return waiting[0]
 
     def activate(self, qualname: str) -> None:
         """Analyse this function (its summary can matter to a borrowed value)."""
@@ -166,9 +197,8 @@ class Program:
 
     def solve(self, tick: Callable[[], None] | None = None) -> None:
         """Run the worklist to a fixpoint; ``tick`` after each function analysed (progress)."""
-        while self.worklist:
-            qualname = self.worklist.popleft()
-            self.queued.discard(qualname)
+        while self.has_work:
+            qualname = self._next()
             info = self.index.functions.get(qualname)
             count = self.analyses.get(qualname, 0)
             if info is None:
@@ -195,7 +225,7 @@ class Program:
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
                 self.summaries[qualname] = outcome.summary
                 for caller in sorted(self.callers.get(qualname, ())):  # an order that is the same in every run
-                    self.enqueue(caller)
+                    self.enqueue(caller, later=True)
 
 
     def propagate_sited(self) -> list[dict]:
@@ -226,7 +256,7 @@ class Program:
                         if shorter_trace(trace, found.get(key)):
                             found[key] = trace
                         continue
-                    new = replace(reach, param=leaf.index, path=leaf.path, assume=assume, trace=trace, materialized=materialized)
+                    new = evolve(reach, param=leaf.index, path=leaf.path, assume=assume, trace=trace, materialized=materialized)
                     reaches = sited.setdefault(caller, {})
                     known = reaches.get(new)
                     if known is None or shorter_trace(new.trace, known.trace):
@@ -269,7 +299,7 @@ class ProjectAnalysis:
         self.trigger_names = self.seed_names()
         self.seed_groups = self.seed_word_groups()
         pending = self.files_mentioning(self.trigger_names) | self.files_mentioning_all(self.seed_groups)
-        while pending or self.program.worklist:
+        while pending or self.program.has_work:
             for path in sorted(pending):
                 try:
                     self.parse(path)
@@ -319,7 +349,7 @@ class ProjectAnalysis:
         vocab = self.program.raw_vocab
         names = set(vocab.markers)
         for spec in vocab.sources:
-            names.update(p.last_name for p in spec.calls if not _seed_words(p)[1:])
+            names.update(p.last_name for p in spec.calls if not seed_words(p)[1:])
             # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
             names.update(p.qualname.split(".")[-2] for p in spec.attributes)
         for spec in vocab.guards:
@@ -330,7 +360,7 @@ class ProjectAnalysis:
         """Source patterns a call matches only with given arguments: the words all of which
         such a call names (``.to(device@0='cpu*', non_blocking=True)``: ``to``, ``cpu`` and
         ``non_blocking``), far more selective than any one of them."""
-        groups = {_seed_words(p) for spec in self.program.raw_vocab.sources for p in spec.calls}
+        groups = {seed_words(p) for spec in self.program.raw_vocab.sources for p in spec.calls}
         return sorted(group for group in groups if len(group) > 1)
 
     def files_mentioning_all(self, groups: list[tuple[str, ...]]) -> set[Path]:
@@ -347,7 +377,7 @@ class ProjectAnalysis:
                 lines = lines_by_module.get(key)
                 if lines is None:
                     text = info.module.text
-                    lines = lines_by_module[key] = _group_lines(text, group) if all(w in text for w in group) else []
+                    lines = lines_by_module[key] = group_lines(text, group) if all(w in text for w in group) else []
                 first = getattr(info.node, "lineno", 1)
                 last = getattr(info.node, "end_lineno", None) or 10**9
                 position = bisect.bisect_left(lines, first)
@@ -524,74 +554,6 @@ class ProjectAnalysis:
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
             trace = (TraceStep(info.module.path, node.lineno, "", ("sink", "BL002", node.name)),)
             self.result.findings.append(Finding("BL002", span, "", info.display, trace, sink=node.name, kind=kind))
-
-
-def defined_names(data: bytes) -> list[str]:
-    """The names of the functions a file's text defines (``def`` starting a line)."""
-    names = []
-    for match in _DEF.finditer(data):
-        start = match.start()
-        line = max(data.rfind(b"\n", 0, start), data.rfind(b"\r", 0, start)) + 1
-        if _DEF_INDENT.fullmatch(data, line, start):
-            names.append(match.group(1).decode("ascii", "replace"))
-    return names
-
-
-def mentions_group(data: bytes, groups) -> bool:
-    """Does the file's text name every word of one of the groups within a few lines? (One of
-    the text tests that select a file; ``analysis.cached`` asks the same of changed files.)"""
-    for group in groups:
-        if all(word.encode() in data for word in group) and _group_lines(data, tuple(group), binary=True):
-            return True
-    return False
-
-
-def _seed_words(pattern) -> tuple[str, ...]:
-    """The words a call matching ``pattern`` surely mentions: the called name, keywords it
-    must be passed by name, and required string values that are words (``'cpu*'``)."""
-    words = [pattern.last_name]
-    for condition in pattern.required_kwargs:
-        if condition.optional:
-            continue
-        if condition.position is None:
-            words.append(condition.key)
-        value = condition.value.rstrip("*") if isinstance(condition.value, str) else ""
-        if value.isidentifier():
-            words.append(value)
-    return tuple(sorted(set(words)))
-
-
-def word_pattern(names: set[str], binary: bool = False):
-    """A regex matching any of the names as a whole word (None for no names)."""
-    names = sorted(n for n in names if n)
-    if not names:
-        return None
-    if binary:
-        return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
-    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
-
-
-CALL_LINES = 4  # a call's words (``.to(\n "cpu", non_blocking=True\n)``) are this close
-
-
-def _group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int]:
-    """The lines from which every word of ``group`` occurs within ``CALL_LINES`` lines."""
-    newline = b"\n" if binary else "\n"
-    found: list[list[int]] = []
-    for word in group:
-        lines, line, position = [], 1, 0
-        for match in word_pattern({word}, binary=binary).finditer(text):
-            line += text.count(newline, position, match.start())  # counted once, in order
-            position = match.start()
-            lines.append(line)
-        found.append(lines)
-    return [line for line in found[0] if all(_near(lines, line) for lines in found[1:])]
-
-
-def _near(lines: list[int], line: int) -> bool:
-    """Does sorted ``lines`` hold one within ``CALL_LINES`` of ``line``?"""
-    position = bisect.bisect_right(lines, line - CALL_LINES)
-    return position < len(lines) and lines[position] < line + CALL_LINES
 
 
 def _returns_borrowed(summary: Summary) -> bool:

@@ -20,7 +20,7 @@ along but do not take part in equality, which keeps the lattice finite.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Union
 
 from bufferlint.findings import TraceStep
@@ -135,6 +135,16 @@ def const(value: object) -> Value:
     return Value(const=value, has_const=True)
 
 
+def evolve(obj, **changes):
+    """``dataclasses.replace`` for the analysis's frozen records (no ``__post_init__``):
+    a copy with ``changes``, five times cheaper, which matters in the fixpoint's inner loops."""
+    new = object.__new__(type(obj))
+    fields = new.__dict__
+    fields.update(obj.__dict__)
+    fields.update(changes)
+    return new
+
+
 def join(a: Value | None, b: Value | None) -> Value | None:
     if a is None or a is b:
         return b if a is None else a
@@ -203,7 +213,7 @@ def container(elems: Value | None, items: tuple[Value, ...] | None = None, lazy:
 
 def collection(elems: Value | None) -> Value:
     """A new list, dict or set holding these values (possibly none yet)."""
-    return replace(container(elems), collection=True)
+    return evolve(container(elems), collection=True)
 
 
 def cap(value: Value | None, depth: int) -> Value | None:
@@ -217,7 +227,7 @@ def cap(value: Value | None, depth: int) -> Value | None:
     items = tuple(cap(i, depth - 1) or EMPTY for i in value.items) if value.items is not None else None
     if elems is value.elems and (items is None or items == value.items):
         return value
-    return replace(value, elems=elems, items=items)
+    return evolve(value, elems=elems, items=items)
 
 
 def deep_pending(value: Value | None) -> frozenset:
@@ -246,6 +256,12 @@ def deep_leaves(value: Value | None, through_lazy: bool = False) -> Iterator[Lea
         yield from deep_leaves(value.elems, through_lazy)
 
 
+def has_leaves(value: Value) -> bool:
+    """Does the value hold any leaf at all (lazy elements included)? Without one, following
+    an access path into it finds nothing."""
+    return next(deep_leaves(value, through_lazy=True), None) is not None
+
+
 def map_leaves(value: Value, fn) -> Value:
     """Rebuild ``value`` with each leaf replaced by ``fn(leaf)`` (None drops it)."""
     mapped = [(leaf, fn(leaf)) for leaf in value.leaves]
@@ -255,7 +271,7 @@ def map_leaves(value: Value, fn) -> Value:
     if unchanged and (items is None or all(a is b for a, b in zip(items, value.items))):
         return value
     leaves = frozenset(new for _, new in mapped if new is not None)
-    return replace(value, leaves=leaves, elems=elems, items=items)
+    return evolve(value, leaves=leaves, elems=elems, items=items)
 
 
 def clean(value: Value, identities: frozenset) -> Value:

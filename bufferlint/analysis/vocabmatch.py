@@ -77,6 +77,11 @@ class VocabIndex:
             )
         return known
 
+    def names(self, call: CallShape) -> bool:
+        """Does any pattern name the called function or method? (Most calls: no, and then
+        no kind of pattern needs to be tried.)"""
+        return call.last_name in self._by_name
+
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
         A sink declared ``within`` a context only matches inside one (``contexts``)."""

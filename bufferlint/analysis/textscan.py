@@ -1,0 +1,84 @@
+"""The text tests that select files and functions: does a text name one of these words, a
+group of words close together, which functions does it define. The analysis runs them
+(``program``) and so does the cache on changed files (``cached``, ``interface``): one
+definition, and no engine to import for a warm run that only needs the tests.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+# `def name` at the start of a line (after indentation and `async`; lines end at "\n" or "\r").
+# The regex starts with the literal so that it scans like a substring search (0.1 s over the
+# sglang tree; anchoring the pattern at line starts cost 2.8 s): the line start is checked after.
+_DEF = re.compile(rb"def[ \t]+(\w+)")
+_DEF_INDENT = re.compile(rb"[ \t]*(?:async[ \t]+)?")
+
+
+def defined_names(data: bytes) -> list[str]:
+    """The names of the functions a file's text defines (``def`` starting a line)."""
+    names = []
+    for match in _DEF.finditer(data):
+        start = match.start()
+        line = max(data.rfind(b"\n", 0, start), data.rfind(b"\r", 0, start)) + 1
+        if _DEF_INDENT.fullmatch(data, line, start):
+            names.append(match.group(1).decode("ascii", "replace"))
+    return names
+
+
+def mentions_group(data: bytes, groups) -> bool:
+    """Does the file's text name every word of one of the groups within a few lines? (One of
+    the text tests that select a file; ``analysis.cached`` asks the same of changed files.)"""
+    for group in groups:
+        if all(word.encode() in data for word in group) and group_lines(data, tuple(group), binary=True):
+            return True
+    return False
+
+
+def seed_words(pattern) -> tuple[str, ...]:
+    """The words a call matching ``pattern`` surely mentions: the called name, keywords it
+    must be passed by name, and required string values that are words (``'cpu*'``)."""
+    words = [pattern.last_name]
+    for condition in pattern.required_kwargs:
+        if condition.optional:
+            continue
+        if condition.position is None:
+            words.append(condition.key)
+        value = condition.value.rstrip("*") if isinstance(condition.value, str) else ""
+        if value.isidentifier():
+            words.append(value)
+    return tuple(sorted(set(words)))
+
+
+def word_pattern(names: set[str], binary: bool = False):
+    """A regex matching any of the names as a whole word (None for no names)."""
+    names = sorted(n for n in names if n)
+    if not names:
+        return None
+    if binary:
+        return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+
+
+CALL_LINES = 4  # a call's words (``.to(\n "cpu", non_blocking=True\n)``) are this close
+
+
+def group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int]:
+    """The lines from which every word of ``group`` occurs within ``CALL_LINES`` lines."""
+    newline = b"\n" if binary else "\n"
+    found: list[list[int]] = []
+    for word in group:
+        lines, line, position = [], 1, 0
+        for match in word_pattern({word}, binary=binary).finditer(text):
+            line += text.count(newline, position, match.start())  # counted once, in order
+            position = match.start()
+            lines.append(line)
+        found.append(lines)
+    return [line for line in found[0] if all(_near(lines, line) for lines in found[1:])]
+
+
+def _near(lines: list[int], line: int) -> bool:
+    """Does sorted ``lines`` hold one within ``CALL_LINES`` of ``line``?"""
+    position = bisect.bisect_right(lines, line - CALL_LINES)
+    return position < len(lines) and lines[position] < line + CALL_LINES
