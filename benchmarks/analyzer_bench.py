@@ -5,7 +5,9 @@ fresh process, as in CI), the findings per rule, and the yardstick: the same tre
 `ast.parse` time on one core. Then the cold `--format json` run (what CI and SARIF upload
 use: it also plans a fix for every finding) and its ratio to the text run, with the CPU
 seconds of both (the process and its workers: on a loaded machine they move less than wall
-time does). Not a test: figures for the README and closing notes.
+time does). Then, per tree, the cache's runs (``cache_bench.py``: warm with nothing changed,
+after edits, and pre-commit's one-file runs); ``--no-warm`` skips them. Not a test: figures
+for the README and closing notes.
 
     python benchmarks/analyzer_bench.py                 # downloads sglang 0.5.16, 0.5.17, 0.5.23
     python benchmarks/analyzer_bench.py --tree DIR ...  # any unpacked tree(s)
@@ -98,6 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, action="append", help="an unpacked tree (default: sglang wheels)")
     parser.add_argument("--versions", default="0.5.16,0.5.17,0.5.23", help="sglang versions to download")
+    parser.add_argument("--no-warm", action="store_true", help="skip the cache's warm and pre-commit runs")
     args = parser.parse_args()
     trees = [tree.resolve() for tree in args.tree] if args.tree else [unpack_wheel(v) for v in args.versions.split(",")]
     print(f"{'tree':<28} {'files':>6} {'lines':>10} {'ast.parse s':>11} {'check s':>8} {'ratio':>6} {'peak MiB':>9}  findings")
@@ -120,6 +123,12 @@ def main() -> None:
             f"{tree.name:<28} {json.seconds:>7.1f} {json.seconds / text.seconds:>9.2f} {json.seconds / parse_s:>10.2f} "
             f"{text.cpu:>10.1f} {json.cpu:>10.1f} {json.rss_kib / 1024:>13.0f}"
         )
+    if not args.no_warm:
+        from cache_bench import measure, show
+
+        for tree in trees:
+            print()
+            show(f"{tree.name}: the cache", measure(tree))
 
 
 if __name__ == "__main__":

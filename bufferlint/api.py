@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from bufferlint import analysis, baseline
 from bufferlint.catalog import RULES
@@ -35,13 +35,14 @@ from bufferlint.config import ConfigError, Settings, file_size, load_settings, r
 from bufferlint.discovery import ProjectRoot, absolute, discover, expand_paths, locate_project_root
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.fingerprint import fingerprints
-from bufferlint.fixes import runner
-from bufferlint.fixes.base import Project as FixProject
-from bufferlint.fixes.runner import FixOutcome, applicable, attach_fixes
 from bufferlint.reporters.base import count, display_path
 from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
 from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
 from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
+
+if TYPE_CHECKING:  # the fixers import LibCST: only runs that plan fixes pay for it (pre-commit does not)
+    from bufferlint.fixes.base import Project as FixProject
+    from bufferlint.fixes.runner import FixOutcome
 
 
 class UsageError(Exception):
@@ -130,6 +131,8 @@ class Report(AnalysisResult):
         """The fixes of one file's findings that ``--fix`` would apply (with ``unsafe``, as
         with ``--unsafe-fixes``); planned only when the report was made with ``fixes=True``.
         Unverified: :func:`fix` applies them together and verifies the result."""
+        from bufferlint.fixes.runner import applicable
+
         return [f.fix for f in self.findings_in(path) if applicable(f.fix, unsafe)]
 
 
@@ -172,6 +175,8 @@ def check(options: CheckOptions) -> Report:
     except baseline.BaselineError as exc:
         return Report(error=str(exc), suppression_warnings=report.suppression_warnings)
     if options.fixes:
+        from bufferlint.fixes.runner import attach_fixes
+
         report.findings = attach_fixes(report.findings, _fix_project(report))
     return report
 
@@ -181,11 +186,13 @@ def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True) -> F
     each verified by re-analysis; write the fixed files when ``write``. Returns the Report
     alone when the run could not start (its ``error`` says why). Baselines do not apply:
     fixing repairs what is there, baselined or not."""
+    from bufferlint.fixes import runner
+
     report = _analyse(options)
     if report.error is not None:
         return report
     project = _fix_project(report)
-    report.findings = attach_fixes(report.findings, project)
+    report.findings = runner.attach_fixes(report.findings, project)
     settings = report.project.settings
 
     def reanalyse(root: Path, all_files: list[Path], reported: list[Path]) -> AnalysisResult:
@@ -241,6 +248,8 @@ def _as_report(result: AnalysisResult, **fields) -> Report:
 
 
 def _fix_project(report: Report) -> FixProject:
+    from bufferlint.fixes.base import Project as FixProject
+
     return FixProject(report.project.root, report.project.settings.vocab, report.files)
 
 

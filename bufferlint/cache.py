@@ -105,6 +105,31 @@ class Cache:
         except OSError as exc:
             self.problems.append(f"cache not written to {self.directory}: {exc.strerror or exc}")
 
+    # Texts of the files the last analysis parsed, by content hash: a warm run compares an
+    # edited file with the version it analysed (``analysis.interface``).
+
+    def load_text(self, digest: str) -> bytes | None:
+        """The text stored under ``digest``, if it is there and still has that hash."""
+        try:
+            data = (self.directory / "texts" / f"{digest}.text").read_bytes()
+        except OSError:
+            return None
+        return data if content_hash(data) == digest else None
+
+    def save_texts(self, texts: dict[str, bytes]) -> None:
+        """Keep exactly these texts (hash -> bytes): write the new ones, remove the others."""
+        folder = self.directory / "texts"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            present = {p.stem for p in folder.glob("*.text")}
+            for digest, data in texts.items():
+                if digest not in present:
+                    _replace(folder / f"{digest}.text", data)
+            for digest in present - set(texts):
+                (folder / f"{digest}.text").unlink(missing_ok=True)
+        except OSError as exc:
+            self.problems.append(f"cache not written to {folder}: {exc.strerror or exc}")
+
 
 def _replace(path: Path, data: bytes) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

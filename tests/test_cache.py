@@ -103,6 +103,57 @@ def test_a_parsed_file_edited_runs_the_analysis_again(project: Path) -> None:
     assert warm == check(project, "--no-cache")
 
 
+def _record(project: Path) -> dict:
+    return json.loads((project / ".bufferlint_cache" / "run.json").read_text())["body"]
+
+
+def test_an_edit_outside_the_analysed_functions_moves_the_findings(project: Path) -> None:
+    """The pre-commit case: ``forward`` of a model edited, its ``load_weights`` untouched."""
+    target = project / "direct_submit.py"
+    text = target.read_text()
+    helper = "def describe(x):\n    return str(x)\n\n\n"
+    target.write_text(text.replace("def load(", helper + "def load(", 1))
+    check(project)
+    # Two more lines in a function the analysis never interpreted, and a comment above
+    # everything: every finding of the file moves down, nothing else changes.
+    edited = target.read_text().replace("    return str(x)\n", "    text = repr(x)\n    # shown in logs\n    return text\n", 1)
+    target.write_text("# a comment\n" + edited)
+    warm = check(project)
+    record = _record(project)
+    assert record["reused"] and record["moved"] == ["direct_submit.py"]
+    cold = check(project, "--no-cache")
+    assert warm == cold
+    assert any(f["path"] == "direct_submit.py" and f["line"] == 24 for f in warm["findings"])  # was 21
+    assert check(project) == cold  # and again, from the moved record
+
+
+def test_an_edit_of_an_analysed_function_runs_the_analysis_again(project: Path) -> None:
+    check(project)
+    target = project / "direct_submit.py"
+    target.write_text(target.read_text().replace("            future.result()", "            pass", 1))
+    warm = check(project)
+    assert not _record(project)["reused"]
+    assert warm == check(project, "--no-cache")
+
+
+@pytest.mark.parametrize("edit", [
+    # it now defines a nested function (which may be analysed)
+    ("    return str(x)\n", "    def inner():\n        return x\n    return str(inner())\n"),
+    # it now names the marker: a function that mentions a pack word is analysed
+    ("    return str(x)\n", "    return getattr(x, MARKER, None)\n"),
+    # its signature changed: calls by name may bind differently
+    ("def describe(x):", "def describe(x, y=None):"),
+])
+def test_an_edit_changing_what_the_analysis_reads_runs_it_again(project: Path, edit: tuple[str, str]) -> None:
+    target = project / "direct_submit.py"
+    target.write_text(target.read_text().replace("def load(", "def describe(x):\n    return str(x)\n\n\ndef load(", 1))
+    check(project)
+    target.write_text(target.read_text().replace(*edit, 1))
+    warm = check(project)
+    assert not _record(project)["reused"]
+    assert warm == check(project, "--no-cache")
+
+
 @pytest.mark.parametrize("damage", [b"", b"{not json", b'{"format": 1, "key": "other", "body": {}}',
                                     b'{"format": 1, "key": "KEY", "body": {"manifest": 7, "result": []}}'])
 def test_a_damaged_or_foreign_cache_is_rebuilt(project: Path, damage: bytes) -> None:

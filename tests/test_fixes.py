@@ -18,14 +18,16 @@ import ast
 import json
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bufferlint import api, cli
+from bufferlint import cli
 from bufferlint.analysis import analyze_project
 from bufferlint.findings import Edit, Finding, Fix
-from bufferlint.fixes import base as fix_base
+from bufferlint.fixes import base as fix_base, runner
 from bufferlint.atomic import write_atomic
 from bufferlint.fixes.apply import EditConflict, apply_edits, unified_diff
 from bufferlint.fixes.runner import attach_fixes
@@ -496,9 +498,21 @@ def test_text_output_plans_no_fixes(tmp_path: Path, monkeypatch) -> None:
     project.mkdir()
     (project / "loader.py").write_text((FIXTURES / "bl001_guarded_submit.py").read_text())
     planned = []
-    monkeypatch.setattr(api, "attach_fixes", lambda findings, project: planned.append(1) or findings)
+    monkeypatch.setattr(runner, "attach_fixes", lambda findings, project: planned.append(1) or findings)
     monkeypatch.chdir(project)
     assert cli.main(["check", "loader.py"]) == 1
     assert planned == []
     assert cli.main(["check", "--format", "json", "loader.py"]) == 1
     assert planned == [1]
+
+
+def test_a_check_without_fixes_does_not_import_libcst(tmp_path: Path) -> None:
+    """LibCST costs a third of a second to import: pre-commit's text check does without."""
+    (tmp_path / "loader.py").write_text((FIXTURES / "bl001_guarded_submit.py").read_text())
+    script = (
+        "import sys\nfrom bufferlint.cli import main\n"
+        "code = main(['check', '--no-cache', 'loader.py'])\n"
+        "print(code, 'libcst' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.stdout.split()[-2:] == ["1", "False"], proc.stderr

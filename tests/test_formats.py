@@ -18,9 +18,10 @@ import pytest
 import yaml
 
 import bufferlint.analysis
-from bufferlint import api, cli
+from bufferlint import cli
 from bufferlint.catalog import RULES
 from bufferlint.findings import AnalysisResult, Edit, FileError, Finding, Fix, Span, TraceStep
+from bufferlint.fixes import runner
 from bufferlint.reporters import REPORTERS, github, rdjson, sarif
 from conftest import REPO, run_cli, write
 
@@ -111,7 +112,7 @@ def use_result(monkeypatch: pytest.MonkeyPatch, result: AnalysisResult) -> None:
     that attaches the fixers' fixes (once the fixes branch provides it), so the hand-built
     fixes are the ones rendered."""
     monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None, progress=None: result)
-    monkeypatch.setattr(api, "attach_fixes", lambda findings, *args, **kwargs: list(findings))
+    monkeypatch.setattr(runner, "attach_fixes", lambda findings, *args, **kwargs: list(findings))
 
 
 def test_every_format_is_registered() -> None:

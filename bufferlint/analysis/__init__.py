@@ -32,11 +32,13 @@ def analyze_project(
     facts; the rules (``bufferlint.catalog``) put them into words. ``progress`` hears
     (files parsed, functions analysed) as they grow (see bufferlint.progress).
     """
-    from bufferlint.analysis.cached import analyze_cached
-    from bufferlint.analysis.program import analyze
     from bufferlint.catalog.words import render
 
     # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
-    if cache is not None:
+    if cache is not None:  # the engine is imported only if the cache cannot answer
+        from bufferlint.analysis.cached import analyze_cached
+
         return render(run_deep(analyze_cached, root, files, report_files, vocab, cache, progress), vocab)
+    from bufferlint.analysis.program import analyze
+
     return render(run_deep(analyze, root, files, report_files, vocab, progress), vocab)

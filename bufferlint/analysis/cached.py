@@ -15,25 +15,36 @@ Two documents per cache key (``bufferlint.cache``):
 Why a run can be reused when some files changed: the analysis reads a file it did not parse
 through three facts only: its path, whether its text mentions one of those names (or word
 groups), and which functions it defines (for the method names asked for); the tests are
-the ones the analysis itself runs (``program.mentions_group``, the word pattern). So when every changed file was not
+the ones the analysis itself runs (``analysis.textscan``). So when every changed file was not
 parsed and still mentions none of the names and defines none of the asked methods, the
 analysis would select the same files and compute the same thing: its findings and errors are
-reused, and only the changed files' own checks run. Anything else (a parsed file edited, a
-file added or removed, other settings) runs the whole analysis again and records it.
+reused, and only the changed files' own checks run.
+
+A parsed file that was edited is compared with the version the analysis read (its text is
+kept in the cache): when its interface (``analysis.interface``: everything the analysis reads
+of it outside the functions it interpreted, and those functions' whole syntax trees) is the
+same, the analysis would compute the same thing with those functions at their new lines, so
+the recorded findings are reused with their lines in that file moved. That is the usual
+pre-commit case: an edit to ``forward`` of a model whose ``load_weights`` was analysed.
+Anything else (an analysed function edited, a file added or removed, other settings) runs the
+whole analysis again and records it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Collection
 
-from bufferlint.analysis.program import ProjectAnalysis, word_pattern, defined_names, mentions_group, run_analysis
+from bufferlint.analysis.index import module_name
+from bufferlint.analysis.interface import LineShift, file_interface
+from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.analysis.syntax_check import file_error
 from bufferlint.cache import Cache, content_hash
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.packs import Vocabulary
-from bufferlint.source import read_bytes
+from bufferlint.source import read_bytes, read_source
 
 
 @dataclass
@@ -46,21 +57,31 @@ class Scan:
     unreadable: dict[Path, FileError]
 
     def key(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+        """The path as the cache records it: relative to the root (POSIX), else absolute."""
+        text = str(path)
+        prefix = str(self.root).rstrip("/") + "/"
+        return text[len(prefix):] if text.startswith(prefix) and os.sep == "/" else (
+            path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else text
+        )
 
 
 def analyze_cached(root: Path, files: Collection[Path], report_files: Collection[Path], vocab: Vocabulary,
                    cache: Cache, progress: Callable[[int, int], None] | None = None) -> AnalysisResult:
     """``analysis.analyze_project``'s result (before rendering), through ``cache``."""
-    scan = _read(root, sorted(set(files) | set(report_files)))
+    scan = _read(root, sorted(set(files) | set(report_files), key=lambda path: path.parts))
     report = set(report_files)
     facts = _facts(cache.load("files") or {})
     record = cache.load("run")
-    stored = _reusable(record, scan)
+    stored, moved = _reusable(record, scan, cache, vocab)
     reused = stored is not None
     if stored is not None:
         parsed = stored.files_parsed
+        if moved:  # the findings now stand at the new lines of the edited files
+            record["analysed"].update(moved)
+            record["result"] = _encode_result(stored, scan)
     else:
+        from bufferlint.analysis.program import ProjectAnalysis, run_analysis  # the engine, only when it runs
+
         to_check = [p for p in sorted(report) if p in scan.raw and "error" not in facts.get(scan.hashes[p], {})]
         readable = sorted(scan.raw)
         analysis = ProjectAnalysis(root, readable, readable, vocab, progress, raw=scan.raw, check_files=to_check)
@@ -77,6 +98,7 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
             "groups": [list(group) for group in analysis.seed_groups],
             "methods": sorted({name for o in analysis.program.outcomes.values() for kind, name in o.demands if kind == "method" and name}),
             "result": _encode_result(stored, scan),
+            "analysed": _analysed_ranges(analysis, scan),
         }
     for path in report:
         entry = facts.setdefault(scan.hashes[path], {}) if path in scan.raw else None
@@ -84,15 +106,39 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
             error = file_error(path)
             entry["error"] = error.message if error is not None else None
     for path, data in scan.raw.items():
-        facts.setdefault(scan.hashes[path], {})["lines"] = data.count(b"\n")
+        entry = facts.setdefault(scan.hashes[path], {})
+        if "lines" not in entry:
+            entry["lines"] = data.count(b"\n")
     record["reused"] = reused  # how this run got its result (for tests and -v)
+    record["moved"] = sorted(moved)  # edited files whose analysed functions only moved
     record["manifest"] = {scan.key(p): h for p, h in scan.hashes.items()}
     record["unreadable"] = sorted(scan.key(p) for p in scan.unreadable)
     cache.save("run", record)
     cache.save("files", {h: facts[h] for h in scan.hashes.values()})
+    parsed_paths = [scan.root / key for key in record["parsed"]]
+    cache.save_texts({scan.hashes[p]: scan.raw[p] for p in parsed_paths if p in scan.raw})
     result = _result_for(report, scan, stored, facts, parsed, cache.problems)
-    result.cache = "the last analysis reused" if reused else "analysed, saved"
+    if not reused:
+        result.cache = "analysed, saved"
+    elif moved:
+        result.cache = f"the last analysis reused, with the lines moved in {', '.join(sorted(moved))}"
+    else:
+        result.cache = "the last analysis reused"
     return result
+
+
+def _analysed_ranges(analysis, scan: Scan) -> dict[str, dict[str, list[int]]]:
+    """Per parsed file, the functions the analysis interpreted and their lines."""
+    out: dict[str, dict[str, list[int]]] = {}
+    functions = analysis.program.index.functions
+    for qualname in analysis.program.analyses:
+        info = functions.get(qualname)
+        if info is None:
+            continue
+        node = info.node
+        first = getattr(node, "lineno", 1)
+        out.setdefault(scan.key(info.module.path), {})[qualname] = [first, getattr(node, "end_lineno", None) or first]
+    return out
 
 
 def _facts(body: dict) -> dict:
@@ -120,38 +166,107 @@ def _read(root: Path, files: list[Path]) -> Scan:
     return Scan(root, raw, {p: content_hash(d) for p, d in raw.items()}, unreadable)
 
 
-def _reusable(record: dict | None, scan: Scan) -> AnalysisResult | None:
-    """The recorded analysis, if it holds for these files (and is well formed)."""
+def _reusable(record: dict | None, scan: Scan, cache: Cache, vocab: Vocabulary) -> tuple[AnalysisResult | None, dict]:
+    """The recorded analysis, if it holds for these files (and is well formed), with the
+    new lines of the analysed functions of edited files whose interface did not change."""
     try:
-        if record is None or not _still_valid(record, scan):
-            return None
+        edited = _still_valid(record, scan) if record is not None else None
+        if edited is None:
+            return None, {}
+        shifts = {}
+        for key in edited:
+            shift = _shift(record, scan, key, cache, vocab)
+            if shift is None:
+                return None, {}
+            shifts[scan.root / key] = shift
         result = _decode_result(record["result"], scan.root)
         result.files_parsed = int(record["files_parsed"])
-        return result
+        if shifts and not _move(result, shifts):
+            return None, {}
+        return result, {scan.key(path): {q: list(r) for q, r in shift.new.items()} for path, shift in shifts.items()}
     except (KeyError, TypeError, ValueError, AttributeError):
-        return None  # a damaged record: analyse again
+        return None, {}  # a damaged record: analyse again
 
 
-def _still_valid(record: dict, scan: Scan) -> bool:
-    """Would the analysis of these files select and compute what ``record`` holds?"""
+def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) -> LineShift | None:
+    """How the analysed functions of the edited parsed file ``key`` moved, if its interface
+    is the one the recorded analysis read (None: it changed, or the old text is gone)."""
+    path = scan.root / key
+    old_text = cache.load_text(record["manifest"][key])
+    if old_text is None:
+        return None
+    analysed = set(record["analysed"].get(key, {}))
+    words = set(record["names"]) | {p.last_name for p in vocab.synchronizers}
+    groups = [tuple(group) for group in record["groups"]]
+    old = file_interface(_text(old_text), path, scan.root, analysed, words, groups)
+    new = file_interface(_text(scan.raw[path]), path, scan.root, analysed, words, groups)
+    if old is None or new is None or old.digest != new.digest:
+        return None
+    return LineShift(scan.root, old.ranges, new.ranges)
+
+
+def _text(data: bytes) -> str:
+    """A parsed file's text as the analysis decoded it (``source.read_source``)."""
+    source = read_source(Path("<cached>"), data)
+    if isinstance(source, FileError):
+        raise ValueError(source.message)
+    return source.text
+
+
+def _move(result: AnalysisResult, shifts: dict[Path, LineShift]) -> bool:
+    """Move the findings' lines in the edited files; False when one cannot be placed, or
+    an error or notice of the analysis concerns an edited file (it may name a line)."""
+    if any(error.path in shifts for error in result.errors):
+        return False
+    modules = {module_name(path, shift.root)[0] + ":" for path, shift in shifts.items()}
+    if any(module in notice for notice in result.notices for module in modules):
+        return False
+    moved = []
+    for finding in result.findings:
+        span = finding.span
+        shift = shifts.get(span.path)
+        if shift is not None:
+            line, end_line = shift.line(span.line), shift.line(span.end_line)
+            if line is None or end_line is None:
+                return False
+            span = Span(span.path, line, span.column, end_line, span.end_column)
+        trace = []
+        for step in finding.trace:
+            shift = shifts.get(step.path)
+            if shift is not None:
+                line = shift.line(step.line)
+                if line is None:
+                    return False
+                step = TraceStep(step.path, line, step.note, step.fact)
+            trace.append(step)
+        moved.append(replace(finding, span=span, trace=tuple(trace)))
+    result.findings = sorted(moved, key=Finding.sort_key)
+    return True
+
+
+def _still_valid(record: dict, scan: Scan) -> list[str] | None:
+    """Would the analysis of these files select and compute what ``record`` holds? None if
+    not; else the edited files it parsed (their interface decides, ``_shift``)."""
     manifest = record.get("manifest")
     if not isinstance(manifest, dict) or set(manifest) != {scan.key(p) for p in scan.raw}:
-        return False
+        return None
     if set(record.get("unreadable", ())) != {scan.key(p) for p in scan.unreadable}:
-        return False
+        return None
     parsed = set(record.get("parsed", ()))
     methods = set(record.get("methods", ()))
     pattern = word_pattern(set(record.get("names", ())), binary=True)
     groups = [tuple(group) for group in record.get("groups", ())]
+    edited = []
     for path, digest in scan.hashes.items():
         key = scan.key(path)
         if manifest[key] == digest:
             continue
         data = scan.raw[path]
-        if (key in parsed or (pattern is not None and pattern.search(data)) or mentions_group(data, groups)
-                or methods.intersection(defined_names(data))):
-            return False
-    return True
+        if key in parsed:
+            edited.append(key)
+        elif (pattern is not None and pattern.search(data)) or mentions_group(data, groups) or methods.intersection(defined_names(data)):
+            return None
+    return edited
 
 
 def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: dict, parsed: int,

@@ -67,7 +67,7 @@ class FunctionInfo:
         """One walk of the body (nested functions excluded) for the facts above: each walk
         visits every node of the function, and analysed functions need all three."""
         generator, assigned, declared = False, set(), set()
-        for node in _walk_own_body(self.node):
+        for node in walk_own_body(self.node):
             if isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Store):
                     assigned.add(node.id)
@@ -236,15 +236,27 @@ def _params(args: ast.arguments) -> tuple[list[str], int, int | None, int | None
     return names, len(positional), vararg, kwarg
 
 
-def _walk_own_body(node: ast.AST):
-    """Walk a function's body without descending into nested functions, lambdas or classes."""
-    stack = list(ast.iter_child_nodes(node))
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def walk_own_body(node: ast.AST) -> list[ast.AST]:
+    """The nodes below ``node`` outside nested functions, lambdas and classes. Reads the
+    fields directly (``ast.iter_child_nodes`` costs twice as much on the larger trees)."""
+    out: list[ast.AST] = []
+    stack = [node]
     while stack:
-        child = stack.pop()
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        yield child
-        stack.extend(ast.iter_child_nodes(child))
+        current = stack.pop()
+        for name in current._fields:
+            child = getattr(current, name, None)
+            if type(child) is list:
+                for item in child:
+                    if isinstance(item, ast.AST) and not isinstance(item, _NESTED_SCOPES):
+                        stack.append(item)
+                        out.append(item)
+            elif isinstance(child, ast.AST) and not isinstance(child, _NESTED_SCOPES):
+                stack.append(child)
+                out.append(child)
+    return out
 
 
 @dataclass
@@ -254,9 +266,9 @@ class ProjectIndex:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     methods_by_name: dict[str, list[str]] = field(default_factory=dict)
     functions_by_node: dict[int, FunctionInfo] = field(default_factory=dict)
-    # attribute -> (module, expression) of functions the project attaches under that name:
+    # attribute -> (module, dotted name) of functions the project attaches under that name:
     # ``set_weight_attrs(p, {"weight_loader": fn})``, ``p.weight_loader = fn``
-    attached: dict[str, list[tuple[ModuleInfo, ast.expr]]] = field(default_factory=dict)
+    attached: dict[str, list[tuple[ModuleInfo, str]]] = field(default_factory=dict)
     _attachments_read: set[str] = field(default_factory=set)  # modules read for attachments
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
 
@@ -272,16 +284,16 @@ class ProjectIndex:
         self._index_body(module, module.tree.body, module.name, None, top, added)
         return added
 
-    def _attachments(self, module: ModuleInfo) -> dict[str, list[ast.expr]]:
+    def attachments_in(self, module: ModuleInfo) -> dict[str, list[str]]:
         """Functions ``module`` attaches under some attribute name: ``{"attr": fn}``,
         ``x.attr = fn`` and ``partial(fn, ...)`` of them, found in the text in one pass
-        (cheaper than walking the tree)."""
-        found: dict[str, list[ast.expr]] = {}
+        (cheaper than walking the tree); the dotted names of what is attached."""
+        found: dict[str, list[str]] = {}
         for match in ATTACHMENT.finditer(module.text):
             attr, dotted = match.group(1) or match.group(2), match.group(3)
             if dotted.split(".")[0] in ("self", "cls"):
                 continue  # a method: found by name
-            found.setdefault(attr, []).append(dotted_expr(dotted))
+            found.setdefault(attr, []).append(dotted)
         return found
 
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
@@ -293,11 +305,11 @@ class ProjectIndex:
             for name, module in self.modules.items():
                 if name not in self._attachments_read:
                     self._attachments_read.add(name)
-                    for key, exprs in self._attachments(module).items():
-                        self.attached.setdefault(key, []).extend((module, e) for e in exprs)
+                    for key, names in self.attachments_in(module).items():
+                        self.attached.setdefault(key, []).extend((module, n) for n in names)
         found = {}
-        for module, expr in self.attached.get(attr, ()):
-            name = self._base_name(module, expr)
+        for module, dotted in self.attached.get(attr, ()):
+            name = self._base_name(module, dotted_expr(dotted))
             qualname = self.canonical(name) if name else None
             if qualname in self.functions and self.functions[qualname].kind == "function":
                 found[qualname] = self.functions[qualname]
@@ -498,7 +510,7 @@ def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
             continue
         this = stmt.args.args[0].arg
         annotated = {a.arg: a.annotation for a in stmt.args.args + stmt.args.kwonlyargs if a.annotation is not None}
-        for child in _walk_own_body(stmt):
+        for child in walk_own_body(stmt):
             if isinstance(child, ast.AnnAssign):
                 targets, value, annotation = [child.target], child.value, child.annotation
             elif isinstance(child, ast.Assign):
@@ -522,7 +534,7 @@ def _collect_readers(node: ast.ClassDef, info: ClassInfo) -> None:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.args.args:
             continue
         this = stmt.args.args[0].arg
-        for child in _walk_own_body(stmt):
+        for child in walk_own_body(stmt):
             if (
                 isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load)
                 and isinstance(child.value, ast.Name) and child.value.id == this

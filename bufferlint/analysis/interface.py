@@ -1,0 +1,150 @@
+"""What the analysis reads of a parsed file beyond the functions it analysed: its interface.
+
+An edit in a model file rarely touches the function the analysis looked at (``load_weights``);
+it changes ``forward`` or adds a method. The analysis never interprets the body of a function
+it did not analyse: it reads its signature, decorators, the names its body assigns (when
+it encloses a function: they are its closure variables), the ``self.<attr>`` it reads and writes (the class's
+fields and their readers), the pack words its lines mention (which select functions to
+analyse), the functions it nests, and the file's imports, constants, classes, attachments and
+``def`` names. :func:`file_interface` puts all of that, plus the full syntax tree of every
+function that was analysed (without positions), into one digest. Two versions of a file with
+the same digest give the same analysis, up to where the analysed functions sit: the line
+shift of each, which :class:`LineShift` applies to the findings and traces recorded for the
+old version (``analysis.cached``).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, walk_own_body, module_name
+from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
+
+
+@dataclass(frozen=True)
+class Interface:
+    digest: str
+    ranges: dict[str, tuple[int, int]]  # analysed function -> (def line, last line)
+
+
+def file_interface(text: str, path: Path, root: Path, analysed: set[str], words: set[str],
+                   groups: list[tuple[str, ...]]) -> Interface | None:
+    """The interface of ``text`` as the file ``path`` of the project at ``root``, given the
+    functions the analysis interpreted, the words whose mention selects a function (sources,
+    markers, guards, producers, synchronisers) and the word groups a call must name together
+    (``textscan.mentions_group``). None when it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    name, is_package = module_name(path, root)
+    module = ModuleInfo(name, path, tree, text, is_package)
+    index = ProjectIndex()
+    functions = index.add_module(module)
+    # `from pkg import stream as it2`: the alias is how this file names a selecting word.
+    words = set(words) | {local for local, target in module.imports.items() if target.rsplit(".", 1)[-1] in words}
+    pattern = word_pattern(words)
+    lines = module.text.split("\n")
+    enclosing = {info.outer.qualname for info in functions if info.outer is not None}
+    top = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    facts: dict[str, object] = {
+        "imports": sorted(module.imports.items()),
+        "constants": sorted((k, repr(v)) for k, v in module.constants.items()),
+        "variables": sorted(module.variables),
+        "globals": sorted(module.globals.items()),
+        "top": [ast.dump(s) for s in top],
+        "defs": defined_names(text.encode("utf-8", "surrogateescape")),
+        "attachments": sorted((k, v) for k, vs in index.attachments_in(module).items() for v in vs),
+        "classes": [_class_facts(info.node, qualname, info.bases) for qualname, info in sorted(index.classes.items())],
+        "functions": [_function_facts(info, analysed, pattern, groups, lines, enclosing) for info in functions],
+    }
+    ranges = {
+        info.qualname: (info.node.lineno, info.node.end_lineno or info.node.lineno)
+        for info in functions if info.qualname in analysed and info.kind != "module"
+    }
+    if f"{name}.<module>" in analysed:
+        # The module's own code is its top-level statements (the same when "top" is), and
+        # the decorators and defaults of its definitions (in "functions" and "classes").
+        for i, stmt in enumerate(top):
+            ranges[f"{name}.<top:{i}>"] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
+    digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
+    return Interface(digest, ranges)
+
+
+def _class_facts(node: ast.ClassDef | None, qualname: str, bases: list[str]) -> list:
+    if node is None:
+        return [qualname, bases]
+    body = [ast.dump(s) for s in node.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    decorators = [ast.dump(d) for d in node.decorator_list]
+    return [qualname, bases, [ast.dump(k) for k in node.keywords], decorators, body]
+
+
+def _function_facts(info: FunctionInfo, analysed: set[str], pattern, groups, lines: list[str], enclosing: set[str]) -> list:
+    node = info.node
+    head = [
+        info.qualname, info.kind, type(node).__name__, info.params, info.n_positional, info.n_required,
+        list(info.required_kwonly), info.vararg, info.kwarg, info.class_qualname,
+        info.outer.qualname if info.outer is not None else None, sorted(info.local_defs.items()),
+    ]
+    if info.kind == "module":
+        return head
+    if info.qualname in analysed:
+        return head + [ast.dump(node)]
+    first = node.lineno
+    last = node.end_lineno or first
+    text = "\n".join(lines[first - 1:last])
+    mentioned = sorted(set(pattern.findall(text))) if pattern is not None else []
+    mentioned += [list(group) for group in groups if mentions_group(text.encode("utf-8", "surrogateescape"), [group])]
+    signature = [ast.dump(node.args)]
+    if not isinstance(node, ast.Lambda):
+        signature += [ast.dump(d) for d in node.decorator_list] + [ast.dump(node.returns) if node.returns else None]
+    # The names it assigns are its nested functions' closure variables (only those read them).
+    assigned = sorted(info.assigned) if info.qualname in enclosing else None
+    return head + signature + [assigned, mentioned, _self_facts(info)]
+
+
+def _self_facts(info: FunctionInfo) -> list:
+    """What a method's body does with ``self.<attr>``: the fields other methods read and the
+    classes ``__init__`` stores there (``index.ClassInfo.fields`` and ``readers``)."""
+    node = info.node
+    if isinstance(node, ast.Lambda) or not node.args.args:
+        return []
+    this = node.args.args[0].arg
+    found = set()
+    for child in walk_own_body(node):
+        if isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name) and child.value.id == this:
+            found.add((child.attr, type(child.ctx).__name__))
+        elif isinstance(child, (ast.Assign, ast.AnnAssign)):
+            targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+            value = child.value
+            stored = ast.dump(value.func) if isinstance(value, ast.Call) else (
+                value.id if isinstance(value, ast.Name) else None
+            )
+            annotation = ast.dump(child.annotation) if isinstance(child, ast.AnnAssign) else None
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this:
+                    found.add((target.attr, "=", str(stored), str(annotation)))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class LineShift:
+    """Where each analysed function of one file moved: a line inside one (the innermost
+    holding it) moves with it. A line in no analysed function cannot be placed (None)."""
+
+    root: Path  # of the project (the file's module name is found from it)
+    old: dict[str, tuple[int, int]]
+    new: dict[str, tuple[int, int]]
+
+    def line(self, line: int) -> int | None:
+        best = None
+        for qualname, (first, last) in self.old.items():
+            if first <= line <= last and (best is None or last - first < best[1] - best[0]):
+                best = (first, last, qualname)
+        if best is None:
+            return None
+        return line + self.new[best[2]][0] - best[0]
