@@ -234,6 +234,17 @@ class SinkSpec:
 
 
 @dataclass(frozen=True)
+class SanitizerSpec:
+    """Calls returning an owned copy of their receiver (a method) or first argument. With a
+    ``kind``, only values of that kind are copied (``.copy()`` of a NumPy array); other
+    borrowed values pass through as views."""
+
+    calls: tuple[CallPattern, ...]
+    origin: str = ""
+    kind: str = ""  # "" copies values of every kind
+
+
+@dataclass(frozen=True)
 class GuardSpec:
     calls: tuple[CallPattern, ...]
     param: int = 0  # which argument the guard inspects
@@ -248,7 +259,7 @@ class Vocabulary:
     markers: set[str] = field(default_factory=set)
     sources: list[SourceSpec] = field(default_factory=list)
     guards: list[GuardSpec] = field(default_factory=list)
-    sanitizers: list[CallPattern] = field(default_factory=list)
+    sanitizers: list[SanitizerSpec] = field(default_factory=list)
     views: list[CallPattern] = field(default_factory=list)
     view_attributes: set[str] = field(default_factory=set)
     sinks: list[SinkSpec] = field(default_factory=list)
@@ -277,8 +288,8 @@ class Vocabulary:
         return marked[0] if len(marked) == 1 else None
 
     def check_kinds(self) -> None:
-        """Every kind a source or guard names is defined by some loaded pack."""
-        for key in ("sources", "guards"):
+        """Every kind a source, guard or sanitizer names is defined by some loaded pack."""
+        for key in ("sources", "guards", "sanitizers"):
             for spec in getattr(self, key):
                 if spec.kind and spec.kind not in self.kinds:
                     known = ", ".join(sorted(self.kinds)) or "none"
@@ -407,7 +418,6 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
         vocab.markers |= set(kind.markers)
     vocab.view_attributes = set(_string_list(data, "view-attributes", origin))
     lists = (
-        ("sanitizers", vocab.sanitizers),
         ("views", vocab.views),
         ("settlers", vocab.settlers),
         ("drains", vocab.drains),
@@ -420,6 +430,14 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     for key, target in lists:
         if key in data:
             target.extend(_patterns(data[key], f"{origin}: {key}"))
+
+    for i, table in enumerate(_table_list(data, "sanitizers", origin)):
+        where = f"{origin}: sanitizers[{i}]"
+        _check_keys(table, {"call", "doc", "kind"}, where)
+        kind = table.get("kind", "")
+        if not isinstance(kind, str):
+            raise PackError(f"{where}: 'kind' must be the name of a kind")
+        vocab.sanitizers.append(SanitizerSpec(_patterns(table.get("call"), f"{where}.call"), origin, kind))
 
     for i, table in enumerate(_table_list(data, "sources", origin)):
         where = f"{origin}: sources[{i}]"
@@ -486,10 +504,10 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 def _record_origins(vocab: Vocabulary, origin: str) -> None:
     entries = [("markers", marker) for marker in vocab.markers]
     entries += [(f"kinds", name) for name in vocab.kinds]
-    for key in ("sources", "guards", "sinks"):
+    for key in ("sources", "guards", "sinks", "sanitizers"):
         entries += [(key, str(p)) for spec in getattr(vocab, key) for p in spec.calls]
     entries += [("sources", str(p)) for spec in vocab.sources for p in spec.attributes]
-    for key in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
+    for key in ("views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
         entries += [(key, str(p)) for p in getattr(vocab, key)]
     entries += [("host-reads", str(p)) for p in vocab.host_reads]
     for entry in entries:

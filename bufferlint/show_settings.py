@@ -62,7 +62,7 @@ def _kind_detail(vocab, section: str, entry: str) -> str:
         kind = vocab.kinds[entry]
         markers = ", ".join(kind.markers) or "no marker"
         return f": {markers}; copy {kind.copy_of('value') or '(none)'}"
-    if section in ("sources", "guards"):
+    if section in ("sources", "guards", "sanitizers"):
         kinds = {spec.kind for spec in getattr(vocab, section) if any(str(p) == entry for p in spec.calls)}
         named = ", ".join(sorted(k for k in kinds if k))
         return f"  kind={named}" if named else ""

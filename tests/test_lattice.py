@@ -20,7 +20,9 @@ LEAVES = st.sampled_from(
         ParamRef(1, ("item", "view")),
     ]
 )
-IDS = st.sampled_from([("b", ("f", 1, 0)), ("p", 0, ()), ("p", 1, ())])
+IDS = st.tuples(
+    st.sampled_from([("b", ("f", 1, 0)), ("p", 0, ()), ("p", 1, ())]), st.sampled_from([None, "ring", "runai-streamer"])
+)  # guard facts: (identity, kind tag)
 
 
 def values(depth: int = 2):

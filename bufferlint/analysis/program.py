@@ -517,13 +517,26 @@ class ProjectAnalysis:
             if info is None or info.module.path not in self.report_files or info.kind == "module":
                 continue
             param += 1 if info.binds_receiver else 0
-            if param in program.summary(qualname).guards:
+            tags = {tag for p, tag in program.summary(qualname).guards if p == param}
+            if guards_kind(tags, kind, program.raw_vocab):
                 continue
             node = info.node
             span = program.span(info.module, node)
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
             trace = (TraceStep(info.module.path, node.lineno, "", ("sink", "BL002", node.name)),)
+            if tags:  # it checks markers, of other kinds only
+                trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
             self.result.findings.append(Finding("BL002", span, "", info.display, trace, sink=node.name, kind=kind))
+
+
+def guards_kind(tags: set, kind: str, vocab) -> bool:
+    """Does a guard whose True proves these tags (see ``values.clean``) reject marked values
+    of ``kind``? Any check does for a guard of no kind; a kind without markers cannot be
+    checked for, so its guards are taken at their word."""
+    known = vocab.kinds.get(kind) if kind else None
+    if kind and known is not None and not known.markers:
+        return True
+    return None in tags or (kind in tags if kind else bool(tags))
 
 
 def defined_names(data: bytes) -> list[str]:
