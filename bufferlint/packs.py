@@ -273,6 +273,10 @@ class Vocabulary:
     # reading a value still in flight from the device is BL005.
     host_reads: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
+    # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
+    # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
+    # every function of a module. The copy fixes leave such values alone.
+    not_one_value: list[str] = field(default_factory=list)
     # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
@@ -316,13 +320,17 @@ class Vocabulary:
         self.synchronizers += other.synchronizers
         self.retainers += other.retainers
         self.host_reads += other.host_reads
+        self.not_one_value += [entry for entry in other.not_one_value if entry not in self.not_one_value]
         self.packs += other.packs
 
 
 
 PACK_KEYS = {
     "pack", "markers", "kinds", "signatures", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers", "host-reads",
+    "not-one-value",
 }
+
+_NOT_ONE_VALUE = re.compile(r"^(?:\.[A-Za-z_]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\.\*)?)$")
 
 
 def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
@@ -417,6 +425,10 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     for kind in vocab.kinds.values():
         vocab.markers |= set(kind.markers)
     vocab.view_attributes = set(_string_list(data, "view-attributes", origin))
+    vocab.not_one_value = _string_list(data, "not-one-value", origin)
+    for entry in vocab.not_one_value:
+        if not _NOT_ONE_VALUE.match(entry):
+            raise PackError(f"{origin}: not-one-value: {entry!r} is not '.method', 'pkg.func' or 'pkg.*'")
     lists = (
         ("views", vocab.views),
         ("settlers", vocab.settlers),
@@ -510,6 +522,7 @@ def _record_origins(vocab: Vocabulary, origin: str) -> None:
     for key in ("views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
         entries += [(key, str(p)) for p in getattr(vocab, key)]
     entries += [("host-reads", str(p)) for p in vocab.host_reads]
+    entries += [("not-one-value", entry) for entry in vocab.not_one_value]
     for entry in entries:
         vocab.origins.setdefault(entry, origin)
 

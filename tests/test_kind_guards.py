@@ -100,3 +100,66 @@ def test_bl002_says_which_kind_a_guard_checks(tmp_path: Path) -> None:
         "`may_defer_wrong_marker` never checks `_ring_borrowed`",
     ]
 
+
+def test_shipped_not_one_value_list() -> None:
+    entries = builtin_vocabulary().not_one_value
+    assert {".chunk", ".split", ".tensor_split", ".unbind", ".numpy", ".frombuffer", "memoryview", "numpy.*"} == set(entries)
+    with pytest.raises(PackError, match=r"p.toml: not-one-value: 'numpy\.\*\.x' is not"):
+        vocabulary_from_dict({"not-one-value": ["numpy.*.x"]}, "p.toml")
+
+
+KEEP = '''\
+import numpy as np
+from runai_model_streamer import SafetensorsStreamer
+
+
+def keep(files, cache):
+    streamer = SafetensorsStreamer()
+    streamer.stream_files(files)
+    for name, tensor in streamer.get_tensors():
+        cache[name] = tensor.window(0, 4)
+        cache[name + ".np"] = np.asarray(tensor)
+'''
+
+
+@pytest.mark.parametrize(("not_one_value", "fixed_lines"), [([], [9]), ([".window"], [])])
+def test_bl003_fix_reads_not_one_value_from_the_vocabulary(tmp_path: Path, not_one_value: list, fixed_lines: list) -> None:
+    """`.window` is a view the project declares; listed as not one value, its store gets no
+    `.clone()`. The shipped `numpy.*` entry keeps `np.asarray(tensor)` (through the `np`
+    alias) from being cloned either way."""
+    from bufferlint.api import CheckOptions, check
+
+    (tmp_path / "pyproject.toml").write_text(
+        f'[project]\nname = "p"\n[tool.bufferlint]\nviews = [".window"]\nnot-one-value = {json.dumps(not_one_value)}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "keep.py").write_text(KEEP, encoding="utf-8")
+    report = check(CheckOptions(paths=[tmp_path], project_root=tmp_path, fixes=True, cache=False))
+    assert report.error is None
+    stores = sorted(f.span.line for f in report.findings if f.rule == "BL003")
+    assert stores == [9, 10]
+    assert sorted(f.span.line for f in report.findings if f.rule == "BL003" and f.fix is not None) == fixed_lines
+
+
+@pytest.mark.parametrize(
+    ("call", "entries", "listed"),
+    [
+        ("np.asarray(w)", ["numpy.*"], True),  # through the import alias
+        ("np.asarray(w)", ["numpy.asarray"], True),
+        ("np.asarray(w)", [".frombuffer"], False),
+        ("w.narrow(0, 0, 1).chunk(2)", [".chunk"], True),  # a method of a call
+        ("memoryview(w)", ["memoryview"], True),
+        ("w.memoryview()", ["memoryview"], False),  # a qualified name is not a method name
+        ("frombuffer(w)", ["torch.frombuffer"], True),  # `from torch import frombuffer`
+    ],
+)
+def test_not_one_value_matching(call: str, entries: list, listed: bool) -> None:
+    import libcst as cst
+
+    from bufferlint.fixes.base import SourceModule
+    from bufferlint.fixes.bl003 import not_one_value
+    from bufferlint.packs import Vocabulary
+
+    src = SourceModule(f"import numpy as np\nfrom torch import frombuffer\nx = {call}\n")
+    node = cst.parse_expression(call)
+    assert not_one_value(src, node.func, Vocabulary(not_one_value=entries)) is listed
