@@ -25,7 +25,7 @@ from dataclasses import replace
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
+from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.values import Borrow, Value, deep_leaves, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
@@ -527,16 +527,6 @@ class ProjectAnalysis:
             if tags:  # it checks markers, of other kinds only
                 trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
             self.result.findings.append(Finding("BL002", span, "", info.display, trace, sink=node.name, kind=kind))
-
-
-def guards_kind(tags: set, kind: str, vocab) -> bool:
-    """Does a guard whose True proves these tags (see ``values.clean``) reject marked values
-    of ``kind``? Any check does for a guard of no kind; a kind without markers cannot be
-    checked for, so its guards are taken at their word."""
-    known = vocab.kinds.get(kind) if kind else None
-    if kind and known is not None and not known.markers:
-        return True
-    return None in tags or (kind in tags if kind else bool(tags))
 
 
 def defined_names(data: bytes) -> list[str]:
