@@ -10,10 +10,12 @@ for all outstanding device work
 (synchronizers), those whose result keeps its arguments for later (binds, e.g.
 ``functools.partial``) and methods that keep their arguments in the receiver (retainers, e.g.
 ``Module.register_buffer``). Borrow kinds (``[[kinds]]``, Pysa's taint kinds) group a
-producer's markers with how to copy its values and what to do instead; sources and guards
-name their kind, so messages and fixes never use another kind's marker or copy method.
-``signatures`` name the parameters of function-style views. Users describe their own
-zero-copy producers the same way as the shipped packs.
+producer's markers with how to copy its values and what to do instead; sources, guards and
+sanitizers name their kind, so messages and fixes never use another kind's marker or copy
+method, and a guard or copy of one kind protects no value of another. ``signatures`` name
+the parameters of function-style views; ``not-one-value`` the calls whose result a kind's
+copy does not apply to (for the fixes). Users describe their own zero-copy producers the
+same way as the shipped packs.
 
 Callables are written as patterns:
 

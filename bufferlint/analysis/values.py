@@ -37,7 +37,9 @@ class Borrow:
     # In flight from the device (a non-blocking device-to-host copy): the bytes are not there
     # until a synchronisation; only BL005 is about these, the other rules ignore them.
     flight: bool = False
-    kind: str = ""  # the producer's borrow kind ("" when no pack names one)
+    # The producer's borrow kind ("" when no pack names one). A function of the site, so it
+    # takes no part in equality or hashing (the order joins meet leaves in stays as it was).
+    kind: str = field(default="", compare=False)
 
     @property
     def base(self) -> tuple:

@@ -151,4 +151,3 @@ def marker_tags(vocab: Vocabulary, marker: str) -> tuple:
     kind names (top-level ``markers``) speaks for every kind (``None``)."""
     kinds = tuple(sorted(name for name, kind in vocab.kinds.items() if marker in kind.markers))
     return kinds or (None,)
-
