@@ -10,10 +10,12 @@ for all outstanding device work
 (synchronizers), those whose result keeps its arguments for later (binds, e.g.
 ``functools.partial``) and methods that keep their arguments in the receiver (retainers, e.g.
 ``Module.register_buffer``). Borrow kinds (``[[kinds]]``, Pysa's taint kinds) group a
-producer's markers with how to copy its values and what to do instead; sources and guards
-name their kind, so messages and fixes never use another kind's marker or copy method.
-``signatures`` name the parameters of function-style views. Users describe their own
-zero-copy producers the same way as the shipped packs.
+producer's markers with how to copy its values and what to do instead; sources, guards and
+sanitizers name their kind, so messages and fixes never use another kind's marker or copy
+method, and a guard or copy of one kind protects no value of another. ``signatures`` name
+the parameters of function-style views; ``not-one-value`` the calls whose result a kind's
+copy does not apply to (for the fixes). Users describe their own zero-copy producers the
+same way as the shipped packs.
 
 Callables are written as patterns:
 
@@ -234,6 +236,17 @@ class SinkSpec:
 
 
 @dataclass(frozen=True)
+class SanitizerSpec:
+    """Calls returning an owned copy of their receiver (a method) or first argument. With a
+    ``kind``, only values of that kind are copied (``.copy()`` of a NumPy array); other
+    borrowed values pass through as views."""
+
+    calls: tuple[CallPattern, ...]
+    origin: str = ""
+    kind: str = ""  # "" copies values of every kind
+
+
+@dataclass(frozen=True)
 class GuardSpec:
     calls: tuple[CallPattern, ...]
     param: int = 0  # which argument the guard inspects
@@ -248,7 +261,7 @@ class Vocabulary:
     markers: set[str] = field(default_factory=set)
     sources: list[SourceSpec] = field(default_factory=list)
     guards: list[GuardSpec] = field(default_factory=list)
-    sanitizers: list[CallPattern] = field(default_factory=list)
+    sanitizers: list[SanitizerSpec] = field(default_factory=list)
     views: list[CallPattern] = field(default_factory=list)
     view_attributes: set[str] = field(default_factory=set)
     sinks: list[SinkSpec] = field(default_factory=list)
@@ -262,6 +275,10 @@ class Vocabulary:
     # reading a value still in flight from the device is BL005.
     host_reads: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
+    # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
+    # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
+    # every function of a module. The copy fixes leave such values alone.
+    not_one_value: list[str] = field(default_factory=list)
     # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
@@ -277,8 +294,8 @@ class Vocabulary:
         return marked[0] if len(marked) == 1 else None
 
     def check_kinds(self) -> None:
-        """Every kind a source or guard names is defined by some loaded pack."""
-        for key in ("sources", "guards"):
+        """Every kind a source, guard or sanitizer names is defined by some loaded pack."""
+        for key in ("sources", "guards", "sanitizers"):
             for spec in getattr(self, key):
                 if spec.kind and spec.kind not in self.kinds:
                     known = ", ".join(sorted(self.kinds)) or "none"
@@ -305,13 +322,17 @@ class Vocabulary:
         self.synchronizers += other.synchronizers
         self.retainers += other.retainers
         self.host_reads += other.host_reads
+        self.not_one_value += [entry for entry in other.not_one_value if entry not in self.not_one_value]
         self.packs += other.packs
 
 
 
 PACK_KEYS = {
     "pack", "markers", "kinds", "signatures", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers", "host-reads",
+    "not-one-value",
 }
+
+_NOT_ONE_VALUE = re.compile(r"^(?:\.[A-Za-z_]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\.\*)?)$")
 
 
 def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
@@ -406,8 +427,11 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     for kind in vocab.kinds.values():
         vocab.markers |= set(kind.markers)
     vocab.view_attributes = set(_string_list(data, "view-attributes", origin))
+    vocab.not_one_value = _string_list(data, "not-one-value", origin)
+    for entry in vocab.not_one_value:
+        if not _NOT_ONE_VALUE.match(entry):
+            raise PackError(f"{origin}: not-one-value: {entry!r} is not '.method', 'pkg.func' or 'pkg.*'")
     lists = (
-        ("sanitizers", vocab.sanitizers),
         ("views", vocab.views),
         ("settlers", vocab.settlers),
         ("drains", vocab.drains),
@@ -420,6 +444,14 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
     for key, target in lists:
         if key in data:
             target.extend(_patterns(data[key], f"{origin}: {key}"))
+
+    for i, table in enumerate(_table_list(data, "sanitizers", origin)):
+        where = f"{origin}: sanitizers[{i}]"
+        _check_keys(table, {"call", "doc", "kind"}, where)
+        kind = table.get("kind", "")
+        if not isinstance(kind, str):
+            raise PackError(f"{where}: 'kind' must be the name of a kind")
+        vocab.sanitizers.append(SanitizerSpec(_patterns(table.get("call"), f"{where}.call"), origin, kind))
 
     for i, table in enumerate(_table_list(data, "sources", origin)):
         where = f"{origin}: sources[{i}]"
@@ -486,12 +518,13 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 def _record_origins(vocab: Vocabulary, origin: str) -> None:
     entries = [("markers", marker) for marker in vocab.markers]
     entries += [(f"kinds", name) for name in vocab.kinds]
-    for key in ("sources", "guards", "sinks"):
+    for key in ("sources", "guards", "sinks", "sanitizers"):
         entries += [(key, str(p)) for spec in getattr(vocab, key) for p in spec.calls]
     entries += [("sources", str(p)) for spec in vocab.sources for p in spec.attributes]
-    for key in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
+    for key in ("views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
         entries += [(key, str(p)) for p in getattr(vocab, key)]
     entries += [("host-reads", str(p)) for p in vocab.host_reads]
+    entries += [("not-one-value", entry) for entry in vocab.not_one_value]
     for entry in entries:
         vocab.origins.setdefault(entry, origin)
 

@@ -18,7 +18,7 @@ from bufferlint.packs import builtin_pack_dir
 
 SECTIONS = (
     "markers", "kinds", "sources", "guards", "sinks", "sanitizers", "views", "settlers", "drains",
-    "passthrough", "binds", "synchronizers", "retainers", "host-reads",
+    "passthrough", "binds", "synchronizers", "retainers", "host-reads", "not-one-value",
 )
 
 
@@ -54,7 +54,8 @@ def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]
 
 def _name(entry: str) -> str:
     """The word a call pattern (``pkg.mod.func(kw=1)``, ``.method``) or marker is found by."""
-    return entry.split("(", 1)[0].rsplit(".", 1)[-1]
+    entry = entry.split("(", 1)[0]
+    return entry[:-2].rsplit(".", 1)[-1] if entry.endswith(".*") else entry.rsplit(".", 1)[-1]  # `numpy.*`: numpy
 
 
 def _kind_detail(vocab, section: str, entry: str) -> str:
@@ -62,7 +63,7 @@ def _kind_detail(vocab, section: str, entry: str) -> str:
         kind = vocab.kinds[entry]
         markers = ", ".join(kind.markers) or "no marker"
         return f": {markers}; copy {kind.copy_of('value') or '(none)'}"
-    if section in ("sources", "guards"):
+    if section in ("sources", "guards", "sanitizers"):
         kinds = {spec.kind for spec in getattr(vocab, section) if any(str(p) == entry for p in spec.calls)}
         named = ", ".join(sorted(k for k in kinds if k))
         return f"  kind={named}" if named else ""

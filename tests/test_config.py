@@ -62,7 +62,7 @@ sanitizers = ["ring.copy_out"]
     vocab = load_settings(tmp_path).vocab
     assert {"_sglang_runai_streamer_tensor", "_borrowed_from_ring", "_inline_marker"} <= vocab.markers
     assert any(p.qualname == "ring.RingBuffer.read" for s in vocab.sources for p in s.calls)
-    assert any(p.qualname == "ring.copy_out" for p in vocab.sanitizers)
+    assert any(p.qualname == "ring.copy_out" for s in vocab.sanitizers for p in s.calls)
     assert f"{tmp_path / 'pyproject.toml'}: [tool.bufferlint]" in vocab.packs
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bufferlint.analysis.state import State, join_states
-from bufferlint.analysis.values import Borrow, Cond, ParamRef, Value, cap, join
+from bufferlint.analysis.values import Borrow, Cleared, Cond, ParamRef, Value, cap, join
 
 LEAVES = st.sampled_from(
     [
@@ -18,9 +18,13 @@ LEAVES = st.sampled_from(
         ParamRef(0),
         ParamRef(0, ("iter",)),
         ParamRef(1, ("item", "view")),
+        ParamRef(0, ("iter", Cleared(frozenset({"ring"})))),  # checked for one kind
+        Borrow(("g", 2, 4), kind="ring"),
     ]
 )
-IDS = st.sampled_from([("b", ("f", 1, 0)), ("p", 0, ()), ("p", 1, ())])
+IDS = st.tuples(
+    st.sampled_from([("b", ("f", 1, 0)), ("p", 0, ()), ("p", 1, ())]), st.sampled_from([None, "ring", "runai-streamer"])
+)  # guard facts: (identity, kind tag)
 
 
 def values(depth: int = 2):

@@ -135,6 +135,7 @@ class Mark:
 
     target: ast.expr
     node: ast.AST
+    kind: str = ""  # the kind whose marker it sets ("" when no single kind names it)
 
 
 @dataclass(frozen=True)

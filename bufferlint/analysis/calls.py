@@ -46,12 +46,13 @@ from bufferlint.analysis.values import (
     evolve,
     has_leaves,
     Value,
+    checked,
     clean,
+    clear_leaf,
     collection,
     container,
     deep_leaves,
     deep_pending,
-    identities,
     in_flight,
     index,
     iterate,
@@ -360,7 +361,7 @@ class Call:
         if name in ("getattr", "hasattr") and first is not None:
             attr = args.arg(1)
             if attr is not None and attr.has_const and attr.const in self.it.vocab.markers:
-                return Value(cond=Cond(clean_if_false=identities(first)))
+                return Value(cond=Cond(clean_if_false=checked(first, self.it.vocab.marker_tags(attr.const))))
             if name == "getattr" and attr is not None and attr.has_const and attr.const in self.it.vocab.view_attributes:
                 return view_of(first, self.step(f"`.{attr.const}` is a view of the borrowed value"))
             return EMPTY
@@ -368,7 +369,7 @@ class Call:
             attr, flag = args.arg(1), args.arg(2)
             if attr is not None and attr.has_const and attr.const in self.it.vocab.markers:
                 if not (flag.has_const and not flag.const):
-                    self.effects.append(Mark(self.node.args[0], self.node))
+                    self.effects.append(Mark(self.node.args[0], self.node, self.it.vocab.marker_kind(attr.const)))
             elif self.it.outlives_step(self.node.args[0], attribute=True):
                 self.effects.append(Retain(self.node, flag, f"{dotted_name(self.node.args[0]) or 'object'}.<attr>"))
             return EMPTY
@@ -512,14 +513,30 @@ class Call:
         return EMPTY
 
     def on_sanitizer(self, spec) -> Value:
-        return EMPTY
+        """An owned copy; a sanitizer of one kind copies only values of that kind (or of no
+        known kind): another kind's borrowed values come out as views, still borrowed."""
+        subject = self.acted_on(spec.calls[0]) if spec.kind else None
+        if subject is None:
+            return EMPTY
+        kinds = frozenset({spec.kind})
+        others = Value(leaves=frozenset(filter(None, (clear_leaf(leaf, kinds) for leaf in subject.leaves))))
+        if not others.leaves:
+            return EMPTY
+        return view_of(others, self.step(f"`{self.name}(...)` copies only `{spec.kind}` values: this one stays a view"))
 
     def on_guard(self, guard) -> Value:
+        """A guard's True proves its argument clean for the guard's kind (every kind, when
+        the guard names none)."""
         subject = self.args.arg(guard.param)
-        return Value(cond=Cond(clean_if_true=identities(subject) if subject is not None else frozenset()))
+        return Value(cond=Cond(clean_if_true=checked(subject, (guard.kind or None,)) if subject is not None else frozenset()))
+
+    def acted_on(self, pattern) -> Value | None:
+        """The value a method-style (its receiver) or function-style (its first argument)
+        view or copy acts on."""
+        return self.receiver if self.receiver is not None else self.args.first(self.it.vocab.first_param(pattern))
 
     def on_view(self, spec) -> Value:
-        subject = self.receiver if self.receiver is not None else self.args.first(self.it.vocab.first_param(spec))
+        subject = self.acted_on(spec)
         if subject is None:
             return EMPTY
         return view_of(subject, self.step(f"`{self.name}(...)` returns a view sharing the buffer"))
@@ -558,7 +575,7 @@ class Call:
         step = self.step(f"`{self.name}(...)` copies to the host asynchronously: in flight until the device is synchronised")
         step = replace(step, fact=("source", spec.kind, "borrowed"))
         site = (self.it.info.qualname, self.node.lineno, self.node.col_offset)
-        copy = Value(leaves=frozenset({Borrow(site, False, (step,), flight=True)}))
+        copy = Value(leaves=frozenset({Borrow(site, False, (step,), flight=True, kind=spec.kind)}))
         self.effects.append(Issue(copy))
         return join(self.vocabulary(skip="sources") or EMPTY, copy)
 
@@ -869,8 +886,8 @@ class Call:
         for future in summary.futures:
             self.adopt_future(future, bound, call_step, callkey)
         result = _instantiate(summary.returns, bound, self.returned_step, callkey)
-        guards = {identity for p in summary.guards if p in bound for identity in identities(bound[p])}
-        checks = {identity for p in summary.marker_checks if p in bound for identity in identities(bound[p])}
+        guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
+        checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
         if guards or checks:
             result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
         return result
@@ -978,7 +995,7 @@ def borrowed_from(it: "FunctionInterpreter", node: ast.AST, spec: SourceSpec, wh
     site = (it.info.qualname, node.lineno, node.col_offset)
     step = it.step(node, f"`{what}` hands out borrowed views of a reused buffer")
     step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
-    return _shape_value(spec.produces, Borrow(site, False, (step,)))
+    return _shape_value(spec.produces, Borrow(site, False, (step,), kind=spec.kind))
 
 
 def _shape_value(shape: Shape, leaf: Borrow) -> Value:

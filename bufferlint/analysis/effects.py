@@ -220,14 +220,16 @@ class EffectsMixin:
             if isinstance(leaf, ParamRef) and reach is None:
                 self.add_reach(SinkReach(leaf.index, leaf.path, self.st.assume, self.site(node, what), (step,), rule, True))
 
-    def mark(self, target: ast.expr, stmt: ast.AST) -> None:
-        """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)."""
+    def mark(self, target: ast.expr, stmt: ast.AST, kind: str) -> None:
+        """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)
+        of the kind that names the marker."""
         if isinstance(target, ast.Name) and self.st is not None:
             old = self.st.vars.get(target.id, EMPTY)
             if any(isinstance(leaf, Borrow) and not leaf.view for leaf in old.leaves):
                 return  # already known borrowed (from a source): one origin, one trace
             note = f"`{target.id}` is marked borrowed (zero-copy view of a reused buffer)"
-            leaf = Borrow((self.info.qualname, stmt.lineno, stmt.col_offset), False, (self.step(stmt, note),))
+            step = replace(self.step(stmt, note), fact=("source", kind, "borrowed"))  # for words and fixes
+            leaf = Borrow((self.info.qualname, stmt.lineno, stmt.col_offset), False, (step,), kind=kind)
             self.st.vars[target.id] = Value(
                 leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types
             )

@@ -18,8 +18,8 @@ from bufferlint.analysis.values import (
     collection,
     const,
     container,
+    checked,
     deep_leaves,
-    identities,
     index,
     iterate,
     join,
@@ -112,7 +112,7 @@ class ExpressionsMixin:
         if node.attr in self.vocab.view_attributes:
             return view_of(base, self.step(node, f"`.{node.attr}` is a view of the borrowed value"))
         if node.attr in self.vocab.markers:
-            return Value(cond=Cond(clean_if_false=identities(base)))
+            return Value(cond=Cond(clean_if_false=checked(base, self.vocab.marker_tags(node.attr))))
         classes = base.types | base.declared
         if classes:
             source = self.vocab.attribute_source(node.attr, classes)

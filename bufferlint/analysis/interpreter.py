@@ -31,10 +31,12 @@ from bufferlint.analysis.values import (
     ParamRef,
     Value,
     clean,
+    clear_leaf,
     const,
     container,
     deep_leaves,
     deep_pending,
+    fact_tags,
     index,
     iterate,
     join,
@@ -226,10 +228,12 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         return frozenset()
 
     def _proven(self, cleaned_sets: list[frozenset]) -> frozenset:
+        """(parameter, tag): the parameters every one of these paths proved unborrowed, with
+        the kind each check was for."""
         if not cleaned_sets:
             return frozenset()
         common = frozenset.intersection(*cleaned_sets)
-        return frozenset(i[1] for i in common if i[0] == "p" and i[2] == ())
+        return frozenset((i[1], tag) for i, tag in common if i[0] == "p" and i[2] == ())
 
     # -- positions and trace steps -----------------------------------------------------
 
@@ -591,7 +595,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
             if target.attr in self.vocab.markers:
-                self.mark(target.value, stmt)
+                self.mark(target.value, stmt, self.vocab.marker_kind(target.attr))
                 return
             if self.outlives_step(target.value, attribute=True):
                 self.retain(stmt, value, f"{short(target.value)}.{target.attr}", None)
@@ -672,12 +676,13 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.st = None
             return
         if value.cond is not None:
-            ids = value.cond.clean_if_true if branch else value.cond.clean_if_false
-            if ids:
-                self.st.vars = {k: clean(v, ids) for k, v in self.st.vars.items()}
-                self.st.cleaned = self.st.cleaned | ids
+            facts = value.cond.clean_if_true if branch else value.cond.clean_if_false
+            if facts:
+                self.st.vars = {k: clean(v, facts) for k, v in self.st.vars.items()}
+                self.st.cleaned = self.st.cleaned | facts
+                tags = fact_tags(facts)
                 self.st.pending = frozenset(
-                    replace(p, leaves=frozenset(leaf for leaf in p.leaves if leaf.base not in ids))
+                    replace(p, leaves=frozenset(filter(None, (clear_leaf(leaf, tags.get(leaf.base)) for leaf in p.leaves))))
                     for p in self.st.pending
                 )
         params = [leaf for leaf in value.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
@@ -713,7 +718,7 @@ APPLY = {
     call_effects.Release: lambda it, e: it.release(e.name, e.key),
     call_effects.ReadBack: lambda it, e: it.read_back(e.container, e.node),
     call_effects.Materialize: lambda it, e: it.materialize(e.node, e.value, e.what, rule=e.rule, note=e.note),
-    call_effects.Mark: lambda it, e: it.mark(e.target, e.node),
+    call_effects.Mark: lambda it, e: it.mark(e.target, e.node, e.kind),
     call_effects.Report: lambda it, e: it.report(e.site, e.trace, e.rule),
     call_effects.Reach: lambda it, e: it.add_reach(e.reach),
     call_effects.Record: FunctionInterpreter._record,

@@ -24,7 +24,7 @@ from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, mo
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.textscan import group_lines, seed_words, defined_names, mentions_group, word_pattern
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
+from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
@@ -547,12 +547,15 @@ class ProjectAnalysis:
             if info is None or info.module.path not in self.report_files or info.kind == "module":
                 continue
             param += 1 if info.binds_receiver else 0
-            if param in program.summary(qualname).guards:
+            tags = {tag for p, tag in program.summary(qualname).guards if p == param}
+            if guards_kind(tags, kind, program.raw_vocab):
                 continue
             node = info.node
             span = program.span(info.module, node)
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
             trace = (TraceStep(info.module.path, node.lineno, "", ("sink", "BL002", node.name)),)
+            if tags:  # it checks markers, of other kinds only
+                trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
             self.result.findings.append(Finding("BL002", span, "", info.display, trace, sink=node.name, kind=kind))
 
 

@@ -62,8 +62,8 @@ class FieldStore:
 class Summary:
     returns: Value = EMPTY  # generators: a lazy container of what they yield
     sinks: frozenset = frozenset()  # SinkReach
-    guards: frozenset = frozenset()  # params proven unborrowed when the result is true
-    marker_checks: frozenset = frozenset()  # params proven unborrowed when the result is false
+    guards: frozenset = frozenset()  # (param, kind tag): proven unborrowed when the result is true
+    marker_checks: frozenset = frozenset()  # (param, kind tag): proven unborrowed when it is false
     synchronizes: bool = False  # waits for all outstanding device work (BL004) on every path
     futures: frozenset = frozenset()  # Pending submissions whose future is returned (still running)
     settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
@@ -82,3 +82,13 @@ def keep_best(facts: dict, fact) -> None:
     if old is None or shorter_trace(fact.trace, old.trace):
         facts.pop(fact, None)
         facts[fact] = fact
+
+
+def guards_kind(tags: set, kind: str, vocab) -> bool:
+    """Does a guard whose True proves these tags (``Summary.guards`` of its parameter, see
+    ``values.clean``) reject marked values of ``kind``? Any check does for a guard of no
+    kind; a kind without markers cannot be checked for, so its guards are taken at their word."""
+    known = vocab.kinds.get(kind) if kind else None
+    if kind and known is not None and not known.markers:
+        return True
+    return None in tags or (kind in tags if kind else bool(tags))

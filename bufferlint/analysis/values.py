@@ -37,6 +37,9 @@ class Borrow:
     # In flight from the device (a non-blocking device-to-host copy): the bytes are not there
     # until a synchronisation; only BL005 is about these, the other rules ignore them.
     flight: bool = False
+    # The producer's borrow kind ("" when no pack names one). A function of the site, so it
+    # takes no part in equality or hashing (the order joins meet leaves in stays as it was).
+    kind: str = field(default="", compare=False)
 
     @property
     def base(self) -> tuple:
@@ -49,14 +52,25 @@ class Borrow:
 
     def as_view(self, step: TraceStep | None = None) -> "Borrow":
         trace = self.trace + (step,) if step and not self.view else self.trace
-        return Borrow(self.site, True, trace, self.flight)
+        return Borrow(self.site, True, trace, self.flight, self.kind)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
-        return Borrow(self.site, self.view, trace, self.flight)
+        return Borrow(self.site, self.view, trace, self.flight, self.kind)
 
     def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...]) -> "Borrow":
         """A callee's own borrowed object, re-identified per call site."""
-        return Borrow((self.site[0], callkey), self.view, trace, self.flight)
+        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind)
+
+    def cleared_by(self, tags: frozenset) -> bool:
+        """Do guard facts with these tags prove this object unborrowed?"""
+        return None in tags or self.kind in tags or (not self.kind and bool(tags))
+
+
+@dataclass(frozen=True)
+class Cleared:
+    """A path step: a guard proved the value clean for values of these kinds."""
+
+    kinds: frozenset
 
 
 @dataclass(frozen=True)
@@ -68,22 +82,39 @@ class ParamRef:
     @property
     def base(self) -> tuple:
         path = self.path[: self.path.index("view")] if "view" in self.path else self.path
-        return ("p", self.index, path)
+        return ("p", self.index, _uncleared(path))
 
     @property
     def identity(self) -> tuple | None:
-        return None if "view" in self.path else ("p", self.index, self.path)
+        return None if "view" in self.path else ("p", self.index, _uncleared(self.path))
 
     def extend(self, op: object, step: TraceStep | None = None) -> "ParamRef | None":
         if op == "view" and self.path and self.path[-1] == "view":
             return self
-        if len(self.path) >= MAX_PATH:
+        if len(self.path) - _cleared_steps(self.path) >= MAX_PATH:
             return None
         trace = self.trace + (step,) if step else self.trace
         return ParamRef(self.index, self.path + (op,), trace)
 
+    def cleared_for(self, tags: frozenset) -> "ParamRef":
+        """This parameter, known clean if the caller passes a value of one of these kinds."""
+        if self.path and isinstance(self.path[-1], Cleared):
+            if tags <= self.path[-1].kinds:
+                return self
+            return ParamRef(self.index, self.path[:-1] + (Cleared(self.path[-1].kinds | tags),), self.trace)
+        return ParamRef(self.index, self.path + (Cleared(frozenset(tags)),), self.trace)
+
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "ParamRef":
         return ParamRef(self.index, self.path, trace)
+
+
+def _uncleared(path: tuple) -> tuple:
+    """The path without its ``Cleared`` steps: the object a marker check inspects."""
+    return tuple(op for op in path if not isinstance(op, Cleared)) if _cleared_steps(path) else path
+
+
+def _cleared_steps(path: tuple) -> int:
+    return sum(1 for op in path if isinstance(op, Cleared))
 
 
 Leaf = Union[Borrow, ParamRef]
@@ -91,7 +122,8 @@ Leaf = Union[Borrow, ParamRef]
 
 @dataclass(frozen=True)
 class Cond:
-    """What a truth test of this value tells about borrowed objects.
+    """What a truth test of this value tells about borrowed objects, as guard facts
+    ``(identity, tag)`` (see the module docstring).
 
     ``clean_if_true``: when the value is true these objects are not borrowed (a guard);
     ``clean_if_false``: when it is false they are not (a marker check).
@@ -274,11 +306,36 @@ def map_leaves(value: Value, fn) -> Value:
     return evolve(value, leaves=leaves, elems=elems, items=items)
 
 
-def clean(value: Value, identities: frozenset) -> Value:
-    """Drop every leaf whose object (or the object it is a view of) is known not borrowed."""
-    if not identities:
+def clean(value: Value, facts: frozenset) -> Value:
+    """Drop every leaf whose object (or the object it is a view of) guard facts prove not
+    borrowed; a parameter checked for some kinds keeps them on its path (``Cleared``)."""
+    if not facts:
         return value
-    return map_leaves(value, lambda leaf: None if leaf.base in identities else leaf)
+    tags = fact_tags(facts)
+    return map_leaves(value, lambda leaf: clear_leaf(leaf, tags.get(leaf.base)))
+
+
+def fact_tags(facts: frozenset) -> dict[tuple, frozenset]:
+    """Guard facts ``(identity, tag)`` grouped by identity."""
+    out: dict[tuple, set] = {}
+    for identity, tag in facts:
+        out.setdefault(identity, set()).add(tag)
+    return {identity: frozenset(tags) for identity, tags in out.items()}
+
+
+def clear_leaf(leaf: Leaf, tags: frozenset | None) -> Leaf | None:
+    """``leaf`` after checks with these tags: None when they prove it unborrowed."""
+    if not tags:
+        return leaf
+    if isinstance(leaf, Borrow):
+        return None if leaf.cleared_by(tags) else leaf
+    return None if None in tags else leaf.cleared_for(tags)
+
+
+def clear_kinds(value: Value, kinds: frozenset) -> Value:
+    """A caller's argument seen through a callee's check for these kinds: its borrowed objects
+    of those kinds (or of no known kind) are clean, its own parameters carry the check on."""
+    return map_leaves(value, lambda leaf: clear_leaf(leaf, kinds))
 
 
 def view_of(value: Value, step: TraceStep | None = None) -> Value:
@@ -333,6 +390,9 @@ def _extend_params(leaves: frozenset, op: object, step: TraceStep | None) -> fro
 def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
     """Follow a summary's access path into an actual argument value."""
     for op in path:
+        if isinstance(op, Cleared):
+            value = clear_kinds(value, op.kinds)
+            continue
         if op == "iter":
             value = iterate(value, step)
         elif op == "view":
@@ -348,6 +408,11 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
 def identities(value: Value) -> frozenset:
     """The objects a marker check on this value inspects: the value itself, never its views."""
     return frozenset(i for i in (leaf.identity for leaf in value.leaves) if i is not None)
+
+
+def checked(value: Value, tags) -> frozenset:
+    """Guard facts for a check of ``value`` with these tags (see ``clean``)."""
+    return frozenset((identity, tag) for identity in identities(value) for tag in tags)
 
 
 def advances_producer(iterable: Value) -> bool:

@@ -41,16 +41,28 @@ class VocabIndex:
             self._add("sinks", spec, spec.calls)
         for spec in vocab.guards:
             self._add("guards", spec, spec.calls)
-        for kind in ("sanitizers", "views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
+        for spec in vocab.sanitizers:
+            self._add("sanitizers", spec, spec.calls)
+        for kind in ("views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
             for pattern in getattr(vocab, kind):
                 self._add(kind, pattern, (pattern,))
         for pattern in vocab.host_reads:
             self._add("host-reads", pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
+        self._marker_tags = {marker: marker_tags(vocab, marker) for marker in self.markers}
         self._builtin_prefix = str(builtin_pack_dir())
         self._methods: dict[str, bool] = {}
         self.signatures = vocab.signatures
         self.view_attributes = frozenset(vocab.view_attributes)
+
+    def marker_tags(self, marker: str) -> tuple:
+        """The guard-fact tags of a check of ``marker`` (see ``values.clean``)."""
+        return self._marker_tags.get(marker, (None,))
+
+    def marker_kind(self, marker: str) -> str:
+        """The kind a value marked with ``marker`` is of ("" when no single kind claims it)."""
+        tags = self.marker_tags(marker)
+        return tags[0] if len(tags) == 1 and tags[0] is not None else ""
 
     def first_param(self, pattern: CallPattern) -> str | None:
         """The name of a function's first parameter, from the packs' ``signatures``."""
@@ -137,3 +149,10 @@ class VocabIndex:
         if call.receiver_types:
             return owner in call.receiver_types
         return bool(getattr(spec, "unknown_receiver", False))
+
+
+def marker_tags(vocab: Vocabulary, marker: str) -> tuple:
+    """A check of ``marker`` proves clean the values of the kinds that name it; a marker no
+    kind names (top-level ``markers``) speaks for every kind (``None``)."""
+    kinds = tuple(sorted(name for name, kind in vocab.kinds.items() if marker in kind.markers))
+    return kinds or (None,)

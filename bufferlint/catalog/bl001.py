@@ -101,6 +101,11 @@ before anything is written.
 
 Calls the analysis cannot resolve (an unknown callable given the value) are assumed not to
 keep it, so a helper outside the project that forwards to a pool is not reported.
+
+A hand-off decided by a guard of another kind (a `[[guards]]` entry of kind A asked about
+a value of kind B) is reported, but gets no fix: the guard-based fixes treat a call a
+configured guard decides as the guard's problem (BL002), and a guard the tree does not
+define has no BL002.
 ''',
     message=(
         "borrowed buffer view reaches async sink `{sink}` without a guard; its producer may reuse "

@@ -119,14 +119,17 @@ configured).
 
 ## Known problems
 
-Whether a guard checks *its own kind's* marker is not verified: a guard that checks
-another kind's marker is accepted.
+A guard is judged by the markers it checks: one whose kind has no markers (the shipped
+`numpy` kind) cannot be checked that way and is taken at its word. A function only used as
+a guard names no kind, so a check of any marker is accepted for it; what it protects still
+follows the kinds: a check of one kind's marker protects no value of another kind (BL001
+at the hand-off).
 ''',
     message=(
         "guard `{sink}` does not return False for values marked {marker}: borrowed views it "
         "approves are consumed asynchronously while their producer reuses the buffer"
     ),
-    step_note="`{sink}` never checks the borrowed-value marker",
+    step_note="`{sink}` never checks {marker}",
     fixer="bufferlint.fixes.bl002",
     invalid=(
         Invalid(

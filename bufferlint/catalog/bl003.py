@@ -125,7 +125,9 @@ store the stored value, the borrowed element of a stored tuple
 display (`info[name] = {"weight": w.clone()}`), and for a materialised stream a copying
 comprehension (`list(weights)` -> `[(n, w.clone()) for n, w in weights]`). It is
 **unsafe**: every kept view becomes an owned copy (memory use grows by the bytes kept), and
-the analysis assumes, but does not check, that the value is of its producer's kind.
+the analysis assumes, but does not check, that the value is of its producer's kind. A value
+made by a call the packs' `not-one-value` lists (`w.chunk(2)`, `t.numpy()`, `numpy.*`) is
+not one value that copy applies to, and gets no fix.
 
 ## Known problems
 

@@ -40,17 +40,21 @@ def _render(finding: Finding, vocab: Vocabulary) -> Finding:
     words = _kind_words(vocab.kind(name), kind_markers(finding, vocab) or tuple(sorted(vocab.markers)))
     rule = RULES[finding.rule]
     message = finding.message or rule.message.format(sink=finding.sink, **words)
-    trace = tuple(_note(step) for step in finding.trace)
+    trace = tuple(_note(step, words) for step in finding.trace)
     return dataclasses.replace(finding, message=message, trace=trace, kind=name)
 
 
-def _note(step: TraceStep) -> TraceStep:
+def _note(step: TraceStep, words: dict[str, str]) -> TraceStep:
     from bufferlint.catalog import RULES
 
+    if step.fact[:1] == ("other-kinds",) and not step.note:
+        _, name, kinds = step.fact
+        checked = ", ".join(f"`{kind}`" for kind in kinds)
+        return dataclasses.replace(step, note=f"`{name}` checks only the markers of kind {checked}, another kind's")
     if step.fact[:1] != ("sink",) or step.note:
         return step
     _, rule, sink = step.fact
-    return dataclasses.replace(step, note=RULES[rule].step_note.format(sink=sink))
+    return dataclasses.replace(step, note=RULES[rule].step_note.format(sink=sink, **words))
 
 
 def _kind_words(kind: BorrowKind | None, markers: tuple[str, ...]) -> dict[str, str]:

@@ -15,8 +15,9 @@ Only values that are tensors by their shape are cloned: a name, attribute or sub
 a call the vocabulary lists as returning a view of its input (``w.narrow(...)``,
 ``w.t()``, ...). No fix is offered when the value may be something else -- a tuple, list or
 dict display (``(w, scale)``: which element is borrowed is not known here), a name bound
-to one in the same function, a view returning several tensors (``w.chunk(2)``), a NumPy
-array or ``memoryview``, an arbitrary call -- nor for the findings that are not a store:
+to one in the same function, a call the packs' ``not-one-value`` lists (a view returning
+several tensors, ``w.chunk(2)``; a NumPy array or ``memoryview``), an arbitrary call -- nor
+for the findings that are not a store:
 materialising a stream (``list(weights)``: the fix is to consume or clone while iterating)
 and returning a view after its loop moved on.
 
@@ -35,15 +36,13 @@ from bufferlint.catalog.words import kind_of
 from bufferlint.findings import Finding, Fix
 from bufferlint.fixes import materialisation
 from bufferlint.fixes.base import UNSAFE, FixContext, SourceModule, dotted_name
+from bufferlint.packs import Vocabulary
 
 # Container methods whose argument the engine treats as stored: name -> positional index
 # (None: the last positional argument).
 STORE_METHODS: dict[str, int | None] = {"append": None, "add": None, "appendleft": None, "insert": 1, "setdefault": 1}
 # Constructors that wrap a tensor's storage without copying: the clone goes on their data.
 WRAPPERS = {"Parameter": "data", "Buffer": "data"}
-# Views that do not return one tensor: a tuple of views, or a NumPy array / memoryview.
-NOT_ONE_TENSOR = {"chunk", "split", "tensor_split", "unbind", "numpy", "memoryview", "frombuffer"}
-NOT_TENSOR_MODULES = ("numpy.", "np.")
 # Calls and displays that make containers, for names bound to them.
 CONTAINER_CALLS = {
     "list", "dict", "tuple", "set", "frozenset", "sorted", "zip", "enumerate", "map", "filter",
@@ -118,7 +117,7 @@ def _clone_target(src: SourceModule, value: cst.BaseExpression, context: FixCont
     if depth > 3:
         return None
     if isinstance(value, cst.Name):
-        return None if value.value in ("None", "True", "False") or _bound_to_container(src, value) else value
+        return None if value.value in ("None", "True", "False") or _bound_to_container(src, value, context.vocab) else value
     if isinstance(value, (cst.Attribute, cst.Subscript)):
         return value
     if not isinstance(value, cst.Call) or any(arg.star for arg in value.args):
@@ -130,8 +129,7 @@ def _clone_target(src: SourceModule, value: cst.BaseExpression, context: FixCont
     if name in WRAPPERS:
         data = _data_argument(value, WRAPPERS[name])
         return _clone_target(src, data, context, depth + 1) if data is not None else None
-    dotted = dotted_name(func) or ""
-    if name in NOT_ONE_TENSOR or dotted.startswith(NOT_TENSOR_MODULES):
+    if not_one_value(src, func, context.vocab):
         return None
     if name in {pattern.last_name for pattern in context.vocab.views}:
         return value
@@ -146,7 +144,27 @@ def _data_argument(call: cst.Call, keyword: str) -> cst.BaseExpression | None:
     return positional[0].value if positional else None
 
 
-def _bound_to_container(src: SourceModule, name: cst.Name) -> bool:
+def not_one_value(src: SourceModule, func: cst.BaseExpression, vocab: Vocabulary) -> bool:
+    """Does the vocabulary's ``not-one-value`` list the called ``func``? ``.name`` entries
+    match the called name, others the qualified name (through the module's imports:
+    ``np.frombuffer`` is ``numpy.frombuffer``), ``pkg.*`` every function of ``pkg``."""
+    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if any(entry == "." + last for entry in vocab.not_one_value):
+        return True
+    dotted = dotted_name(func)
+    if dotted is None:
+        return False
+    head, _, rest = dotted.partition(".")
+    imported = src.imported_names().get(head)
+    qualname = f"{imported}.{rest}" if imported and rest else imported or dotted
+    return any(
+        qualname.startswith(entry[:-1]) if entry.endswith(".*") else qualname == entry
+        for entry in vocab.not_one_value
+        if not entry.startswith(".")
+    )
+
+
+def _bound_to_container(src: SourceModule, name: cst.Name, vocab: Vocabulary) -> bool:
     """Is ``name`` assigned a container (display, comprehension, ``list(...)``, a view that
     returns several tensors) anywhere in its function?"""
     scope = next((a for a in src.ancestors(name) if isinstance(a, (cst.FunctionDef, cst.Lambda))), src.tree)
@@ -163,7 +181,7 @@ def _bound_to_container(src: SourceModule, name: cst.Name) -> bool:
         if isinstance(value, cst.Call):
             func = value.func
             last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            if last in CONTAINER_CALLS or last in NOT_ONE_TENSOR:
+            if last in CONTAINER_CALLS or not_one_value(src, func, vocab):
                 return True
     return False
 
