@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from bufferlint import analysis, baseline
 from bufferlint.catalog import RULES
@@ -40,7 +40,7 @@ from bufferlint.fixes.base import Project as FixProject
 from bufferlint.fixes.runner import FixOutcome, applicable, attach_fixes
 from bufferlint.reporters.base import count, display_path
 from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
-from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
+from bufferlint.source import SourceFile, overlaid, read_bytes, read_source, set_max_bytes
 from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
 
 
@@ -61,6 +61,9 @@ class CheckOptions:
     problems of suppression comments (and with ``warn_unused_noqa`` the unused ones).
     ``cache``: read and write the project's cache (``bufferlint.cache``; the CLI's
     ``--no-cache`` turns it off).
+    ``overlays`` (no command-line twin): absolute path -> text of files whose current text
+    is not what is on disk (an editor's unsaved buffers); everything that reads a file for
+    the run reads that text instead, and the cache hashes it (see ``source.overlaid``).
     """
 
     paths: Sequence[Path] = (Path("."),)
@@ -75,6 +78,7 @@ class CheckOptions:
     suppression_warnings: bool = True
     warn_unused_noqa: bool = False
     cache: bool = True
+    overlays: Mapping[Path, str] = field(default_factory=dict)
     # Hears (files parsed, functions analysed) while the analysis runs (the CLI's progress line).
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
@@ -164,6 +168,11 @@ def check(options: CheckOptions) -> Report:
     suppression comments and baseline applied; fixes planned when ``options.fixes``."""
     if options.write_baseline and options.baseline:
         return Report(error="--write-baseline cannot be combined with --baseline")
+    with overlaid(options.overlays):
+        return _check(options)
+
+
+def _check(options: CheckOptions) -> Report:
     report = _analyse(options)
     if report.error is not None:
         return report
@@ -180,7 +189,16 @@ def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True) -> F
     """Apply the safe fixes (and with ``unsafe`` the unsafe ones) to the reported files,
     each verified by re-analysis; write the fixed files when ``write``. Returns the Report
     alone when the run could not start (its ``error`` says why). Baselines do not apply:
-    fixing repairs what is there, baselined or not."""
+    fixing repairs what is there, baselined or not. With ``options.overlays`` the fixes
+    apply to the overlaid text, so only ``write=False`` is allowed (writing would replace
+    the files on disk with text the user has not saved)."""
+    if write and options.overlays:
+        return Report(error="fixes of overlaid (unsaved) files cannot be written; use write=False")
+    with overlaid(options.overlays):
+        return _fix(options, unsafe, write)
+
+
+def _fix(options: CheckOptions, unsafe: bool, write: bool) -> FixReport | Report:
     report = _analyse(options)
     if report.error is not None:
         return report
