@@ -4,7 +4,10 @@ with and without overlays, and noqa directives returned as text (``noqa.noqa_tex
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,25 +18,11 @@ from bufferlint.source import overlaid, read_bytes, read_source
 from conftest import REPO
 
 EXAMPLE = REPO / "examples" / "runai_loader"
-FIXED_GUARD = '''"""Shared helpers deciding whether a weight is loaded on the thread pool."""
-
-
-def should_async_load(weight) -> bool:
-    """Host tensors are copied on the pool to overlap H2D copies."""
-    if getattr(weight, "_sglang_runai_streamer_tensor", False):
-        return False
-    device = getattr(weight, "device", None)
-    if device is None:
-        return False
-    return device.type == "cpu"
-
-
-def maybe_submit(executor, futures, use_async, func, *args):
-    if use_async:
-        futures.append(executor.submit(func, *args))
-    else:
-        func(*args)
-'''
+FIXED_GUARD = (EXAMPLE / "streamloader" / "executor_utils.py").read_text().replace(
+    '    device = getattr(weight, "device", None)\n',
+    '    if getattr(weight, "_sglang_runai_streamer_tensor", False):\n        return False\n'
+    '    device = getattr(weight, "device", None)\n',
+)  # the upstream fix: the marker checked first
 
 
 @pytest.fixture
@@ -121,3 +110,13 @@ def test_noqa_text_returns_the_suppressed_text_and_writes_nothing(example: Path)
     assert rules(check(example, {models: new})) == [("BL002", "executor_utils.py", 4)]
     assert noqa_text(new, [finding]) == new  # already suppressed: nothing to add
     assert noqa_text("def broken(:\n", [finding]) is None
+
+
+def test_the_server_without_its_extra_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    # pygls made unimportable, as in an install without the `lsp` extra
+    code = "import sys; sys.modules['pygls'] = None; from bufferlint.cli import main; sys.exit(main(['server']))"
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("bufferlint: error: `bufferlint server` needs pygls: pip install 'bufferlint[lsp]'")
+    assert len(proc.stderr.splitlines()) == 1
