@@ -185,6 +185,17 @@ def _check(options: CheckOptions) -> Report:
     return report
 
 
+def plan_fixes(report: Report, overlays: Mapping[Path, str] | None = None) -> Report:
+    """``report`` (made without ``fixes``) with the fix of each finding planned, as
+    ``check`` plans them with ``fixes=True``: show the findings first, plan their fixes
+    after (an editor). ``overlays``: the ones the report was made with."""
+    if report.error is not None:
+        return report
+    with overlaid(overlays or {}):
+        findings = attach_fixes(report.findings, _fix_project(report))
+    return dataclasses.replace(report, findings=findings)
+
+
 def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True) -> FixReport | Report:
     """Apply the safe fixes (and with ``unsafe`` the unsafe ones) to the reported files,
     each verified by re-analysis; write the fixed files when ``write``. Returns the Report

@@ -120,3 +120,13 @@ def test_the_server_without_its_extra_is_a_one_line_usage_error(tmp_path: Path) 
     assert proc.returncode == 2
     assert proc.stderr.startswith("bufferlint: error: `bufferlint server` needs pygls: pip install 'bufferlint[lsp]'")
     assert len(proc.stderr.splitlines()) == 1
+
+
+def test_plan_fixes_plans_what_check_with_fixes_plans(example: Path) -> None:
+    guard = example / "streamloader" / "executor_utils.py"
+    unsaved = guard.read_text().replace("def maybe_submit", "# edited\ndef maybe_submit")
+    plain = check(example, {guard: unsaved})
+    assert all(f.fix is None for f in plain.findings)
+    planned = api.plan_fixes(plain, {guard: unsaved})
+    assert planned.findings == check(example, {guard: unsaved}, fixes=True).findings
+    assert [f.fix is not None for f in planned.findings] == [True, True]

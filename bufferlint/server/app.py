@@ -27,7 +27,7 @@ from bufferlint.server import actions
 from bufferlint.server.diagnostics import file_diagnostics
 from bufferlint.server.positions import Positions, text_edit
 from bufferlint.server.scheduler import Scheduler
-from bufferlint.server.session import Session, analyse, fix_all
+from bufferlint.server.session import Session, analyse, fix_all, plan_fixes
 
 TYPING_DELAY = 0.3  # seconds without a keystroke before a warm project is analysed again
 
@@ -66,6 +66,7 @@ class BufferlintServer(LanguageServer):
         for notice in report.notices:
             self.log(types.MessageType.Warning, f"{root}: {notice}", show=False)
         self.session.last[root] = analysed
+        analysed.planned = asyncio.get_running_loop().run_in_executor(self.analyses, plan_fixes, analysed)
         self.log(types.MessageType.Log, f"analysed {root} ({len(texts)} open files, {report.files_seen} files seen, "
                                         f"{report.files_parsed} parsed) in {analysed.seconds:.2f} s; cache: {report.cache}")
         for path, (text, version) in current.items():
@@ -144,11 +145,15 @@ async def did_close(ls: BufferlintServer, params: types.DidCloseTextDocumentPara
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=True))
-def code_action(ls: BufferlintServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
+async def code_action(ls: BufferlintServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
     path = _path(params.text_document.uri)
     analysed = ls.session.analysed(path) if path is not None else None
     if analysed is None:
         return []
+    try:
+        await asyncio.shield(analysed.planned)  # the fixes of this analysis' findings
+    except Exception as exc:
+        ls.internal_error(path, exc)  # the actions without fixes are still offered
     document = ls.workspace.get_text_document(params.text_document.uri)
     if analysed.texts.get(path) != document.source:
         return []  # edited since the analysis: its edits would land in the wrong place

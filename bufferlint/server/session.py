@@ -14,6 +14,7 @@ names whose mention makes a file matter).
 from __future__ import annotations
 
 import time
+from asyncio import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,11 +28,13 @@ WARM_SECONDS = 1.0
 
 @dataclass
 class Analysed:
-    """One analysis of a project: its report and the text of each document it read."""
+    """One analysis of a project: its report and the text of each document it read.
+    ``planned`` is set once the findings' fixes are planned (after the diagnostics are out)."""
 
     report: api.Report
     texts: dict[Path, str]
     seconds: float
+    planned: Future | None = None
 
 
 @dataclass
@@ -79,10 +82,16 @@ class Session:
 
 def analyse(root: Path, texts: dict[Path, str]) -> Analysed:
     """Check the open documents of one project as ``bufferlint check`` would, on their
-    current text, with their fixes planned (the code actions need them)."""
+    current text. Fixes are planned afterwards (``plan_fixes``): the diagnostics do not
+    wait for LibCST."""
     start = time.perf_counter()
-    report = api.check(api.CheckOptions(paths=sorted(texts), project_root=root, fixes=True, overlays=texts))
+    report = api.check(api.CheckOptions(paths=sorted(texts), project_root=root, overlays=texts))
     return Analysed(report, texts, time.perf_counter() - start)
+
+
+def plan_fixes(analysed: Analysed) -> None:
+    """Plan the fixes of the findings (what the code actions offer)."""
+    analysed.report = api.plan_fixes(analysed.report, analysed.texts)
 
 
 def fix_all(root: Path, path: Path, texts: dict[Path, str]) -> str | None:
