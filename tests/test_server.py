@@ -220,3 +220,22 @@ async def test_fix_all_applies_the_verified_safe_fixes(client: LanguageClient, e
         apply(client, edit)
     await diagnostics(client, guard, [])
     assert client.texts[guard].count("_sglang_runai_streamer_tensor") == 2
+
+
+@pytest.mark.asyncio
+async def test_a_saved_configuration_applies_to_the_open_files(client: LanguageClient, example: Path) -> None:
+    await initialize(client, example)
+    models = open_file(client, example / "streamloader" / "models.py")
+    guard = open_file(client, example / "streamloader" / "executor_utils.py")
+    await diagnostics(client, models, ["BL001"])
+    await diagnostics(client, guard, ["BL002"])
+    pyproject = example / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        "[tool.bufferlint]\n", '[tool.bufferlint]\nignore = ["BL002"]\nextend-exclude = ["streamloader/models.py"]\n'))
+    config = from_fs_path(str(pyproject))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=config, language_id="toml", version=1, text=pyproject.read_text())))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=config)))
+    await diagnostics(client, guard, [])  # BL002 ignored
+    await diagnostics(client, models, [])  # excluded
+    assert config not in client.diagnostics  # TOML is not analysed as Python

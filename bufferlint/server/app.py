@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from bufferlint import __version__
-from bufferlint.discovery import absolute
+from bufferlint.discovery import PYTHON_SUFFIXES, absolute
 from bufferlint.server import actions
 from bufferlint.server.diagnostics import file_diagnostics
 from bufferlint.server.positions import Positions, text_edit
@@ -107,7 +107,10 @@ server = BufferlintServer()
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 async def did_open(ls: BufferlintServer, params: types.DidOpenTextDocumentParams) -> None:
-    root = ls.track(params.text_document.uri)
+    document = params.text_document
+    if document.language_id != "python" and not document.uri.endswith(PYTHON_SUFFIXES):
+        return  # a client sending every document (a TOML file is no Python to analyse)
+    root = ls.track(document.uri)
     if root is not None:
         ls.scheduler.request(root)
 
@@ -127,13 +130,31 @@ async def did_change(ls: BufferlintServer, params: types.DidChangeTextDocumentPa
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: BufferlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    """A saved file may matter to every open document of its project (and a saved
+    configuration may change which project a document is in, or exclude it)."""
     path = _path(params.text_document.uri)
     if path is None:
         return
+    concerned = {doc for root in ls.session.projects_seeing(path) for doc in ls.session.documents(root)}
     if path in ls.session.roots:
-        ls.track(params.text_document.uri)  # the saved file may have changed what its project is
-    for root in sorted(ls.session.projects_seeing(path)):
+        concerned.add(path)
+    roots = set()
+    for doc in sorted(concerned):
+        uri = from_fs_path(str(doc))
+        root = ls.track(uri)
+        if root is None:
+            ls.session.close(doc)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        else:
+            roots.add(root)
+    for root in sorted(roots):
         ls.scheduler.request(root)
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: BufferlintServer, params: None) -> None:
+    """Do not make the client wait for queued work at exit (a running analysis still ends)."""
+    ls.analyses.shutdown(wait=False, cancel_futures=True)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
