@@ -14,6 +14,9 @@ So that logic lives here, once, and returns plain data; front ends only render i
   verified new text of each file is in ``FixReport.changed`` ("all safe fixes in this
   file" for an editor).
 * :func:`open_project` resolves the project root and settings alone (``--show-settings``).
+* :func:`plan_fixes` plans the fixes of a report made without them (an editor shows the
+  findings first). ``CheckOptions.overlays`` gives unsaved editor text to read instead of
+  the files on disk.
 
 Nothing here prints or exits. Bad input is data too: a path that cannot be read is a
 :class:`~bufferlint.findings.FileError` in ``Report.errors`` (the other files are still

@@ -239,3 +239,15 @@ async def test_a_saved_configuration_applies_to_the_open_files(client: LanguageC
     await diagnostics(client, guard, [])  # BL002 ignored
     await diagnostics(client, models, [])  # excluded
     assert config not in client.diagnostics  # TOML is not analysed as Python
+
+    original = (EXAMPLE / "pyproject.toml").read_text()
+    pyproject.write_text(original.replace("[tool.bufferlint]\n", "[tool.bufferlint]\nselect = 3\n"))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=config)))
+    while not client.messages:
+        await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
+    [message] = client.messages
+    assert message.type == types.MessageType.Error and "select" in message.message and "\n" not in message.message
+    pyproject.write_text(original)  # mended: everything is analysed again
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=config)))
+    await diagnostics(client, models, ["BL001"])
+    await diagnostics(client, guard, ["BL002"])

@@ -136,14 +136,14 @@ async def did_save(ls: BufferlintServer, params: types.DidSaveTextDocumentParams
     if path is None:
         return
     concerned = {doc for root in ls.session.projects_seeing(path) for doc in ls.session.documents(root)}
+    concerned |= ls.session.waiting  # their configuration may have changed
     if path in ls.session.roots:
         concerned.add(path)
     roots = set()
     for doc in sorted(concerned):
         uri = from_fs_path(str(doc))
         root = ls.track(uri)
-        if root is None:
-            ls.session.close(doc)
+        if root is None:  # excluded now, or its configuration is broken (said once)
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         else:
             roots.add(root)

@@ -43,22 +43,26 @@ class Session:
     last: dict[Path, Analysed] = field(default_factory=dict)  # project root -> its last analysis
     # document -> the texts the actions offered on it produce (a change to one is analysed at once)
     expected: dict[Path, set[str]] = field(default_factory=dict)
+    # open documents not analysed now (excluded, or their project could not be opened): tried
+    # again at every save (of the configuration, say)
+    waiting: set[Path] = field(default_factory=set)
 
     def open(self, path: Path) -> Path | str | None:
         """Track an opened document: its project root, None when excluded, or why the
         project cannot be used (bad configuration: one line)."""
         path = absolute(path)
         project = api.open_project(api.CheckOptions(paths=[path]))
-        if isinstance(project, str):
-            return project
-        if _excluded(path, project):
+        if isinstance(project, str) or _excluded(path, project):
             self.roots.pop(path, None)
-            return None
+            self.waiting.add(path)
+            return project if isinstance(project, str) else None
+        self.waiting.discard(path)
         self.roots[path] = project.root
         return project.root
 
     def close(self, path: Path) -> Path | None:
         self.expected.pop(absolute(path), None)
+        self.waiting.discard(absolute(path))
         return self.roots.pop(absolute(path), None)
 
     def documents(self, root: Path) -> list[Path]:
