@@ -209,7 +209,13 @@ async def test_fix_all_applies_the_verified_safe_fixes(client: LanguageClient, e
     await initialize(client, example, editor)
     guard = open_file(client, example / "streamloader" / "executor_utils.py")
     [bl002] = await diagnostics(client, guard, ["BL002"])
-    chosen = (await actions_at(client, guard, bl002))["Fix all safe bufferlint fixes in this file"]
+    # Typed since (analysed yet or not): fix all is still offered, and fixes the current text.
+    change(client, guard, client.texts[guard] + "# typed, not saved\n")
+    offered = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=guard), range=bl002.range,
+        context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll])))
+    [chosen] = offered
+    assert chosen.title == "Fix all safe bufferlint fixes in this file"
     if editor == "visual-studio-code":  # resolves an action's edit when it is chosen
         assert chosen.kind == "source.fixAll.bufferlint" and chosen.edit is None
         apply(client, (await client.code_action_resolve_async(chosen)).edit)
@@ -220,6 +226,7 @@ async def test_fix_all_applies_the_verified_safe_fixes(client: LanguageClient, e
         apply(client, edit)
     await diagnostics(client, guard, [])
     assert client.texts[guard].count("_sglang_runai_streamer_tensor") == 2
+    assert client.texts[guard].endswith("# typed, not saved\n")
 
 
 @pytest.mark.asyncio

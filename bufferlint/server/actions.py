@@ -68,15 +68,17 @@ class Client:
         return types.WorkspaceEdit(changes={uri: edits})
 
 
-def code_actions(client: Client, uri: str, version: int | None, path: Path, report: Report, text: Positions,
+def code_actions(client: Client, uri: str, version: int | None, path: Path, report: Report, text: Positions | None,
                  where: types.Range, only: list[str] | None = None
                  ) -> tuple[list[types.CodeAction | types.Command], set[str]]:
     """The actions for the findings of ``path`` that ``where`` touches, and "fix all"; and
-    the texts the quick fixes produce."""
+    the texts the quick fixes produce. ``text``: the document's text if it is still the
+    one the report was made from; else (None) only "fix all" is offered, which is computed
+    on the text of the moment it is chosen."""
     out: list[types.CodeAction | types.Command] = []
     results: set[str] = set()
     findings = report.findings_in(path)
-    for finding in findings:
+    for finding in findings if text is not None else ():
         diagnostic = finding_diagnostic(finding, text)
         if not _touches(diagnostic.range, where):
             continue

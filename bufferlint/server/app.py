@@ -176,9 +176,9 @@ async def code_action(ls: BufferlintServer, params: types.CodeActionParams) -> l
     except Exception as exc:
         ls.internal_error(path, exc)  # the actions without fixes are still offered
     document = ls.workspace.get_text_document(params.text_document.uri)
-    if analysed.texts.get(path) != document.source:
-        return []  # edited since the analysis: its edits would land in the wrong place
-    text = Positions(document.source, ls.workspace.position_codec)
+    # edited since the analysis: the findings' edits would land in the wrong place
+    current = analysed.texts.get(path) == document.source
+    text = Positions(document.source, ls.workspace.position_codec) if current else None
     offered, results = actions.code_actions(ls.client, document.uri, document.version, path, analysed.report, text, params.range,
                                             params.context.only)
     ls.session.expected.setdefault(path, set()).update(results)
