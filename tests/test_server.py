@@ -153,6 +153,9 @@ async def test_findings_with_their_trace_then_a_fix_removes_them_in_every_open_f
     ]
     [bl002] = await diagnostics(client, guard, ["BL002"])
     assert bl002.severity == types.DiagnosticSeverity.Error and bl002.related_information
+    # the first (cold) analysis was shown as progress, begun and ended
+    [shown, *_] = client.progress_reports.values()
+    assert shown[0].title.startswith("bufferlint: analysing") and isinstance(shown[-1], types.WorkDoneProgressEnd)
 
     offered = await actions_at(client, guard, bl002)
     fix = next(a for title, a in offered.items() if title.startswith("Fix BL002: Return False from `should_async_load`"))

@@ -10,6 +10,7 @@ as quick fixes, and "fix all safe fixes in this file". The modules each have one
 * ``ruledocs``: where a diagnostic's code links to (the rule's documentation);
 * ``actions``: code actions from a report;
 * ``scheduler``: when analyses run (one at a time, coalesced, debounced on typing);
+* ``progress``: a long analysis in the editor's progress UI;
 * ``session``: which documents belong to which project, and what was last reported;
 * ``app``: the pygls wiring (LSP messages in, notifications and edits out).
 

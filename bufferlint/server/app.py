@@ -2,8 +2,8 @@
 
 Analyses run in one worker thread (``bufferlint.api`` calls are serialised anyway), so
 the server keeps answering code-action requests while a large project is analysed. What
-an analysis publishes is for the document text it read: a document edited meanwhile keeps
-its diagnostics until the next analysis of its project (which the edit requested).
+an analysis publishes is for the document text (and version) it read; code actions are
+offered only while the document still has that text.
 
 Nothing the server is sent ends it: a file that does not parse is a diagnostic (the
 report's file error), a project whose configuration is broken is one message, and an
@@ -26,6 +26,7 @@ from bufferlint.discovery import PYTHON_SUFFIXES, absolute
 from bufferlint.server import actions
 from bufferlint.server.diagnostics import file_diagnostics
 from bufferlint.server.positions import Positions, text_edit
+from bufferlint.server.progress import AnalysisProgress
 from bufferlint.server.scheduler import Scheduler
 from bufferlint.server.session import Session, analyse, fix_all, plan_fixes
 
@@ -39,6 +40,11 @@ class BufferlintServer(LanguageServer):
         self.analyses = ThreadPoolExecutor(1, thread_name_prefix="bufferlint-analysis")
         self.scheduler = Scheduler(self.analyse, self.internal_error)
         self.said: set[str] = set()  # messages shown once
+
+    @property
+    def show_progress(self) -> bool:
+        window = self.client_capabilities.window
+        return bool(window and window.work_done_progress)
 
     @property
     def client(self) -> actions.Client:
@@ -59,7 +65,16 @@ class BufferlintServer(LanguageServer):
         if not current:
             return
         texts = {path: text for path, (text, _) in current.items()}
-        analysed = await asyncio.get_running_loop().run_in_executor(self.analyses, analyse, root, texts)
+        shown = self.show_progress and not self.session.warm(root)
+        progress = AnalysisProgress(self, root) if shown else None
+        if progress is not None:
+            await progress.begin()
+        try:
+            analysed = await asyncio.get_running_loop().run_in_executor(
+                self.analyses, analyse, root, texts, progress.hear if progress is not None else None)
+        finally:
+            if progress is not None:
+                progress.end()
         report = analysed.report
         if report.error is not None:
             self.log(types.MessageType.Error, f"{root}: {report.error}", show=True)
@@ -69,15 +84,19 @@ class BufferlintServer(LanguageServer):
         analysed.planned = asyncio.get_running_loop().run_in_executor(self.analyses, plan_fixes, analysed)
         self.log(types.MessageType.Log, f"analysed {root} ({len(texts)} open files, {report.files_seen} files seen, "
                                         f"{report.files_parsed} parsed) in {analysed.seconds:.2f} s; cache: {report.cache}")
+        edited = False
         for path, (text, version) in current.items():
             if self.session.roots.get(path) != root:
                 continue  # closed meanwhile
-            document = self.workspace.get_text_document(from_fs_path(str(path)))
-            if document.version != version:
-                continue  # edited meanwhile: the requested next analysis publishes
+            edited |= self.workspace.get_text_document(from_fs_path(str(path))).version != version
+            # Published for the version analysed, even when the document moved on since:
+            # better than nothing on a project too slow to analyse while typing (clients
+            # drop or move them; the next analysis replaces them).
             diagnostics = file_diagnostics(report, path, Positions(text, self.workspace.position_codec))
             self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=document.uri, version=version, diagnostics=diagnostics))
+                types.PublishDiagnosticsParams(uri=from_fs_path(str(path)), version=version, diagnostics=diagnostics))
+        if edited and self.session.warm(root):
+            self.scheduler.request(root, TYPING_DELAY)  # typing while this was analysed (when cold)
 
     def internal_error(self, root: Path, exc: Exception) -> None:
         """A bug must not take the editor's linter down: say it, and serve the next request."""

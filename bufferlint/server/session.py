@@ -17,6 +17,7 @@ import time
 from asyncio import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from bufferlint import api
 from bufferlint.discovery import absolute, exclude_matcher
@@ -84,12 +85,12 @@ class Session:
         return self.last.get(root) if root is not None else None
 
 
-def analyse(root: Path, texts: dict[Path, str]) -> Analysed:
+def analyse(root: Path, texts: dict[Path, str], progress: Callable[[int, int], None] | None = None) -> Analysed:
     """Check the open documents of one project as ``bufferlint check`` would, on their
     current text. Fixes are planned afterwards (``plan_fixes``): the diagnostics do not
-    wait for LibCST."""
+    wait for LibCST. ``progress`` hears (files parsed, functions analysed)."""
     start = time.perf_counter()
-    report = api.check(api.CheckOptions(paths=sorted(texts), project_root=root, overlays=texts))
+    report = api.check(api.CheckOptions(paths=sorted(texts), project_root=root, overlays=texts, progress=progress))
     return Analysed(report, texts, time.perf_counter() - start)
 
 
