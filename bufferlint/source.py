@@ -130,7 +130,8 @@ def overlaid(texts: Mapping[Path, str]) -> Iterator[None]:
     The overlay is process-wide, like ``MAX_BYTES``, because the analysis runs in helper
     threads and forked workers that must all see it; so runs through here are serialised
     (a lock), and a run without overlays waits for one with them to end. A symlink to an
-    overlaid file reads the overlay too (fixes are verified in a tree of symlinks)."""
+    overlaid file reads the overlay too (fixes are verified in a tree of symlinks to the
+    project's files; a symlinked folder is not followed by discovery)."""
     global _overlays
     with _overlay_lock:
         saved = _overlays
@@ -148,7 +149,7 @@ def overlaid(texts: Mapping[Path, str]) -> Iterator[None]:
 def _overlay(path: Path) -> bytes | FileError | None:
     """The overlaid text of ``path`` as the bytes a file holding it would contain, or None."""
     text = _overlays.get(os.path.abspath(path))
-    if text is None:
+    if text is None and os.path.islink(path):  # one lstat; realpath would take one per folder
         text = _overlays.get(os.path.realpath(path))
     if text is None:
         return None

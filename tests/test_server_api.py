@@ -130,3 +130,17 @@ def test_plan_fixes_plans_what_check_with_fixes_plans(example: Path) -> None:
     planned = api.plan_fixes(plain, {guard: unsaved})
     assert planned.findings == check(example, {guard: unsaved}, fixes=True).findings
     assert [f.fix is not None for f in planned.findings] == [True, True]
+
+
+def test_fix_verification_sees_the_other_overlaid_files(example: Path) -> None:
+    # Fixes are verified in a tree of symlinks to the project's files: an unsaved file
+    # other than the fixed one must be read there as the editor has it, not as on disk.
+    guard = example / "streamloader" / "executor_utils.py"
+    models = example / "streamloader" / "models.py"
+    in_editor = models.read_text()
+    models.write_text(in_editor.replace("for name, loaded_weight in weights:", "for name, loaded_weight in"))  # on disk: broken
+    options = api.CheckOptions(paths=[guard, models], overlays={models: in_editor}, cache=False)
+    fixed = api.fix(options, write=False)
+    assert isinstance(fixed, api.FixReport), getattr(fixed, "error", None)
+    assert list(fixed.changed) == [guard] and fixed.outcome.rejections == []
+    assert fixed.report.errors == [] and fixed.report.findings == []  # the guard's fix removed BL001 in the editor's text
