@@ -3,7 +3,9 @@
 An LSP client (pygls) starts `python -m bufferlint server` over stdio, opens one model file
 and waits for its diagnostics (cold: the first analysis of the project, writing its cache),
 then saves edits the way an editor does (didChange, the file written, didSave) and prints
-the wall seconds from didSave to the diagnostics published for that version:
+the wall seconds from didSave to the diagnostics published for that version, and the CPU
+seconds the server process spent meanwhile (from /proc: less sensitive to other jobs on a
+shared machine; its worker processes not included):
 
 * a model file the analysis reads (`deepseek_v4.py`, with BL001 findings): every
   save analyses the project again (the cache cannot reuse an analysis that read the file);
@@ -56,8 +58,13 @@ class Client:
         @self.lsp.feature(types.WINDOW_LOG_MESSAGE)
         def log(params: types.LogMessageParams) -> None:
             if "analysed" in params.message or params.type <= types.MessageType.Warning:
-                print("    server:", params.message.removeprefix("bufferlint: ").split(" (")[0][:90],
-                      "|", params.message.rsplit(";", 1)[-1].strip())
+                print("    server:", params.message.removeprefix("bufferlint: ").split(" (")[0][:60],
+                      "|", params.message.rsplit(")", 1)[-1].strip())
+
+    def cpu(self) -> float:
+        """CPU seconds (user + system) of the server process so far."""
+        fields = Path(f"/proc/{self.lsp._server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     async def start(self, tree: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "0"}
@@ -72,16 +79,16 @@ class Client:
             await asyncio.wait_for(self.arrived.wait(), 600)
         return self.published[uri][1]
 
-    async def open(self, path: Path) -> tuple[float, list]:
+    async def open(self, path: Path) -> tuple[float, float, list]:
         uri = from_fs_path(str(path))
         self.versions[uri] = 1
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), self.cpu()
         self.lsp.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
             uri=uri, language_id="python", version=1, text=path.read_text())))
         found = await self.diagnostics(uri, 1)
-        return time.perf_counter() - start, found
+        return time.perf_counter() - start, self.cpu() - cpu, found
 
-    async def save_edit(self, path: Path, n: int) -> tuple[float, list]:
+    async def save_edit(self, path: Path, n: int) -> tuple[float, float, list]:
         uri = from_fs_path(str(path))
         text = path.read_text() + f"# edited by server_bench ({n})\n"
         self.versions[uri] += 1
@@ -90,10 +97,10 @@ class Client:
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
         path.write_text(text)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), self.cpu()
         self.lsp.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
         found = await self.diagnostics(uri, version)
-        return time.perf_counter() - start, found
+        return time.perf_counter() - start, self.cpu() - cpu, found
 
     async def stop(self) -> None:
         await self.lsp.shutdown_async(None)
@@ -108,21 +115,21 @@ def unread_model(tree: Path) -> str:
     return max(models, key=lambda p: p.stat().st_size).relative_to(tree).as_posix()
 
 
-async def bench(tree: Path, saves: int) -> list[tuple[str, float, int]]:
+async def bench(tree: Path, saves: int) -> list[tuple[str, float, float, int]]:
     client = Client()
     await client.start(tree)
     rows = []
     try:
-        seconds, found = await client.open(tree / READ)
-        rows.append((f"open {READ} (cold, writing the cache)", seconds, len(found)))
+        seconds, cpu, found = await client.open(tree / READ)
+        rows.append((f"open {READ} (cold, writing the cache)", seconds, cpu, len(found)))
         unread = unread_model(tree)
         for name in (READ, unread):
             if name != READ:
-                seconds, found = await client.open(tree / name)
-                rows.append((f"open {name}", seconds, len(found)))
+                seconds, cpu, found = await client.open(tree / name)
+                rows.append((f"open {name}", seconds, cpu, len(found)))
             for n in range(saves):
-                seconds, found = await client.save_edit(tree / name, n)
-                rows.append((f"save {name} ({n + 1})", seconds, len(found)))
+                seconds, cpu, found = await client.save_edit(tree / name, n)
+                rows.append((f"save {name} ({n + 1})", seconds, cpu, len(found)))
     finally:
         await client.stop()
     return rows
@@ -137,9 +144,10 @@ def main() -> None:
         tree = Path(scratch) / "tree"
         shutil.copytree(unpack_wheel(args.version), tree)
         rows = asyncio.run(bench(tree, args.saves))
-    print(f"sglang {args.version}: seconds from the request to the published diagnostics")
-    for name, seconds, count in rows:
-        print(f"  {name:<62} {seconds:>6.2f} s  {count} diagnostics")
+    print(f"sglang {args.version}: from the request to the published diagnostics (load average "
+          f"{os.getloadavg()[0]:.1f} at the end)")
+    for name, seconds, cpu, count in rows:
+        print(f"  {name:<62} {seconds:>6.2f} s wall {cpu:>6.2f} s CPU  {count} diagnostics")
 
 
 if __name__ == "__main__":

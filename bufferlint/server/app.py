@@ -81,7 +81,6 @@ class BufferlintServer(LanguageServer):
         for notice in report.notices:
             self.log(types.MessageType.Warning, f"{root}: {notice}", show=False)
         self.session.last[root] = analysed
-        analysed.planned = asyncio.get_running_loop().run_in_executor(self.analyses, plan_fixes, analysed)
         self.log(types.MessageType.Log, f"analysed {root} ({len(texts)} open files, {report.files_seen} files seen, "
                                         f"{report.files_parsed} parsed) in {analysed.seconds:.2f} s; cache: {report.cache}")
         edited = False
@@ -95,6 +94,8 @@ class BufferlintServer(LanguageServer):
             diagnostics = file_diagnostics(report, path, Positions(text, self.workspace.position_codec))
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=from_fs_path(str(path)), version=version, diagnostics=diagnostics))
+        # After publishing: the planning thread would hold the interpreter lock meanwhile.
+        analysed.planned = asyncio.get_running_loop().run_in_executor(self.analyses, plan_fixes, analysed)
         if edited and self.session.warm(root):
             self.scheduler.request(root, TYPING_DELAY)  # typing while this was analysed (when cold)
 
