@@ -14,6 +14,9 @@ So that logic lives here, once, and returns plain data; front ends only render i
   verified new text of each file is in ``FixReport.changed`` ("all safe fixes in this
   file" for an editor).
 * :func:`open_project` resolves the project root and settings alone (``--show-settings``).
+* :func:`plan_fixes` plans the fixes of a report made without them (an editor shows the
+  findings first). ``CheckOptions.overlays`` gives unsaved editor text to read instead of
+  the files on disk.
 
 Nothing here prints or exits. Bad input is data too: a path that cannot be read is a
 :class:`~bufferlint.findings.FileError` in ``Report.errors`` (the other files are still
@@ -27,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from bufferlint import analysis, baseline
 from bufferlint.catalog import RULES
@@ -37,7 +40,7 @@ from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.fingerprint import fingerprints
 from bufferlint.reporters.base import count, display_path
 from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
-from bufferlint.source import SourceFile, read_bytes, read_source, set_max_bytes
+from bufferlint.source import SourceFile, overlaid, read_bytes, read_source, set_max_bytes
 from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
 
 if TYPE_CHECKING:  # the fixers import LibCST: only runs that plan fixes pay for it (pre-commit does not)
@@ -62,6 +65,9 @@ class CheckOptions:
     problems of suppression comments (and with ``warn_unused_noqa`` the unused ones).
     ``cache``: read and write the project's cache (``bufferlint.cache``; the CLI's
     ``--no-cache`` turns it off).
+    ``overlays`` (no command-line twin): absolute path -> text of files whose current text
+    is not what is on disk (an editor's unsaved buffers); everything that reads a file for
+    the run reads that text instead, and the cache hashes it (see ``source.overlaid``).
     """
 
     paths: Sequence[Path] = (Path("."),)
@@ -76,6 +82,7 @@ class CheckOptions:
     suppression_warnings: bool = True
     warn_unused_noqa: bool = False
     cache: bool = True
+    overlays: Mapping[Path, str] = field(default_factory=dict)
     # Hears (files parsed, functions analysed) while the analysis runs (the CLI's progress line).
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
@@ -167,6 +174,11 @@ def check(options: CheckOptions) -> Report:
     suppression comments and baseline applied; fixes planned when ``options.fixes``."""
     if options.write_baseline and options.baseline:
         return Report(error="--write-baseline cannot be combined with --baseline")
+    with overlaid(options.overlays):
+        return _check(options)
+
+
+def _check(options: CheckOptions) -> Report:
     report = _analyse(options)
     if report.error is not None:
         return report
@@ -181,11 +193,33 @@ def check(options: CheckOptions) -> Report:
     return report
 
 
+def plan_fixes(report: Report, overlays: Mapping[Path, str] | None = None) -> Report:
+    """``report`` (made without ``fixes``) with the fix of each finding planned, as
+    ``check`` plans them with ``fixes=True``: show the findings first, plan their fixes
+    after (an editor). ``overlays``: the ones the report was made with."""
+    if report.error is not None:
+        return report
+    from bufferlint.fixes.runner import attach_fixes
+
+    with overlaid(overlays or {}):
+        findings = attach_fixes(report.findings, _fix_project(report))
+    return dataclasses.replace(report, findings=findings)
+
+
 def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True) -> FixReport | Report:
     """Apply the safe fixes (and with ``unsafe`` the unsafe ones) to the reported files,
     each verified by re-analysis; write the fixed files when ``write``. Returns the Report
     alone when the run could not start (its ``error`` says why). Baselines do not apply:
-    fixing repairs what is there, baselined or not."""
+    fixing repairs what is there, baselined or not. With ``options.overlays`` the fixes
+    apply to the overlaid text, so only ``write=False`` is allowed (writing would replace
+    the files on disk with text the user has not saved)."""
+    if write and options.overlays:
+        return Report(error="fixes of overlaid (unsaved) files cannot be written; use write=False")
+    with overlaid(options.overlays):
+        return _fix(options, unsafe, write)
+
+
+def _fix(options: CheckOptions, unsafe: bool, write: bool) -> FixReport | Report:
     from bufferlint.fixes import runner
 
     report = _analyse(options)

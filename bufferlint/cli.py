@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     shim.add_argument("--project-root", type=Path, metavar="DIR")
     shim.add_argument("--config", type=Path, metavar="PATH")
     shim.set_defaults(handler=write_shim, select=None, ignore=None)
+
+    server = commands.add_parser("server", help="run the language server on stdin/stdout (needs bufferlint[lsp])")
+    server.set_defaults(handler=run_server)
     return parser
 
 
@@ -303,6 +306,18 @@ def _add_noqa(args: argparse.Namespace, report: api.Report) -> int:
 
 def _split_codes(values: list[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+def run_server(args: argparse.Namespace) -> int:
+    """``bufferlint server``: the language server (docs/editors.md). pygls comes with the
+    optional extra ``lsp``, so without it this is a usage error, not a traceback."""
+    try:
+        from bufferlint.server.app import serve
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        raise UsageError(f"`bufferlint server` needs pygls: pip install 'bufferlint[lsp]' ({exc})") from None
+    return serve()
 
 
 def show_rule(args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ program as before and the suppression must take effect on the finding's line; a 
 where neither placement passes that check is left alone and reported.
 
 Files keep their encoding (including a UTF-8 BOM) and line endings, and are replaced
-atomically; a symlink's target is written, not the link.
+atomically; a symlink's target is written, not the link. ``noqa_text`` places the same
+directives in a text and returns it (an editor's quick fix), writing nothing.
 """
 
 from __future__ import annotations
@@ -58,12 +59,43 @@ def _add_to_file(path: Path, wanted: dict[int, set[str]], report: NoqaReport) ->
         return
     try:
         encoding = source_encoding(data)
-        text = original = data.decode(encoding)
-        program = ast.dump(ast.parse(text))
+        original = data.decode(encoding)
+        text, added, skipped = _with_directives(original, wanted)
     except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
         report.errors.append(FileError(path, f"cannot add noqa directives: {exc}"))
         return
-    added = 0
+    report.skipped += [(path, line) for line in skipped]
+    if text == original:
+        return
+    try:
+        write_atomic(target, text.encode(encoding))
+    except (OSError, UnicodeEncodeError) as exc:
+        report.errors.append(FileError(path, f"cannot write noqa directives: {getattr(exc, 'strerror', None) or exc}"))
+        return
+    report.added += added
+    report.files += 1
+
+
+def noqa_text(text: str, findings: Sequence[Finding]) -> str | None:
+    """``text`` with the directives ``--add-noqa`` would add for ``findings`` (all in this
+    text's file), without writing anything: what an editor's "suppress" quick fix applies.
+    None when no directive could be placed (or the text does not parse); ``text`` itself
+    when every finding is already suppressed."""
+    wanted: dict[int, set[str]] = defaultdict(set)
+    for finding in findings:
+        wanted[finding.span.line].add(finding.rule.upper())
+    try:
+        new, _, skipped = _with_directives(text, wanted)
+    except (SyntaxError, ValueError):
+        return None
+    return None if skipped else new
+
+
+def _with_directives(text: str, wanted: dict[int, set[str]]) -> tuple[str, int, list[int]]:
+    """(new text, lines given a directive, lines none could be placed on). Raises
+    SyntaxError or ValueError when ``text`` does not parse."""
+    program = ast.dump(ast.parse(text))
+    added, skipped = 0, []
     for line in sorted(wanted, reverse=True):  # bottom up: a directive inserted above shifts only later lines
         present = line_directives(text).get(line, frozenset())
         missing = sorted(code for code in wanted[line] if code not in present and "*" not in present)
@@ -75,16 +107,8 @@ def _add_to_file(path: Path, wanted: dict[int, set[str]], report: NoqaReport) ->
                 added += 1
                 break
         else:
-            report.skipped.append((path, line))
-    if text == original:
-        return
-    try:
-        write_atomic(target, text.encode(encoding))
-    except (OSError, UnicodeEncodeError) as exc:
-        report.errors.append(FileError(path, f"cannot write noqa directives: {getattr(exc, 'strerror', None) or exc}"))
-        return
-    report.added += added
-    report.files += 1
+            skipped.append(line)
+    return text, added, skipped
 
 
 def _trailing(text: str, number: int, codes: list[str]) -> str | None:

@@ -4,6 +4,11 @@ The analysis must keep going when one file of a large project is binary, mis-enc
 unreadable or not valid Python: each problem becomes one line in the report and the
 other files are still analysed. Both the engine and the CLI (for suppression comments)
 read files through here, so they agree on what a file's text is.
+
+An editor's open documents may differ from the files on disk: :func:`overlaid` makes
+``read_bytes`` return their text instead, for the duration of one run, so every reader
+(the analysis, the cache's content hashes, suppression comments, fix planning) sees the
+same unsaved text without being told about it.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ import codecs
 import os
 import re
 import stat
+import threading
 import tokenize
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator, Mapping
 
 from bufferlint.findings import FileError
 
@@ -111,7 +119,70 @@ def _cookie(data: bytes) -> str | None:
     return None
 
 
+_overlays: dict[str, str] = {}  # absolute path (as given and resolved) -> text, during ``overlaid``
+_overlay_lock = threading.RLock()
+
+
+@contextmanager
+def overlaid(texts: Mapping[Path, str]) -> Iterator[None]:
+    """Read ``texts`` (absolute path -> text) in place of those files until the block ends.
+
+    The overlay is process-wide, like ``MAX_BYTES``, because the analysis runs in helper
+    threads and forked workers that must all see it; so runs through here are serialised
+    (a lock), and a run without overlays waits for one with them to end. A symlink to an
+    overlaid file reads the overlay too (fixes are verified in a tree of symlinks to the
+    project's files; a symlinked folder is not followed by discovery)."""
+    global _overlays
+    with _overlay_lock:
+        saved = _overlays
+        table: dict[str, str] = {}
+        for path, text in texts.items():
+            table[os.path.abspath(path)] = text
+            table.setdefault(os.path.realpath(path), text)
+        _overlays = table
+        try:
+            yield
+        finally:
+            _overlays = saved
+
+
+def _overlay(path: Path) -> bytes | FileError | None:
+    """The overlaid text of ``path`` as the bytes a file holding it would contain, or None."""
+    text = _overlays.get(os.path.abspath(path))
+    if text is None and os.path.islink(path):  # one lstat; realpath would take one per folder
+        text = _overlays.get(os.path.realpath(path))
+    if text is None:
+        return None
+    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate then fails to decode, as on disk
+    try:
+        encoding = source_encoding(data)
+    except SyntaxError:
+        encoding = "utf-8"  # read_source reports the bad declaration
+    if encoding not in ("utf-8", "utf-8-sig"):
+        try:
+            data = text.encode(encoding)
+        except UnicodeEncodeError as exc:
+            return FileError(path, f"the editor's text cannot be encoded as {encoding}, its declared encoding "
+                                   f"(character {exc.start + 1}: {exc.reason})")
+    if len(data) > MAX_BYTES:
+        return _too_large(path, len(data))
+    return data
+
+
+def _too_large(path: Path, size: int) -> FileError:
+    return FileError(
+        path,
+        f"file too large to analyse ({size / _MIB:.1f} MiB; the limit is {describe_size(MAX_BYTES)}: "
+        f"raise it with --max-file-size or max-file-size in [tool.bufferlint])",
+    )
+
+
 def read_bytes(path: Path) -> bytes | FileError:
+    """The file's bytes (its overlay's, inside ``overlaid``), or why they cannot be read."""
+    if _overlays:
+        overlay = _overlay(path)
+        if overlay is not None:
+            return overlay
     # O_NONBLOCK so that a FIFO named *.py fails the regular-file check instead of hanging.
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
@@ -122,11 +193,7 @@ def read_bytes(path: Path) -> bytes | FileError:
         if not stat.S_ISREG(info.st_mode):
             return FileError(path, "not a regular file")
         if info.st_size > MAX_BYTES:
-            return FileError(
-                path,
-                f"file too large to analyse ({info.st_size / _MIB:.1f} MiB; the limit is {describe_size(MAX_BYTES)}: "
-                f"raise it with --max-file-size or max-file-size in [tool.bufferlint])",
-            )
+            return _too_large(path, info.st_size)
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     except OSError as exc:

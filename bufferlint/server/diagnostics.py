@@ -1,0 +1,104 @@
+"""A report's findings, file errors and suppression warnings for one file, as LSP diagnostics.
+
+Severity (the "Severity" section of docs/editors.md says the same to users): every finding
+is a bug on some path, so none is a hint, but they differ in how directly the trace ends in
+corrupted data.
+
+* **Error**: BL001 (a borrowed view reaches an async consumer that may read it after the
+  buffer is refilled), BL002 (the guard that lets those views through: fixing it fixes
+  them), BL004 (a non-blocking copy from the view may still be running when the buffer is
+  refilled) and BL005 (a host read before the device copy finished). The trace ends where
+  wrong bytes are read.
+* **Warning**: BL003 (a view kept past its step). Keeping it is the hazard; it corrupts data
+  only when what was kept is read later, which may be outside the analysed code.
+* A file that cannot be analysed (a syntax error in the buffer) is an Error at the place
+  CPython reports; a malformed, unknown or unused suppression comment is a Warning.
+
+Each finding's trace becomes ``relatedInformation``, one entry per step (``path:line`` and
+the step's note), so the editor can walk from the producer to the consumer.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from bufferlint.api import Report
+from bufferlint.findings import FileError, Finding
+from bufferlint.server.positions import Positions
+from bufferlint.server.ruledocs import rule_docs_uri
+
+SOURCE = "bufferlint"
+SEVERITY = {
+    "BL001": types.DiagnosticSeverity.Error,
+    "BL002": types.DiagnosticSeverity.Error,
+    "BL003": types.DiagnosticSeverity.Warning,
+    "BL004": types.DiagnosticSeverity.Error,
+    "BL005": types.DiagnosticSeverity.Error,
+}
+
+
+def file_diagnostics(report: Report, path: Path, text: Positions) -> list[types.Diagnostic]:
+    """Everything ``report`` says about ``path``, whose analysed text is ``text``."""
+    out = [finding_diagnostic(finding, text) for finding in report.findings_in(path)]
+    out += [error_diagnostic(error, text) for error in report.errors if error.path == path]
+    out += [
+        types.Diagnostic(range=text.range(w.line, w.column, w.line, w.column + 1), message=w.message,
+                         severity=types.DiagnosticSeverity.Warning, source=SOURCE)
+        for w in report.suppression_warnings if w.path == path
+    ]
+    return out
+
+
+def finding_key(finding: Finding) -> str:
+    """What a diagnostic's ``data`` carries to find its finding again (code actions)."""
+    span = finding.span
+    return f"{finding.rule}:{span.line}:{span.column}:{span.end_line}:{span.end_column}"
+
+
+def finding_diagnostic(finding: Finding, text: Positions) -> types.Diagnostic:
+    span = finding.span
+    docs = rule_docs_uri(finding.rule)
+    return types.Diagnostic(
+        range=text.range(span.line, span.column, span.end_line, span.end_column),
+        message=finding.message,
+        severity=SEVERITY.get(finding.rule, types.DiagnosticSeverity.Error),
+        code=finding.rule,
+        code_description=types.CodeDescription(href=docs) if docs else None,
+        source=SOURCE,
+        related_information=[
+            types.DiagnosticRelatedInformation(
+                location=types.Location(
+                    uri=from_fs_path(str(step.path)),
+                    range=types.Range(start=types.Position(line=step.line - 1, character=0),
+                                      end=types.Position(line=step.line, character=0)),
+                ),
+                message=step.note,
+            )
+            for step in finding.trace
+        ] or None,
+        data=finding_key(finding),
+    )
+
+
+def error_diagnostic(error: FileError, text: Positions) -> types.Diagnostic:
+    """The error at the place CPython reports for the text (its first line otherwise: an
+    unreadable or undecodable file, or an error only bufferlint's compile check sees)."""
+    where = text.line(1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text.text, str(error.path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        if exc.lineno:
+            line, column = exc.lineno, exc.offset or 1
+            end_line, end_column = exc.end_lineno or line, exc.end_offset or column + 1
+            if (end_line, end_column) <= (line, column):
+                end_line, end_column = line, column + 1
+            where = text.range(line, column, end_line, end_column)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return types.Diagnostic(range=where, message=error.message, severity=types.DiagnosticSeverity.Error, source=SOURCE)
