@@ -7,8 +7,10 @@ the wall seconds from didSave to the diagnostics published for that version, and
 seconds the server process spent meanwhile (from /proc: less sensitive to other jobs on a
 shared machine; its worker processes not included):
 
-* a model file the analysis reads (`deepseek_v4.py`, with BL001 findings): every
-  save analyses the project again (the cache cannot reuse an analysis that read the file);
+* a model file the analysis reads (`deepseek_v4.py`, with BL001 findings), edited three
+  ways: a comment added at the end, and a line added to a function the analysis did not
+  interpret (`forward`): the cache reuses the last analysis with the findings' lines moved;
+  a line added to `load_weights`, which it interpreted: the project is analysed again;
 * a model file the analysis does not read: the cache reuses the last analysis and only
   the saved file's own syntax check runs.
 
@@ -36,6 +38,7 @@ from pygls.uris import from_fs_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analyzer_bench import unpack_wheel  # noqa: E402
+from cache_bench import add_line  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 READ = "sglang/srt/models/deepseek_v4.py"
@@ -88,9 +91,15 @@ class Client:
         found = await self.diagnostics(uri, 1)
         return time.perf_counter() - start, self.cpu() - cpu, found
 
-    async def save_edit(self, path: Path, n: int) -> tuple[float, float, list]:
+    async def save_edit(self, path: Path, n: int, function: str | None = None) -> tuple[float, float, list]:
+        """Save ``path`` with a comment added at its end, or with a line added to the first
+        method called ``function`` (cache_bench.add_line)."""
         uri = from_fs_path(str(path))
-        text = path.read_text() + f"# edited by server_bench ({n})\n"
+        if function is None:
+            text = path.read_text() + f"# edited by server_bench ({n})\n"
+        else:
+            add_line(path, function)
+            text = path.read_text()
         self.versions[uri] += 1
         version = self.versions[uri]
         self.lsp.text_document_did_change(types.DidChangeTextDocumentParams(
@@ -129,7 +138,11 @@ async def bench(tree: Path, saves: int) -> list[tuple[str, float, float, int]]:
                 rows.append((f"open {name}", seconds, cpu, len(found)))
             for n in range(saves):
                 seconds, cpu, found = await client.save_edit(tree / name, n)
-                rows.append((f"save {name} ({n + 1})", seconds, cpu, len(found)))
+                rows.append((f"save {name}, comment added ({n + 1})", seconds, cpu, len(found)))
+            if name == READ:
+                for function in ("forward", "load_weights"):
+                    seconds, cpu, found = await client.save_edit(tree / name, 0, function)
+                    rows.append((f"save {name}, line added to {function}()", seconds, cpu, len(found)))
     finally:
         await client.stop()
     return rows
@@ -147,7 +160,7 @@ def main() -> None:
     print(f"sglang {args.version}: from the request to the published diagnostics (load average "
           f"{os.getloadavg()[0]:.1f} at the end)")
     for name, seconds, cpu, count in rows:
-        print(f"  {name:<62} {seconds:>6.2f} s wall {cpu:>6.2f} s CPU  {count} diagnostics")
+        print(f"  {name:<72} {seconds:>6.2f} s wall {cpu:>6.2f} s CPU  {count} diagnostics")
 
 
 if __name__ == "__main__":

@@ -261,11 +261,12 @@ def _analyse(options: CheckOptions) -> Report:
         return Report(error=project)
     settings = project.settings
     set_max_bytes(settings.max_file_size)
-    report_files, path_errors = expand_paths([absolute(p) for p in options.paths], project.root, settings)
+    project_files = project.files()
+    report_files, path_errors = expand_paths([absolute(p) for p in options.paths], project.root, settings, project_files)
     result = AnalysisResult()
     files: list[Path] = []
     if report_files:
-        files = sorted(set(project.files()) | set(report_files))
+        files = sorted(set(project_files) | set(report_files), key=lambda path: path.parts)
         result = analysis.analyze_project(project.root, files, report_files, settings.vocab,
                                           project_cache(project) if options.cache else None, options.progress)
     warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \

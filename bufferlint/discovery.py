@@ -107,8 +107,9 @@ def discover(
             prefix = ""
         prefix = prefix.removeprefix("./")
         dirnames[:] = [d for d in dirnames if not excluded(prefix + d)]
+        folder = Path(dirpath)  # joined below name by name: cheaper than parsing each path
         found.extend(
-            Path(dirpath, name)
+            folder / name
             for name in filenames
             if name.endswith(PYTHON_SUFFIXES) and not excluded(prefix + name)
         )
@@ -121,9 +122,12 @@ def _path_order(path: Path) -> tuple[str, ...]:
     return path.parts
 
 
-def expand_paths(paths: Sequence[Path], root: Path, settings: Settings) -> tuple[list[Path], list[FileError]]:
+def expand_paths(paths: Sequence[Path], root: Path, settings: Settings,
+                 project_files: list[Path] | None = None) -> tuple[list[Path], list[FileError]]:
     """The files to report on (absolute, sorted, unique) and the paths that could not be
-    used. A directory means its Python files; a named file is taken whatever its name."""
+    used. A directory means its Python files; a named file is taken whatever its name.
+    ``project_files``: ``discover(root, ...)`` when the caller has it (the root itself is
+    then not walked a second time)."""
     report: set[Path] = set()
     errors: list[FileError] = []
 
@@ -131,7 +135,9 @@ def expand_paths(paths: Sequence[Path], root: Path, settings: Settings) -> tuple
         errors.append(FileError(absolute(exc.filename), f"cannot list directory: {exc.strerror or exc}"))
 
     for path in map(absolute, paths):
-        if path.is_dir():
+        if path == root and project_files is not None:
+            report.update(project_files)
+        elif path.is_dir():
             report.update(discover(root, settings.excludes, start=path, on_error=unlistable))
         elif os.path.lexists(path):  # broken symlinks too: reading them reports why
             report.add(path)
