@@ -2,7 +2,8 @@
 
 Prints files, lines, wall seconds and peak memory of a cold `bufferlint check --no-cache` run (a
 fresh process, as in CI), the findings per rule, and the yardstick: the same tree's plain
-`ast.parse` time on one core. Then the cold `--format json` run (what CI and SARIF upload
+`ast.parse` time on one core. Each is timed ``--repeat`` times in turn and the fastest
+counts (the machine's speed drifts by half over minutes; every run is printed). Then the cold `--format json` run (what CI and SARIF upload
 use: it also plans a fix for every finding) and its ratio to the text run, with the CPU
 seconds of both (the process and its workers: on a loaded machine they move less than wall
 time does). Then, per tree, the cache's runs (``cache_bench.py``: warm with nothing changed,
@@ -96,27 +97,45 @@ def check(tree: Path) -> tuple[Run, dict]:
     return measured, {"findings": findings, "errors": errors}
 
 
+def _spread(values: list[float]) -> str:
+    return " / ".join(f"{v:.1f}" for v in values)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, action="append", help="an unpacked tree (default: sglang wheels)")
     parser.add_argument("--versions", default="0.5.16,0.5.17,0.5.23", help="sglang versions to download")
     parser.add_argument("--no-warm", action="store_true", help="skip the cache's warm and pre-commit runs")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="cold runs of each kind, interleaved with the yardstick; the fastest counts (default: 3)")
     args = parser.parse_args()
     trees = [tree.resolve() for tree in args.tree] if args.tree else [unpack_wheel(v) for v in args.versions.split(",")]
     print(f"{'tree':<28} {'files':>6} {'lines':>10} {'ast.parse s':>11} {'check s':>8} {'ratio':>6} {'peak MiB':>9}  findings")
     cold_json = []
     for tree in trees:
-        files, lines, parse_s = ast_parse_seconds(tree)
-        text, report = check(tree)
+        # This machine's speed drifts by half over minutes: the yardstick and the check are
+        # timed in turn, several times, and the fastest of each counts (as timeit does).
+        parses, texts, jsons, report = [], [], [], None
+        for _ in range(max(1, args.repeat)):
+            files, lines, parse_s = ast_parse_seconds(tree)
+            parses.append(parse_s)
+            text, report = check(tree)
+            texts.append(text)
+            jsons.append(run(tree, "json")[0])
+        parse_s = min(parses)
+        text = min(texts, key=lambda r: r.seconds)
+        json = min(jsons, key=lambda r: r.seconds)
         rules = Counter(f["rule"] for f in report["findings"])
         per_rule = ", ".join(f"{rule} {count}" for rule, count in sorted(rules.items())) or "none"
         print(
             f"{tree.name:<28} {files:>6} {lines:>10,} {parse_s:>11.1f} {text.seconds:>8.1f} "
             f"{text.seconds / parse_s:>6.2f} {text.rss_kib / 1024:>9.0f}  {per_rule}"
         )
+        print(f"    all runs: ast.parse {_spread(parses)} s, check {_spread([r.seconds for r in texts])} s, "
+              f"json {_spread([r.seconds for r in jsons])} s")
         for finding in report["findings"]:
             print(f"    {finding['rule']} {finding['location']}")
-        cold_json.append((tree, parse_s, text, run(tree, "json")[0]))
+        cold_json.append((tree, parse_s, text, json))
     print(f"\n{'tree':<28} {'json s':>7} {'json/text':>9} {'json/parse':>10} {'text cpu s':>10} {'json cpu s':>10} {'json peak MiB':>13}")
     for tree, parse_s, text, json in cold_json:
         print(
