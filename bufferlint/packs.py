@@ -517,7 +517,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
 def _record_origins(vocab: Vocabulary, origin: str) -> None:
     entries = [("markers", marker) for marker in vocab.markers]
-    entries += [(f"kinds", name) for name in vocab.kinds]
+    entries += [("kinds", name) for name in vocab.kinds]
     for key in ("sources", "guards", "sinks", "sanitizers"):
         entries += [(key, str(p)) for spec in getattr(vocab, key) for p in spec.calls]
     entries += [("sources", str(p)) for spec in vocab.sources for p in spec.attributes]

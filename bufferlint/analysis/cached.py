@@ -98,6 +98,7 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
             "methods": sorted({name for o in analysis.program.outcomes.values() for kind, name in o.demands if kind == "method" and name}),
             "result": _encode_result(stored, scan),
             "analysed": _analysed_ranges(analysis, scan),
+            "callee_words": sorted(analysis.program.callee_words),
         }
     for path in report:
         entry = facts.setdefault(scan.hashes[path], {}) if path in scan.raw else None
@@ -195,7 +196,7 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
     if old_text is None:
         return None
     analysed = set(record["analysed"].get(key, {}))
-    words = set(record["names"]) | {p.last_name for p in vocab.synchronizers}
+    words = set(record["names"]) | set(record["callee_words"])
     groups = [tuple(group) for group in record["groups"]]
     old = file_interface(_text(old_text), path, scan.root, analysed, words, groups)
     new = file_interface(_text(scan.raw[path]), path, scan.root, analysed, words, groups)

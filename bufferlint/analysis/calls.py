@@ -882,6 +882,8 @@ class Call:
                 self.effects.append(KeepInField(store.owner, store.attr, kept, store.element, None))
         if summary.synchronizes:
             self.effects.append(Synchronize())
+        if summary.advances:  # ``release_slot(ring)`` around ``ring.release(...)``
+            self.effects.append(Advance(self.node, self.name))
         callkey = (self.node.lineno, self.node.col_offset)
         for future in summary.futures:
             self.adopt_future(future, bound, call_step, callkey)

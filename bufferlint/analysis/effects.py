@@ -139,6 +139,7 @@ class EffectsMixin:
         st = self.st
         if st is None:
             return
+        self.advanced = True  # and so may a call of this function (``Summary.advances``)
         step = self.step(node, f"the producer may refill its buffer after `{what}(...)`")
         if st.pending:
             self.commit(st, step)

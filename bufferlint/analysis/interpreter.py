@@ -100,6 +100,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
         self.released: set = set()  # (".attr", key): receiver containers this method empties
+        self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
         self.caps: list[str] = []
         self.st: State | None = State()
         self.op: cfg.Op | None = None
@@ -142,6 +143,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
             field_stores=frozenset(self.field_stores),
             releases=frozenset(self.released),
+            advances=self.advanced,
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY

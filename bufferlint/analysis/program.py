@@ -23,7 +23,7 @@ from typing import Callable
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
-from bufferlint.analysis.textscan import group_lines, seed_words, defined_names, mentions_group, word_pattern
+from bufferlint.analysis.textscan import callee_words, group_lines, seed_words, defined_names, mentions_group, word_pattern
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
@@ -57,7 +57,10 @@ class Program:
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
         self.module_names: set[str] = set()  # every module of the project, parsed or not
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
-        self._sync_pattern = word_pattern({p.last_name for p in vocab.synchronizers})
+        # What makes a callee matter with nothing borrowed passed to it (``consider``): the
+        # pack's synchronisers and ``advances`` calls, then the functions found to call them.
+        self.callee_words = callee_words(vocab)
+        self._sync_pattern = word_pattern(self.callee_words)
         self._considered: set[str] = set()
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see calls.by_name_summary
         self.queued: set[str] = set()
@@ -169,10 +172,14 @@ class Program:
 
     def consider(self, info: FunctionInfo) -> None:
         """A callee nobody passes borrowed values to still matters if it waits for the
-        device (a helper around ``torch.cuda.synchronize()``): analyse it then."""
+        device (a helper around ``torch.cuda.synchronize()``) or lets a producer refill its
+        buffers (around ``ring.release(slot)``): analyse it then."""
         if info.qualname in self.active or self._sync_pattern is None or info.qualname in self._considered:
             return
         self._considered.add(info.qualname)
+        self._mentions_callee_word(info)
+
+    def _mentions_callee_word(self, info: FunctionInfo) -> None:
         lines = self._line_cache.get(info.module.path)
         if lines is None:
             lines = self._line_cache[info.module.path] = info.module.text.split("\n")
@@ -180,6 +187,18 @@ class Program:
         body = lines[getattr(node, "lineno", 1) - 1 : getattr(node, "end_lineno", None)]
         if any(self._sync_pattern.search(line) for line in body):
             self.activate(info.qualname)
+
+    def _calls_a_callee_word(self, info: FunctionInfo) -> None:
+        """``info`` waits for the device or lets a producer advance: a callee calling it by
+        name matters too (a helper two levels above ``ring.release``); the callees already
+        considered are asked again."""
+        name = info.qualname.rsplit(".", 1)[-1]
+        if name in self.callee_words or name.startswith("<"):
+            return
+        self.callee_words.add(name)
+        self._sync_pattern = word_pattern(self.callee_words)
+        for qualname in sorted(self._considered - self.active):
+            self._mentions_callee_word(self.index.functions[qualname])
 
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
         return concrete or any((qualname, p) in self.hot for p in params)
@@ -224,6 +243,8 @@ class Program:
                 self.callers.setdefault(callee, set()).add(qualname)
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
                 self.summaries[qualname] = outcome.summary
+                if outcome.summary.advances or outcome.summary.synchronizes:
+                    self._calls_a_callee_word(info)
                 for caller in sorted(self.callers.get(qualname, ())):  # an order that is the same in every run
                     self.enqueue(caller, later=True)
 

@@ -69,6 +69,7 @@ class Summary:
     settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
     field_stores: frozenset = frozenset()  # FieldStore: parameters kept in the receiver's attributes
     releases: frozenset = frozenset()  # (".attr", key): receiver containers it empties (``self.x.clear()``)
+    advances: bool = False  # may let producers refill their buffers (a pack ``advances`` call, or a callee's)
 
 
 EMPTY_SUMMARY = Summary()

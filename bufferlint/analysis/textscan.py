@@ -16,6 +16,12 @@ _DEF = re.compile(rb"def[ \t]+(\w+)")
 _DEF_INDENT = re.compile(rb"[ \t]*(?:async[ \t]+)?")
 
 
+def callee_words(vocab) -> set[str]:
+    """The names whose mention makes a callee matter with nothing borrowed passed to it: it
+    may wait for the device (synchronizers) or let a producer refill (sources' ``advances``)."""
+    return {p.last_name for p in vocab.synchronizers} | {p.last_name for s in vocab.sources for p in s.advances}
+
+
 def defined_names(data: bytes) -> list[str]:
     """The names of the functions a file's text defines (``def`` starting a line)."""
     names = []
