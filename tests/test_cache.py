@@ -136,6 +136,16 @@ def test_an_edit_of_an_analysed_function_runs_the_analysis_again(project: Path) 
     assert warm == check(project, "--no-cache")
 
 
+def test_a_syntax_error_in_an_edited_file_the_analysis_read_is_reported(project: Path) -> None:
+    check(project)
+    target = project / "direct_submit.py"
+    target.write_text(target.read_text() + "\ndef broken(:\n")
+    warm = check(project)
+    assert not _record(project)["reused"]
+    assert warm == check(project, "--no-cache")
+    assert any(e["path"] == "direct_submit.py" for e in warm["errors"])
+
+
 @pytest.mark.parametrize("edit", [
     # it now defines a nested function (which may be analysed)
     ("    return str(x)\n", "    def inner():\n        return x\n    return str(inner())\n"),
