@@ -4,8 +4,9 @@ Ruff's and mypy's caches are the anchors: a folder in the project (``.bufferlint
 with its own ``.gitignore`` so that it never shows up in ``git status``), or the folder named
 by ``BUFFERLINT_CACHE_DIR`` or the ``cache-dir`` setting; ``--no-cache`` turns it off.
 
-Everything in it is JSON, never pickle: a cache folder can come with a checkout, and reading
-it must not run code. Each file records the format and a key (the tool's own code, the
+Everything in it is JSON or a plain copy of a source file (``texts/``, named and checked by
+its content hash), never pickle: a cache folder can come with a checkout, and reading it must
+not run code. Each file records the format and a key (the tool's own code, the
 vocabulary and the settings that shape the analysis); a file that is unreadable, corrupt or
 written under another key is ignored and rebuilt, never trusted and never a crash. Writes go
 to a temporary file renamed over the old one, so concurrent runs see one whole file or the
