@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from bufferlint import analysis, baseline
 from bufferlint.catalog import RULES
 from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
-from bufferlint.discovery import ProjectRoot, absolute, discover, expand_paths, locate_project_root
+from bufferlint.discovery import ProjectRoot, absolute, discover, expand_paths, locate_project_root, path_order
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.fingerprint import fingerprints
 from bufferlint.reporters.base import count, display_path
@@ -266,7 +266,7 @@ def _analyse(options: CheckOptions) -> Report:
     result = AnalysisResult()
     files: list[Path] = []
     if report_files:
-        files = sorted(set(project_files) | set(report_files), key=lambda path: path.parts)
+        files = sorted(set(project_files) | set(report_files), key=path_order)
         result = analysis.analyze_project(project.root, files, report_files, settings.vocab,
                                           project_cache(project) if options.cache else None, options.progress)
     warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \

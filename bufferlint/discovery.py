@@ -113,10 +113,10 @@ def discover(
             for name in filenames
             if name.endswith(PYTHON_SUFFIXES) and not excluded(prefix + name)
         )
-    return sorted(found, key=_path_order)
+    return sorted(found, key=path_order)
 
 
-def _path_order(path: Path) -> tuple[str, ...]:
+def path_order(path: Path) -> tuple[str, ...]:
     """The order of ``sorted(paths)`` (POSIX paths compare by their parts), five times
     cheaper than comparing the Path objects (3,000 files on every pre-commit run)."""
     return path.parts
@@ -143,4 +143,4 @@ def expand_paths(paths: Sequence[Path], root: Path, settings: Settings,
             report.add(path)
         else:
             errors.append(FileError(path, "no such file or directory"))
-    return sorted(report, key=_path_order), errors
+    return sorted(report, key=path_order), errors

@@ -35,9 +35,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Collection
+from typing import TYPE_CHECKING, Callable, Collection
 
 from bufferlint.analysis.index import module_name
+from bufferlint.discovery import path_order
 from bufferlint.analysis.interface import LineShift, file_interface
 from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.analysis.syntax_check import file_error
@@ -45,6 +46,9 @@ from bufferlint.cache import Cache, content_hash
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.packs import Vocabulary
 from bufferlint.source import read_bytes, read_source
+
+if TYPE_CHECKING:
+    from bufferlint.analysis.program import ProjectAnalysis
 
 
 @dataclass
@@ -67,7 +71,7 @@ class Scan:
 def analyze_cached(root: Path, files: Collection[Path], report_files: Collection[Path], vocab: Vocabulary,
                    cache: Cache, progress: Callable[[int, int], None] | None = None) -> AnalysisResult:
     """``analysis.analyze_project``'s result (before rendering), through ``cache``."""
-    scan = _read(root, sorted(set(files) | set(report_files), key=lambda path: path.parts))
+    scan = _read(root, sorted(set(files) | set(report_files), key=path_order))
     report = set(report_files)
     facts = _facts(cache.load("files") or {})
     record = cache.load("run")
@@ -127,7 +131,7 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
     return result
 
 
-def _analysed_ranges(analysis, scan: Scan) -> dict[str, dict[str, list[int]]]:
+def _analysed_ranges(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict[str, list[int]]]:
     """Per parsed file, the functions the analysis interpreted and their lines."""
     out: dict[str, dict[str, list[int]]] = {}
     functions = analysis.program.index.functions

@@ -67,7 +67,7 @@ class FunctionInfo:
         """One walk of the body (nested functions excluded) for the facts above: each walk
         visits every node of the function, and analysed functions need all three."""
         generator, assigned, declared = False, set(), set()
-        for node in walk_own_body(self.node):
+        for node in _walk_own_body(self.node):
             if isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Store):
                     assigned.add(node.id)
@@ -239,7 +239,7 @@ def _params(args: ast.arguments) -> tuple[list[str], int, int | None, int | None
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def walk_own_body(node: ast.AST) -> list[ast.AST]:
+def _walk_own_body(node: ast.AST) -> list[ast.AST]:
     """The nodes below ``node`` outside nested functions, lambdas and classes. Reads the
     fields directly (``ast.iter_child_nodes`` costs twice as much on the larger trees)."""
     out: list[ast.AST] = []
@@ -510,7 +510,7 @@ def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
             continue
         this = stmt.args.args[0].arg
         annotated = {a.arg: a.annotation for a in stmt.args.args + stmt.args.kwonlyargs if a.annotation is not None}
-        for child in walk_own_body(stmt):
+        for child in _walk_own_body(stmt):
             if isinstance(child, ast.AnnAssign):
                 targets, value, annotation = [child.target], child.value, child.annotation
             elif isinstance(child, ast.Assign):
@@ -534,7 +534,7 @@ def _collect_readers(node: ast.ClassDef, info: ClassInfo) -> None:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.args.args:
             continue
         this = stmt.args.args[0].arg
-        for child in walk_own_body(stmt):
+        for child in _walk_own_body(stmt):
             if (
                 isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load)
                 and isinstance(child.value, ast.Name) and child.value.id == this

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, walk_own_body, module_name
+from bufferlint.analysis.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
 
 
@@ -59,7 +59,7 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
         "top": [ast.dump(s) for s in top],
         "defs": defined_names(text.encode("utf-8", "surrogateescape")),
         "attachments": sorted((k, v) for k, vs in index.attachments_in(module).items() for v in vs),
-        "classes": [_class_facts(info.node, qualname, info.bases) for qualname, info in sorted(index.classes.items())],
+        "classes": [_class_facts(info) for _, info in sorted(index.classes.items())],
         "functions": [_function_facts(info, analysed, pattern, groups, lines, enclosing) for info in functions],
     }
     ranges = {
@@ -75,12 +75,18 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     return Interface(digest, ranges)
 
 
-def _class_facts(node: ast.ClassDef | None, qualname: str, bases: list[str]) -> list:
+def _class_facts(info: ClassInfo) -> list:
+    """The class as the analysis reads it: bases, body statements, and what its methods do
+    with ``self.<attr>`` (the index's own ``fields`` and ``readers``, whether or not the
+    methods were interpreted)."""
+    fields = sorted((attr, [ast.dump(e) for e in exprs]) for attr, exprs in info.fields.items())
+    readers = sorted((attr, sorted(methods)) for attr, methods in info.readers.items())
+    node = info.node
     if node is None:
-        return [qualname, bases]
+        return [info.qualname, info.bases, fields, readers]
     body = [ast.dump(s) for s in node.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     decorators = [ast.dump(d) for d in node.decorator_list]
-    return [qualname, bases, [ast.dump(k) for k in node.keywords], decorators, body]
+    return [info.qualname, info.bases, [ast.dump(k) for k in node.keywords], decorators, body, fields, readers]
 
 
 def _function_facts(info: FunctionInfo, analysed: set[str], pattern, groups, lines: list[str], enclosing: set[str]) -> list:
@@ -104,31 +110,7 @@ def _function_facts(info: FunctionInfo, analysed: set[str], pattern, groups, lin
         signature += [ast.dump(d) for d in node.decorator_list] + [ast.dump(node.returns) if node.returns else None]
     # The names it assigns are its nested functions' closure variables (only those read them).
     assigned = sorted(info.assigned) if info.qualname in enclosing else None
-    return head + signature + [assigned, mentioned, _self_facts(info)]
-
-
-def _self_facts(info: FunctionInfo) -> list:
-    """What a method's body does with ``self.<attr>``: the fields other methods read and the
-    classes ``__init__`` stores there (``index.ClassInfo.fields`` and ``readers``)."""
-    node = info.node
-    if isinstance(node, ast.Lambda) or not node.args.args:
-        return []
-    this = node.args.args[0].arg
-    found = set()
-    for child in walk_own_body(node):
-        if isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name) and child.value.id == this:
-            found.add((child.attr, type(child.ctx).__name__))
-        elif isinstance(child, (ast.Assign, ast.AnnAssign)):
-            targets = child.targets if isinstance(child, ast.Assign) else [child.target]
-            value = child.value
-            stored = ast.dump(value.func) if isinstance(value, ast.Call) else (
-                value.id if isinstance(value, ast.Name) else None
-            )
-            annotation = ast.dump(child.annotation) if isinstance(child, ast.AnnAssign) else None
-            for target in targets:
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this:
-                    found.add((target.attr, "=", str(stored), str(annotation)))
-    return sorted(found)
+    return head + signature + [assigned, mentioned]
 
 
 @dataclass(frozen=True)
