@@ -121,3 +121,77 @@ def test_descendants_are_the_subtree() -> None:
         for function in source.walk(cst.FunctionDef):
             below = set(source.descendants(function))
             assert below == {n for n in everything if n is function or function in source.ancestors(n)}, path
+
+
+MODEL = '''import concurrent.futures
+import functools
+
+
+def stream(tensors):
+    for name, tensor in tensors.items():
+        setattr(tensor, "_sglang_runai_streamer_tensor", True)
+        yield name, tensor
+
+
+class Model:
+    """A model class: the findings are in two of its many methods."""
+
+    scale = 2
+
+    def __init__(self):
+        self.kept = {}
+
+{methods}
+    @functools.cache
+    def load_weights(self, tensors, fn):
+        with concurrent.futures.ThreadPoolExecutor() as executor:
+            for name, w in stream(tensors):
+                executor.submit(fn, w)
+
+    class Inner:
+        def keep(self, tensors):
+            for name, w in stream(tensors):
+                self.last = w
+
+        def other(self):
+            return 1
+
+    def remember(self, tensors):
+        for name, w in stream(tensors):
+            self.kept[name] = w
+{methods}'''
+
+METHOD = '''    @property
+    def layer_{i}(self):
+        """Generated method {i}."""
+        return [v * self.scale for v in range({i})]
+
+'''
+
+
+def test_methods_of_a_class_are_reduced_and_the_fixes_are_those_of_the_whole_file(tmp_path: Path) -> None:
+    text = MODEL.replace("{methods}", "".join(METHOD.format(i=i) for i in range(40)))
+    (tmp_path / "model.py").write_text(text)
+    files = [tmp_path / "model.py"]
+    vocab = builtin_vocabulary()
+    findings = analyze_project(tmp_path, files, files, vocab).findings
+    assert {f.rule for f in findings} == {"BL001", "BL003"} and len(findings) == 3
+
+    focus = [line for f in findings for line in range(f.span.line, f.span.end_line + 1)]
+    focused, stubs = fix_base.focused_text(text, focus)
+    assert len(fix_base.split_lines(focused)) == len(fix_base.split_lines(text))
+    members = [n.name for n in ast.walk(ast.parse(focused)) if isinstance(n, ast.FunctionDef)]
+    # each run of siblings is one stub named after its first member; the bodies are gone
+    assert sorted(members) == ["__init__", "keep", "layer_0", "load_weights", "other", "remember", "stream"]
+    assert "Generated method" not in focused and "return 1" not in focused and "self.kept = {}" not in focused
+    assert "@functools.cache" in focused and "Model" not in stubs and "stream" in stubs
+    for finding in findings:  # the lines around each finding are the file's own
+        for line in range(finding.span.line - 3, finding.span.end_line + 1):
+            assert fix_base.split_lines(focused)[line - 1] == fix_base.split_lines(text)[line - 1]
+
+    project = fix_base.Project(tmp_path, vocab, files)
+    planned = attach_fixes(findings, project)
+    context = fix_base.FixContext(project, files[0])  # no focus: the whole file
+    whole = [dataclasses.replace(f, fix=fix_base.plan_fix(f, text, context)) for f in findings]
+    assert [f.fix for f in planned] == [f.fix for f in whole]
+    assert all(f.fix is not None for f in planned)

@@ -354,46 +354,72 @@ def focused_text(text: str, lines: Iterable[int]) -> tuple[str, dict[str, str]]:
 
     Each run of consecutive top-level functions and classes that hold none of ``lines``
     becomes one statement over the same lines, ``def <first name>(): \"\"\"<the same line
-    breaks>\"\"\"``: a handful of syntax nodes instead of the whole code. Every other line
-    is unchanged, so positions (and so the fixes' edits) are those of ``text``; imports and
-    constants are all there, and the names the runs bound are returned so that the module's
-    top-level bindings stay the same. Text that does not parse is returned unchanged."""
+    breaks>\"\"\"``: a handful of syntax nodes instead of the whole code. Inside a class that
+    holds one of the lines, runs of its methods (and nested classes) that hold none are
+    reduced the same way: a fixer works in the function that holds its finding and the
+    scopes around it, never in a sibling method, and a model class is mostly methods the
+    findings are not in. Every other line is unchanged, so positions (and so the fixes'
+    edits) are those of ``text``; imports and constants are all there, and the names the
+    top-level runs bound are returned so that the module's top-level bindings stay the
+    same. Text that does not parse is returned unchanged."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text, {}
     wanted = sorted(set(lines))
     out = split_lines(text)
-    runs: list[list[ast.stmt]] = []
-    previous = None
-    for stmt in tree.body:
-        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-        last = stmt.end_lineno or stmt.lineno
-        position = bisect.bisect_left(wanted, first)
-        reducible = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not (
-            position < len(wanted) and wanted[position] <= last
-        )
-        if reducible:
-            if previous is not None and runs:
-                runs[-1].append(stmt)
-            else:
-                runs.append([stmt])
-        previous = stmt if reducible else None
     stubs: dict[str, str] = {}
-    for run in runs:
-        first = min([run[0].lineno] + [d.lineno for d in run[0].decorator_list])
+    for run in _reducible_runs(tree.body, wanted, out, top_level=True):
+        first = _first_line(run[0])
         last = run[-1].end_lineno or run[-1].lineno
+        indent = _indentation(out[first - 1])
         for number in range(first, last + 1):
             out[number - 1] = out[number - 1][len(_LINE_BREAK.sub("", out[number - 1])):]
-        head = f"def {run[0].name}(): "
+        head = f"{indent}def {run[0].name}(): "
         if first == last:
             out[first - 1] = head + "pass" + out[first - 1]
         else:
             out[first - 1] = head + '"""' + out[first - 1]
             out[last - 1] = '"""' + out[last - 1]
-        for stmt in run:
-            stubs[stmt.name] = "class" if isinstance(stmt, ast.ClassDef) else "def"
+        if not indent:
+            for stmt in run:
+                stubs[stmt.name] = "class" if isinstance(stmt, ast.ClassDef) else "def"
     return "".join(out), stubs
+
+
+def _indentation(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+
+
+def _reducible_runs(body: list[ast.stmt], wanted: list[int], out: list[str], top_level: bool) -> list[list[ast.stmt]]:
+    """The runs of consecutive definitions in ``body`` holding none of the ``wanted`` lines,
+    and, inside a class that holds one, the runs of its body. A member is reduced only when
+    it starts its own line (nothing but indentation before it, so the stub can take its
+    place) and a class keeps at least one statement (the stub is one)."""
+    runs: list[list[ast.stmt]] = []
+    previous = None
+    for stmt in body:
+        first, last = _first_line(stmt), stmt.end_lineno or stmt.lineno
+        position = bisect.bisect_left(wanted, first)
+        holds = position < len(wanted) and wanted[position] <= last
+        line = out[first - 1]
+        own_line = top_level or (
+            line.lstrip(" \t").startswith("@") if getattr(stmt, "decorator_list", None) else not line[:stmt.col_offset].strip(" \t")
+        )
+        reducible = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not holds and own_line
+        if reducible:
+            if previous is not None and runs:
+                runs[-1].append(stmt)
+            else:
+                runs.append([stmt])
+        elif holds and isinstance(stmt, ast.ClassDef):
+            runs += _reducible_runs(stmt.body, wanted, out, top_level=False)
+        previous = stmt if reducible else None
+    return runs
 
 
 _STUB = {

@@ -78,9 +78,13 @@ def attach_fixes(
             # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
             # The project reaches each worker once, by fork (not pickled with every file), so
             # its module map is built at most once per worker.
+            # Largest files first, so that the last file planned is a small one and neither
+            # worker waits long for the other at the end.
+            order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][0], jobs[i][2]))
             with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"),
                                      initializer=_use_project, initargs=(project,)) as pool:
-                planned = list(pool.map(_plan_file, jobs))
+                results = dict(zip(order, pool.map(_plan_file, [jobs[i] for i in order])))
+            planned = [results[i] for i in range(len(jobs))]
         else:
             _use_project(project)
             planned = [_plan_file(job) for job in jobs]
@@ -94,6 +98,15 @@ def attach_fixes(
             if fix is not None or finding.fix is not None or error != finding.fix_error:
                 out[position] = dataclasses.replace(finding, fix=fix, fix_error=error)
     return out
+
+
+def _size(path: Path, text: str | None) -> int:
+    if text is not None:
+        return len(text)
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 _project: Project | None = None  # the project being planned for, in this process
