@@ -44,6 +44,7 @@ from bufferlint.analysis.textscan import defined_names, mentions_group, word_pat
 from bufferlint.analysis.syntax_check import file_error
 from bufferlint.cache import Cache, content_hash
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
+from bufferlint.gcpause import paused_gc
 from bufferlint.packs import Vocabulary
 from bufferlint.source import read_bytes, read_source
 
@@ -71,6 +72,12 @@ class Scan:
 def analyze_cached(root: Path, files: Collection[Path], report_files: Collection[Path], vocab: Vocabulary,
                    cache: Cache, progress: Callable[[int, int], None] | None = None) -> AnalysisResult:
     """``analysis.analyze_project``'s result (before rendering), through ``cache``."""
+    with paused_gc():  # the analysis's state is held while its record is written: see bufferlint.gcpause
+        return _analyze_cached(root, files, report_files, vocab, cache, progress)
+
+
+def _analyze_cached(root: Path, files: Collection[Path], report_files: Collection[Path], vocab: Vocabulary,
+                    cache: Cache, progress: Callable[[int, int], None] | None) -> AnalysisResult:
     scan = _read(root, sorted(set(files) | set(report_files), key=path_order))
     report = set(report_files)
     facts = _facts(cache.load("files") or {})

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import gc
 from collections import deque
 from pathlib import Path
 from typing import Callable
@@ -27,6 +26,7 @@ from bufferlint.analysis.textscan import callee_words, group_lines, seed_words, 
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
+from bufferlint.gcpause import paused_gc
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
@@ -598,16 +598,5 @@ def analyze(root: Path, files, report_files, vocab: Vocabulary,
 
 
 def run_analysis(analysis: ProjectAnalysis) -> AnalysisResult:
-    # Syntax trees and summaries are acyclic and live until the end of the run: the cyclic
-    # collector would rescan the whole growing heap again and again (half the run time on
-    # a large tree) to free nothing.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # see bufferlint.gcpause
         return analysis.run()
-    finally:
-        if enabled:
-            gc.enable()
-
-
-

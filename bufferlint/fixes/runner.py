@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import gc
 import multiprocessing
 import os
 import shutil
@@ -39,6 +38,7 @@ from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.atomic import write_atomic
 from bufferlint.fixes.apply import EditConflict, apply_edits, conflicts, decode, encode, unified_diff
 from bufferlint.deepstack import run_deep
+from bufferlint.gcpause import paused_gc
 from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key, plan_fix, planners
 from bufferlint.internal import cause, debugging
 from bufferlint.source import SourceFile, read_bytes, read_source
@@ -69,11 +69,8 @@ def attach_fixes(
         by_file.setdefault(finding.path, []).append(position)
     jobs = [(path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
             for path, positions in by_file.items()]
-    # Syntax trees are acyclic: as during the analysis, the cyclic collector would rescan
-    # the growing heap again and again while a large file is parsed, to free nothing.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # LibCST trees are acyclic: see bufferlint.gcpause.
+    with paused_gc():
         if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
             # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
             # The project reaches each worker once, by fork (not pickled with every file), so
@@ -88,9 +85,6 @@ def attach_fixes(
         else:
             _use_project(project)
             planned = [_plan_file(job) for job in jobs]
-    finally:
-        if enabled:
-            gc.enable()
     out = list(findings)
     for (path, positions), fixes in zip(by_file.items(), planned):
         for position, (fix, error) in zip(positions, fixes):
