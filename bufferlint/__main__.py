@@ -1,5 +1,5 @@
 """`python -m bufferlint` is the same as the `bufferlint` command."""
 
-from bufferlint.cli import main
+from bufferlint.entry import main
 
 raise SystemExit(main())
