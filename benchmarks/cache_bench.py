@@ -8,8 +8,9 @@ the analysis reads (llama.py, whose `load_weights` is reached by name from the l
 a comment added, with a line added to a function the analysis did not interpret
 (`forward`: only the findings' lines move, checked against a cold run, which is timed too:
 pre-commit without a cache), and with a line added to `load_weights` (analysed again). Not a test: figures for the README and notes.
-Every run uses PYTHONHASHSEED=0: on large trees the trace shown for a few findings still
-depends on the hash seed (a known problem, see docs/architecture.md), and the outputs are
+Every run uses PYTHONHASHSEED=0 (the command pins it itself unless one is set; set here
+so that the runs do not depend on that): on large trees the trace shown for a few findings
+follows set order (a known problem, see docs/architecture.md), and the outputs are
 compared byte for byte.
 
     python benchmarks/cache_bench.py                      # sglang 0.5.16 (downloaded once)

@@ -22,7 +22,9 @@ from typing import Callable
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
 from bufferlint.analysis.syntax_check import SyntaxCheck
-from bufferlint.analysis.textscan import callee_words, group_lines, seed_words, defined_names, mentions_group, word_pattern
+from bufferlint.analysis.textscan import (
+    callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
+)
 from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
@@ -458,9 +460,7 @@ class ProjectAnalysis:
                 # `from pkg import stream as it2`: the alias is how this module names it.
                 aliases = {local for local, q in module.imports.items() if q.rsplit(".", 1)[-1] in names} - names
                 local = word_pattern(names | aliases) if aliases else pattern
-                lines = lines_by_module[module.name] = (
-                    [text.count("\n", 0, m.start()) + 1 for m in local.finditer(text)] if local else []
-                )
+                lines = lines_by_module[module.name] = match_lines(local, text) if local else []
             node = info.node
             first = getattr(node, "lineno", 1)
             last = getattr(node, "end_lineno", None) or 10**9

@@ -72,16 +72,21 @@ CALL_LINES = 4  # a call's words (``.to(\n "cpu", non_blocking=True\n)``) are th
 
 def group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int]:
     """The lines from which every word of ``group`` occurs within ``CALL_LINES`` lines."""
-    newline = b"\n" if binary else "\n"
-    found: list[list[int]] = []
-    for word in group:
-        lines, line, position = [], 1, 0
-        for match in word_pattern({word}, binary=binary).finditer(text):
-            line += text.count(newline, position, match.start())  # counted once, in order
-            position = match.start()
-            lines.append(line)
-        found.append(lines)
+    found = [match_lines(word_pattern({word}, binary=binary), text) for word in group]
     return [line for line in found[0] if all(_near(lines, line) for lines in found[1:])]
+
+
+def match_lines(pattern, text) -> list[int]:
+    """The line of each match of ``pattern`` in ``text`` (str or bytes), in order: the line
+    breaks are counted once, from one match to the next (counting from the start for each
+    match was quadratic in a large module)."""
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    lines, line, position = [], 1, 0
+    for match in pattern.finditer(text):
+        line += text.count(newline, position, match.start())
+        position = match.start()
+        lines.append(line)
+    return lines
 
 
 def _near(lines: list[int], line: int) -> bool:
