@@ -77,9 +77,8 @@ def group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int]
 
 
 def match_lines(pattern, text) -> list[int]:
-    """The line of each match of ``pattern`` in ``text`` (str or bytes), in order: the line
-    breaks are counted once, from one match to the next (counting from the start for each
-    match was quadratic in a large module)."""
+    """The line of each match of ``pattern`` in ``text`` (str or bytes), in order; the line
+    breaks are counted once, from one match to the next, not from the start for each."""
     newline = b"\n" if isinstance(text, bytes) else "\n"
     lines, line, position = [], 1, 0
     for match in pattern.finditer(text):
