@@ -248,3 +248,24 @@ def test_api_with_cache_reports_only_the_files_asked_for(project: Path) -> None:
 def _reused(root: Path) -> bool:
     """Did the last run reuse the recorded analysis? (It records how it got its result.)"""
     return json.loads((root / ".bufferlint_cache" / "run.json").read_text())["body"]["reused"]
+
+
+def test_the_collector_stays_paused_until_the_analysis_is_released(project: Path, monkeypatch) -> None:
+    """The record is written while the analysis's state is still held: a cyclic collection
+    then would walk all of it (bufferlint.gcpause). It resumes afterwards."""
+    import gc
+
+    seen: list[bool] = []
+    save = Cache.save
+
+    def save_and_look(self, name: str, body: dict) -> None:
+        seen.append(gc.isenabled())
+        save(self, name, body)
+
+    monkeypatch.setattr(Cache, "save", save_and_look)
+    files = sorted(project.rglob("*.py"))
+    cache = Cache(cache_directory(project), fingerprint(tool_fingerprint(), builtin_vocabulary(), str(project), 5))
+    assert gc.isenabled()
+    analyze_project(project, files, files, builtin_vocabulary(), cache)
+    assert seen and not any(seen)  # paused while the analysis wrote its record
+    assert gc.isenabled()

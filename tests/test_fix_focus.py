@@ -195,3 +195,24 @@ def test_methods_of_a_class_are_reduced_and_the_fixes_are_those_of_the_whole_fil
     whole = [dataclasses.replace(f, fix=fix_base.plan_fix(f, text, context)) for f in findings]
     assert [f.fix for f in planned] == [f.fix for f in whole]
     assert all(f.fix is not None for f in planned)
+
+
+def test_files_planned_in_parallel_get_their_own_fixes(tmp_path: Path, monkeypatch) -> None:
+    """With enough files the planning runs in two worker processes, largest file first; each
+    finding must get the fix planned for it, as when every file is planned here in turn."""
+    from bufferlint.fixes import runner
+
+    files = []
+    for i in range(runner.PARALLEL_FILES + 3):
+        path = tmp_path / f"loader_{i}.py"  # sizes differ, so largest-first is not path order
+        path.write_text(module(21 + (i * 7) % 60))  # one loader (function 20) or two
+        files.append(path)
+    vocab = builtin_vocabulary()
+    findings = analyze_project(tmp_path, files, files, vocab).findings
+    assert len({f.path for f in findings}) >= runner.PARALLEL_FILES
+    project = fix_base.Project(tmp_path, vocab, files)
+    parallel = attach_fixes(findings, project)
+    monkeypatch.setattr(runner, "PARALLEL_FILES", 10**9)
+    here = attach_fixes(findings, fix_base.Project(tmp_path, vocab, files))
+    assert [f.fix for f in parallel] == [f.fix for f in here]
+    assert all(f.fix is not None for f in parallel if f.rule == "BL001")
