@@ -190,7 +190,9 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
                 if state is None:
                     continue
                 old = entry_states.get(edge.target)
-                new, changed = (state.copy(), True) if old is None else join_into(old, state)
+                # Entry states are never changed in place (a visit works on a copy), so the
+                # first one can be this block's own final state.
+                new, changed = (state, True) if old is None else join_into(old, state)
                 if changed:
                     entry_states[edge.target] = new
                     if edge.target not in queued and edge.target in order:

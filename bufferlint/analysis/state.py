@@ -82,7 +82,9 @@ def join_states(a: State | None, b: State | None) -> State | None:
 def join_into(old: State, new: State) -> tuple[State, bool]:
     """``old`` joined with ``new``, and whether that differs from ``old``: the worklist joins
     a block's entry state with each incoming state, and most of them add nothing, so the
-    variables both states share as the same object are not joined or compared again."""
+    variables both states share as the same object are not joined or compared again.
+    Neither state is changed; the result may share ``old``'s variables (the worklist never
+    changes an entry state in place: a visit works on a copy)."""
     out = old.vars
     copied = False
     for name, value in new.vars.items():
@@ -109,4 +111,4 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     )
     if not changed:
         return old, False
-    return State(dict(out) if not copied else out, assume, pending, cleaned, stale, synced, flying, refilled), True
+    return State(out, assume, pending, cleaned, stale, synced, flying, refilled), True

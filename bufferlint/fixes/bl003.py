@@ -30,6 +30,8 @@ runai-model-streamer >= 0.17) is the alternative that costs no extra copy.
 
 from __future__ import annotations
 
+import weakref
+
 import libcst as cst
 
 from bufferlint.catalog.words import kind_of
@@ -168,14 +170,7 @@ def _bound_to_container(src: SourceModule, name: cst.Name, vocab: Vocabulary) ->
     """Is ``name`` assigned a container (display, comprehension, ``list(...)``, a view that
     returns several tensors) anywhere in its function?"""
     scope = next((a for a in src.ancestors(name) if isinstance(a, (cst.FunctionDef, cst.Lambda))), src.tree)
-    for node in src.descendants(scope):
-        value = None
-        if isinstance(node, cst.Assign) and any(_names(t.target, name.value) for t in node.targets):
-            value = node.value
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)) and _names(node.target, name.value):
-            value = node.value
-        if value is None or _scope_of(src, node) is not scope:
-            continue
+    for value in _assigned_values(src, scope).get(name.value, ()):
         if isinstance(value, CONTAINER_NODES):
             return True
         if isinstance(value, cst.Call):
@@ -184,6 +179,32 @@ def _bound_to_container(src: SourceModule, name: cst.Name, vocab: Vocabulary) ->
             if last in CONTAINER_CALLS or not_one_value(src, func, vocab):
                 return True
     return False
+
+
+_ASSIGNED: "weakref.WeakKeyDictionary[SourceModule, dict]" = weakref.WeakKeyDictionary()
+
+
+def _assigned_values(src: SourceModule, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Name -> the values assigned to it directly in ``scope`` (not in nested functions):
+    one walk of the function per file, however many of its findings ask (a loader with
+    dozens of retained weights asks once per weight)."""
+    per_scope = _ASSIGNED.setdefault(src, {})
+    found = per_scope.get(id(scope))
+    if found is not None and found[0] is scope:
+        return found[1]
+    values: dict[str, list[cst.BaseExpression]] = {}
+    for node in src.descendants(scope):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
+            targets = [node.target]
+        names = [t.value for t in targets if isinstance(t, cst.Name)]
+        if names and node.value is not None and _scope_of(src, node) is scope:
+            for target in names:
+                values.setdefault(target, []).append(node.value)
+    per_scope[id(scope)] = (scope, values)
+    return values
 
 
 def _names(target: cst.BaseExpression, name: str) -> bool:
