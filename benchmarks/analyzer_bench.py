@@ -69,14 +69,17 @@ class Run:
 def run(tree: Path, output_format: str = "text") -> tuple[Run, subprocess.CompletedProcess]:
     """A cold ``bufferlint check`` in a fresh process, as pre-commit and CI run it; peak RSS
     and CPU time from the child's rusage."""
-    script = (
+    script = (  # what the `bufferlint` command runs (bufferlint.entry), timed from the inside
         "import resource, sys, time\n"
+        "from bufferlint import lifetime\n"
         "from bufferlint.cli import main\n"
+        "lifetime.exit_frees_memory()\n"
         "start = time.perf_counter()\n"
         "code = main(['check', '--exit-zero', '--no-color', '--no-cache', '--format', sys.argv[2], sys.argv[1]])\n"
         "me, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "cpu = me.ru_utime + me.ru_stime + workers.ru_utime + workers.ru_stime\n"
         "sys.stderr.write(f'\\nBENCH {time.perf_counter() - start} {cpu} {me.ru_maxrss}\\n')\n"
+        "lifetime.exit_now(code)\n"
     )
     proc = subprocess.run([sys.executable, "-c", script, str(tree), output_format], capture_output=True, text=True, cwd=tree)
     bench = [line for line in proc.stderr.splitlines() if line.startswith("BENCH ")]

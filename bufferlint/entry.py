@@ -1,4 +1,5 @@
-"""The ``bufferlint`` command's entry point: pin the hash seed, then run the CLI.
+"""The ``bufferlint`` command's entry point: pin the hash seed, run the CLI, and end the
+process without freeing what its one run built (``bufferlint.lifetime``).
 
 Which of two equally valid traces a finding shows can depend on the order the analysis
 meets them, and that order follows ``set`` iteration, which follows string hashes: with
@@ -36,6 +37,10 @@ def pin_hash_seed() -> None:
 
 def main() -> int:
     pin_hash_seed()
+    from bufferlint import lifetime
     from bufferlint.cli import main as run
 
-    return run()
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+    if command != "server":  # the language server lives on: it frees what it is done with
+        lifetime.exit_frees_memory()
+    return lifetime.exit_now(run())

@@ -29,6 +29,7 @@ from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.gcpause import paused_gc
+from bufferlint.lifetime import keep_until_exit, let_go
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
@@ -601,5 +602,8 @@ def analyze(root: Path, files, report_files, vocab: Vocabulary,
 
 
 def run_analysis(analysis: ProjectAnalysis) -> AnalysisResult:
+    let_go()  # the last analysis: one at a time in memory
     with paused_gc():  # see bufferlint.gcpause
-        return analysis.run()
+        result = analysis.run()
+        keep_until_exit(analysis)  # the command need not free it: see bufferlint.lifetime
+        return result
