@@ -3,7 +3,9 @@
 Prints files, lines, wall seconds and peak memory of a cold `bufferlint check --no-cache` run (a
 fresh process, as in CI), the findings per rule, and the yardstick: the same tree's plain
 `ast.parse` time on one core. Each is timed ``--repeat`` times in turn and the fastest
-counts (the machine's speed drifts by half over minutes; every run is printed). Then the cold `--format json` run (what CI and SARIF upload
+counts (the machine's speed drifts by half over minutes; every run is printed); since the
+fastest yardstick and the fastest check may come from different minutes, the median of
+each round's own ratio (check / the yardstick timed just before it) is printed too. Then the cold `--format json` run (what CI and SARIF upload
 use: it also plans a fix for every finding) and its ratio to the text run, with the CPU
 seconds of both (the process and its workers: on a loaded machine they move less than wall
 time does). Then, per tree, the cache's runs (``cache_bench.py``: warm with nothing changed,
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,8 +103,8 @@ def check(tree: Path) -> tuple[Run, dict]:
     return measured, {"findings": findings, "errors": errors}
 
 
-def _spread(values: list[float]) -> str:
-    return " / ".join(f"{v:.1f}" for v in values)
+def _spread(values: list[float], digits: int = 1) -> str:
+    return " / ".join(f"{v:.{digits}f}" for v in values)
 
 
 def main() -> None:
@@ -136,6 +139,10 @@ def main() -> None:
         )
         print(f"    all runs: ast.parse {_spread(parses)} s, check {_spread([r.seconds for r in texts])} s, "
               f"json {_spread([r.seconds for r in jsons])} s")
+        text_ratios = [r.seconds / y for r, y in zip(texts, parses)]
+        json_ratios = [r.seconds / y for r, y in zip(jsons, parses)]
+        print(f"    each round's ratio to its yardstick: check {_spread(text_ratios, 2)} (median "
+              f"{statistics.median(text_ratios):.2f}), json {_spread(json_ratios, 2)} (median {statistics.median(json_ratios):.2f})")
         for finding in report["findings"]:
             print(f"    {finding['rule']} {finding['location']}")
         cold_json.append((tree, parse_s, text, json))

@@ -117,14 +117,15 @@ class Cache:
             return None
         return data if content_hash(data) == digest else None
 
-    def save_texts(self, texts: dict[str, bytes]) -> None:
-        """Keep exactly these texts (hash -> bytes): write the new ones, remove the others."""
+    def save_texts(self, texts: dict[str, bytes | None]) -> None:
+        """Keep exactly these texts (hash -> bytes, or None for one that was not read this
+        run: kept if it is stored): write the new ones, remove the others."""
         folder = self.directory / "texts"
         try:
             folder.mkdir(parents=True, exist_ok=True)
             present = {p.stem for p in folder.glob("*.text")}
             for digest, data in texts.items():
-                if digest not in present:
+                if digest not in present and data is not None:
                     _replace(folder / f"{digest}.text", data)
             for digest in present - set(texts):
                 (folder / f"{digest}.text").unlink(missing_ok=True)

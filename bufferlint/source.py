@@ -177,6 +177,11 @@ def _too_large(path: Path, size: int) -> FileError:
     )
 
 
+def overlays_active() -> bool:
+    """Is some file read from an overlay now (``overlaid``), not from disk?"""
+    return bool(_overlays)
+
+
 def read_bytes(path: Path) -> bytes | FileError:
     """The file's bytes (its overlay's, inside ``overlaid``), or why they cannot be read."""
     if _overlays:

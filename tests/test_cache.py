@@ -269,3 +269,67 @@ def test_the_collector_stays_paused_until_the_analysis_is_released(project: Path
     analyze_project(project, files, files, builtin_vocabulary(), cache)
     assert seen and not any(seen)  # paused while the analysis wrote its record
     assert gc.isenabled()
+
+
+def _cache(project: Path) -> Cache:
+    return Cache(cache_directory(project), fingerprint(tool_fingerprint(), builtin_vocabulary(), str(project), 5))
+
+
+def test_a_warm_run_reads_only_the_files_whose_stat_changed(project: Path, monkeypatch) -> None:
+    """Reading and hashing every file was most of a warm run on a large tree: a file whose
+    size, times and inode are those recorded is not read again."""
+    from bufferlint.analysis import cached
+
+    monkeypatch.setattr(cached, "RACY_NS", 0)  # these files were all written a moment ago
+    edited = project / "unrelated.py"
+    edited.write_text("def area(r):\n    return 3.14 * r * r\n")
+    files = sorted(project.rglob("*.py"))
+    analyze_project(project, files, files, builtin_vocabulary(), _cache(project))
+    edited.write_text("def area(radius):\n    return 3.14 * radius * radius\n")
+    read: list[Path] = []
+    original = cached.read_bytes
+    monkeypatch.setattr(cached, "read_bytes", lambda path: read.append(path) or original(path))
+    files = sorted(project.rglob("*.py"))
+    analyze_project(project, files, [edited], builtin_vocabulary(), _cache(project))
+    assert read == [edited]
+
+
+def test_an_edit_that_keeps_the_size_and_modification_time_is_seen(project: Path, monkeypatch) -> None:
+    """The change time cannot be set back: the same size and a restored modification time
+    still read the file again, and the warm result is the cold one."""
+    import os
+
+    from bufferlint.analysis import cached
+
+    monkeypatch.setattr(cached, "RACY_NS", 0)
+    buggy = project / "direct_submit.py"
+    text = buggy.read_text()
+    assert "executor.submit(" in text
+    files = sorted(project.rglob("*.py"))
+    first = analyze_project(project, files, [buggy], builtin_vocabulary(), _cache(project))
+    assert first.findings
+    before = os.stat(buggy)
+    buggy.write_text(text.replace("executor.submit(", "executor.sub_it("))  # the same size: no sink now
+    os.utime(buggy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(buggy).st_size == before.st_size and os.stat(buggy).st_mtime_ns == before.st_mtime_ns
+    warm = analyze_project(project, files, [buggy], builtin_vocabulary(), _cache(project))
+    cold = analyze_project(project, files, [buggy], builtin_vocabulary())
+    assert warm.findings == cold.findings != first.findings
+
+
+def test_an_editor_overlay_is_read_whatever_the_stat_says(project: Path, monkeypatch) -> None:
+    """An unsaved buffer (``source.overlaid``) is not what the file's stat describes."""
+    from bufferlint.analysis import cached
+    from bufferlint.source import overlaid
+
+    monkeypatch.setattr(cached, "RACY_NS", 0)
+    buggy = project / "direct_submit.py"
+    files = sorted(project.rglob("*.py"))
+    assert analyze_project(project, files, [buggy], builtin_vocabulary(), _cache(project)).findings
+    unsaved = buggy.read_text().replace("executor.submit(", "print(")
+    with overlaid({buggy: unsaved}):
+        warm = analyze_project(project, files, [buggy], builtin_vocabulary(), _cache(project))
+        cold = analyze_project(project, files, [buggy], builtin_vocabulary())
+    assert warm.findings == cold.findings
+    after = analyze_project(project, files, [buggy], builtin_vocabulary(), _cache(project))
+    assert after.findings == analyze_project(project, files, [buggy], builtin_vocabulary()).findings

@@ -6,7 +6,8 @@ Two documents per cache key (``bufferlint.cache``):
 * ``files``: per file *content* (a hash of its bytes), its line count and, once checked,
   whether CPython compiles it (the message when not). Checking a report file costs a parse
   and a compile; with the cache only new or edited files are checked again.
-* ``run``: the last whole-project analysis: every file's content hash, the files it parsed,
+* ``run``: the last whole-project analysis: every file's content hash (and ``os.stat``, so
+  that a later run hashes only the files whose stat changed: ``_unchanged``), the files it parsed,
   the names whose mention makes a file matter (sources, markers, guards, producers found on
   the way, and the word groups of sources that need their arguments, BL005's copies) and the
   method names it asked definitions of, and its findings and errors for
@@ -33,6 +34,7 @@ whole analysis again and records it.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
@@ -46,7 +48,7 @@ from bufferlint.cache import Cache, content_hash
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.gcpause import paused_gc
 from bufferlint.packs import Vocabulary
-from bufferlint.source import read_bytes, read_source
+from bufferlint.source import overlays_active, read_bytes, read_source
 
 if TYPE_CHECKING:
     from bufferlint.analysis.program import ProjectAnalysis
@@ -54,12 +56,25 @@ if TYPE_CHECKING:
 
 @dataclass
 class Scan:
-    """The project's files as read at the start of a run."""
+    """The project's files as found at the start of a run: every readable file's content hash,
+    and the bytes of those read (a file unchanged since the last run, by its ``os.stat``, is
+    not read again: ``_unchanged``)."""
 
     root: Path
-    raw: dict[Path, bytes]  # readable files
-    hashes: dict[Path, str]
+    raw: dict[Path, bytes]  # the files read this run
+    hashes: dict[Path, str]  # every readable file
     unreadable: dict[Path, FileError]
+    stats: dict[Path, list[int]]  # size, mtime, ctime, inode, and when its bytes were last read (ns)
+
+    def data(self, path: Path) -> bytes:
+        """The bytes of a readable file (read now if the scan trusted its stat)."""
+        data = self.raw.get(path)
+        if data is None:
+            read = read_bytes(path)
+            if isinstance(read, FileError):
+                raise ValueError(read.message)  # it went away meanwhile: the run analyses again
+            data = self.raw[path] = read
+        return data
 
     def key(self, path: Path) -> str:
         # A string prefix test (paths are absolute and normalised): Path.relative_to, called
@@ -78,10 +93,11 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
 
 def _analyze_cached(root: Path, files: Collection[Path], report_files: Collection[Path], vocab: Vocabulary,
                     cache: Cache, progress: Callable[[int, int], None] | None) -> AnalysisResult:
-    scan = _read(root, sorted(set(files) | set(report_files), key=path_order))
-    report = set(report_files)
-    facts = _facts(cache.load("files") or {})
+    paths = sorted(set(files) | set(report_files), key=path_order)
     record = cache.load("run")
+    facts = _facts(cache.load("files") or {})
+    scan = _read(root, paths, record, facts)
+    report = set(report_files)
     stored, moved = _reusable(record, scan, cache, vocab)
     reused = stored is not None
     if stored is not None:
@@ -92,6 +108,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     else:
         from bufferlint.analysis.program import ProjectAnalysis, run_analysis  # the engine, only when it runs
 
+        scan = _read(root, paths, None, facts)  # the analysis reads every file: all of them, now
         to_check = [p for p in sorted(report) if p in scan.raw and "error" not in facts.get(scan.hashes[p], {})]
         readable = sorted(scan.raw)
         analysis = ProjectAnalysis(root, readable, readable, vocab, progress, raw=scan.raw, check_files=to_check)
@@ -112,22 +129,23 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "callee_words": sorted(analysis.program.callee_words),
         }
     for path in report:
-        entry = facts.setdefault(scan.hashes[path], {}) if path in scan.raw else None
+        entry = facts.setdefault(scan.hashes[path], {}) if path in scan.hashes else None
         if entry is not None and "error" not in entry:
             error = file_error(path)
             entry["error"] = error.message if error is not None else None
-    for path, data in scan.raw.items():
-        entry = facts.setdefault(scan.hashes[path], {})
+    for path, digest in scan.hashes.items():
+        entry = facts.setdefault(digest, {})
         if "lines" not in entry:
-            entry["lines"] = data.count(b"\n")
+            entry["lines"] = scan.data(path).count(b"\n")
     record["reused"] = reused  # how this run got its result (for tests and -v)
     record["moved"] = sorted(moved)  # edited files whose analysed functions only moved
     record["manifest"] = {scan.key(p): h for p, h in scan.hashes.items()}
+    record["stats"] = {scan.key(p): stat for p, stat in scan.stats.items()}
     record["unreadable"] = sorted(scan.key(p) for p in scan.unreadable)
     cache.save("run", record)
     cache.save("files", {h: facts[h] for h in scan.hashes.values()})
     parsed_paths = [scan.root / key for key in record["parsed"]]
-    cache.save_texts({scan.hashes[p]: scan.raw[p] for p in parsed_paths if p in scan.raw})
+    cache.save_texts({scan.hashes[p]: scan.raw.get(p) for p in parsed_paths if p in scan.hashes})
     result = _result_for(report, scan, stored, facts, parsed, cache.problems)
     if not reused:
         result.cache = "analysed, saved"
@@ -166,15 +184,63 @@ def _facts(body: dict) -> dict:
     return facts
 
 
-def _read(root: Path, files: list[Path]) -> Scan:
-    raw, unreadable = {}, {}
+def _read(root: Path, files: list[Path], record: dict | None, facts: dict) -> Scan:
+    """Hash every file, reading only those ``record`` (the last run's) cannot vouch for, or
+    whose per-content facts (``facts``: its line count) are not at hand."""
+    scan = Scan(root, {}, {}, {}, {})
+    overlaid = overlays_active()  # an editor's unsaved text is not what the stat describes
+    known = _unchanged(None if overlaid else record, scan)
     for path in files:
+        stat = _stat(path)
+        vouched = known(path, stat)
+        if vouched is not None and "lines" in facts.get(vouched[0], {}):
+            scan.hashes[path], scan.stats[path] = vouched[0], stat + [vouched[1]]  # type: ignore[operator]
+            continue
         data = read_bytes(path)
         if isinstance(data, FileError):
-            unreadable[path] = data
-        else:
-            raw[path] = data
-    return Scan(root, raw, {p: content_hash(d) for p, d in raw.items()}, unreadable)
+            scan.unreadable[path] = data
+            continue
+        scan.raw[path], scan.hashes[path] = data, content_hash(data)
+        if stat is not None and not overlaid:
+            scan.stats[path] = stat[:4] + [time.time_ns()]
+    return scan
+
+
+RACY_NS = 2_000_000_000  # timestamps coarser than this (FAT: 2 s) would need more
+
+
+def _unchanged(record: dict | None, scan: Scan) -> Callable[[Path, list[int] | None], tuple[str, int] | None]:
+    """The test of a file against the last run: its recorded hash (and when it was read)
+    when its size, modification and change times and inode are the ones recorded when its
+    bytes were hashed, and that change time is well before that read. Any write or rename changes the change time (and
+    ``os.utime`` cannot set it back), so a file edited since it was read shows another stat,
+    unless the edit fell in the same timestamp tick as the read: git's "racy clean" problem,
+    solved git's way, by trusting only files changed ``RACY_NS`` or more before the read."""
+    try:
+        manifest, stats = record["manifest"], record["stats"]  # type: ignore[index]
+        if not isinstance(manifest, dict) or not isinstance(stats, dict):
+            raise TypeError
+    except (KeyError, TypeError):
+        return lambda path, stat: None
+
+    def known(path: Path, stat: list[int] | None) -> tuple[str, int] | None:
+        key = scan.key(path)
+        old, digest = stats.get(key), manifest.get(key)
+        if stat is None or not isinstance(old, list) or len(old) != 5 or not isinstance(digest, str):
+            return None
+        if old[:4] != stat or not isinstance(old[2], int) or not isinstance(old[4], int) or old[2] >= old[4] - RACY_NS:
+            return None
+        return digest, old[4]
+
+    return known
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 def _reusable(record: dict | None, scan: Scan, cache: Cache, vocab: Vocabulary) -> tuple[AnalysisResult | None, dict]:
@@ -210,7 +276,7 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
     words = set(record["names"]) | set(record["callee_words"])
     groups = [tuple(group) for group in record["groups"]]
     old = file_interface(_text(old_text), path, scan.root, analysed, words, groups)
-    new = file_interface(_text(scan.raw[path]), path, scan.root, analysed, words, groups)
+    new = file_interface(_text(scan.data(path)), path, scan.root, analysed, words, groups)
     if old is None or new is None or old.digest != new.digest:
         return None
     return LineShift(scan.root, old.ranges, new.ranges)
@@ -259,7 +325,7 @@ def _still_valid(record: dict, scan: Scan) -> list[str] | None:
     """Would the analysis of these files select and compute what ``record`` holds? None if
     not; else the edited files it parsed (their interface decides, ``_shift``)."""
     manifest = record.get("manifest")
-    if not isinstance(manifest, dict) or set(manifest) != {scan.key(p) for p in scan.raw}:
+    if not isinstance(manifest, dict) or set(manifest) != {scan.key(p) for p in scan.hashes}:
         return None
     if set(record.get("unreadable", ())) != {scan.key(p) for p in scan.unreadable}:
         return None
@@ -272,7 +338,7 @@ def _still_valid(record: dict, scan: Scan) -> list[str] | None:
         key = scan.key(path)
         if manifest[key] == digest:
             continue
-        data = scan.raw[path]
+        data = scan.data(path)
         if key in parsed:
             edited.append(key)
         elif (pattern is not None and pattern.search(data)) or mentions_group(data, groups) or methods.intersection(defined_names(data)):
@@ -288,7 +354,7 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
     errors += [error for error in stored.errors if error.path in report]
     known = {error.path for error in errors}
     for path in sorted(report):
-        if path in scan.raw and path not in known:
+        if path in scan.hashes and path not in known:
             message = facts.get(scan.hashes[path], {}).get("error")
             if message is not None:
                 errors.append(FileError(path, message))
@@ -297,7 +363,7 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
         findings=[f for f in stored.findings if f.path in report],
         errors=errors,
         notices=sorted(set(stored.notices) | set(problems)),
-        files_seen=len(scan.raw),
+        files_seen=len(scan.hashes),
         files_parsed=parsed,
         lines_seen=sum(facts[h]["lines"] for h in scan.hashes.values()),
     )
