@@ -333,3 +333,18 @@ def test_an_editor_overlay_is_read_whatever_the_stat_says(project: Path, monkeyp
     assert warm.findings == cold.findings
     after = analyze_project(project, files, [buggy], builtin_vocabulary(), _cache(project))
     assert after.findings == analyze_project(project, files, [buggy], builtin_vocabulary()).findings
+
+
+def test_a_full_warm_check_after_one_file_runs_checks_the_rest_in_workers(project: Path, monkeypatch) -> None:
+    """pre-commit runs check only the files they name; the first full check afterwards
+    syntax-checks all the others (in worker processes, as a cold run does) and reports what
+    a cold run reports."""
+    from bufferlint.analysis import syntax_check
+
+    monkeypatch.setattr(syntax_check, "PARALLEL_FROM", 2)  # the pool, even for this small project
+    files = sorted(project.rglob("*.py"))
+    analyze_project(project, files, [project / "direct_submit.py"], builtin_vocabulary(), _cache(project))
+    warm = analyze_project(project, files, files, builtin_vocabulary(), _cache(project))
+    cold = analyze_project(project, files, files, builtin_vocabulary())
+    assert any(error.path.name == "broken.py" for error in warm.errors)
+    assert warm.errors == cold.errors and warm.findings == cold.findings

@@ -43,7 +43,7 @@ from bufferlint.analysis.index import module_name
 from bufferlint.discovery import path_order
 from bufferlint.analysis.interface import LineShift, file_interface
 from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
-from bufferlint.analysis.syntax_check import file_error
+from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.cache import Cache, content_hash
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.gcpause import paused_gc
@@ -128,11 +128,12 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "analysed": _analysed_ranges(analysis, scan),
             "callee_words": sorted(analysis.program.callee_words),
         }
-    for path in report:
-        entry = facts.setdefault(scan.hashes[path], {}) if path in scan.hashes else None
-        if entry is not None and "error" not in entry:
-            error = file_error(path)
-            entry["error"] = error.message if error is not None else None
+    # Report files never checked (a full check after pre-commit runs: thousands of them) are
+    # checked as a cold run checks them, in worker processes.
+    unchecked = [p for p in sorted(report) if p in scan.hashes and "error" not in facts.get(scan.hashes[p], {})]
+    found = {error.path: error.message for error in SyntaxCheck(unchecked).errors()}
+    for path in unchecked:
+        facts.setdefault(scan.hashes[path], {})["error"] = found.get(path)
     for path, digest in scan.hashes.items():
         entry = facts.setdefault(digest, {})
         if "lines" not in entry:
