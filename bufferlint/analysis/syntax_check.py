@@ -61,11 +61,14 @@ class SyntaxCheck:
         if self.pool is None:
             return [error for chunk in self.chunks for error in _check(chunk)]
         try:
-            # The workers take chunks in order: whatever has not started yet, this process
-            # checks itself instead of waiting.
-            errors = []
-            for future, chunk in zip(self.futures, self.chunks):
-                errors += _check(chunk) if future.cancel() else future.result()
-            return errors
+            # The workers take chunks from the front: this process takes back the ones not
+            # started from the back, so that both work until they meet (waiting on the front
+            # first would leave it idle while a worker checks everything in turn).
+            found: list[list[FileError] | None] = [None] * len(self.chunks)
+            for position in reversed(range(len(self.chunks))):
+                if self.futures[position].cancel():
+                    found[position] = _check(self.chunks[position])
+            return [error for position, errors in enumerate(found)
+                    for error in (errors if errors is not None else self.futures[position].result())]
         finally:
             self.pool.shutdown()
