@@ -66,16 +66,6 @@ class Scan:
     unreadable: dict[Path, FileError]
     stats: dict[Path, list[int]]  # size, mtime, ctime, inode, and when its bytes were last read (ns)
 
-    def data(self, path: Path) -> bytes:
-        """The bytes of a readable file (read now if the scan trusted its stat)."""
-        data = self.raw.get(path)
-        if data is None:
-            read = read_bytes(path)
-            if isinstance(read, FileError):
-                raise ValueError(read.message)  # it went away meanwhile: the run analyses again
-            data = self.raw[path] = read
-        return data
-
     def key(self, path: Path) -> str:
         # A string prefix test (paths are absolute and normalised): Path.relative_to, called
         # for every file several times a run, was a third of a warm run's time.
@@ -137,7 +127,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     for path, digest in scan.hashes.items():
         entry = facts.setdefault(digest, {})
         if "lines" not in entry:
-            entry["lines"] = scan.data(path).count(b"\n")
+            entry["lines"] = scan.raw[path].count(b"\n")  # a file not read has its facts (``_read``)
     record["reused"] = reused  # how this run got its result (for tests and -v)
     record["moved"] = sorted(moved)  # edited files whose analysed functions only moved
     record["manifest"] = {scan.key(p): h for p, h in scan.hashes.items()}
@@ -213,10 +203,11 @@ RACY_NS = 2_000_000_000  # timestamps coarser than this (FAT: 2 s) would need mo
 def _unchanged(record: dict | None, scan: Scan) -> Callable[[Path, list[int] | None], tuple[str, int] | None]:
     """The test of a file against the last run: its recorded hash (and when it was read)
     when its size, modification and change times and inode are the ones recorded when its
-    bytes were hashed, and that change time is well before that read. Any write or rename changes the change time (and
-    ``os.utime`` cannot set it back), so a file edited since it was read shows another stat,
-    unless the edit fell in the same timestamp tick as the read: git's "racy clean" problem,
-    solved git's way, by trusting only files changed ``RACY_NS`` or more before the read."""
+    bytes were hashed, and that change time is well before that read. Any write or rename
+    changes the change time (and ``os.utime`` cannot set it back), so a file edited since it
+    was read shows another stat, unless the edit fell in the same timestamp tick as the read:
+    git's "racy clean" problem, solved git's way, by trusting only files changed ``RACY_NS``
+    or more before the read."""
     try:
         manifest, stats = record["manifest"], record["stats"]  # type: ignore[index]
         if not isinstance(manifest, dict) or not isinstance(stats, dict):
@@ -229,7 +220,7 @@ def _unchanged(record: dict | None, scan: Scan) -> Callable[[Path, list[int] | N
         old, digest = stats.get(key), manifest.get(key)
         if stat is None or not isinstance(old, list) or len(old) != 5 or not isinstance(digest, str):
             return None
-        if old[:4] != stat or not isinstance(old[2], int) or not isinstance(old[4], int) or old[2] >= old[4] - RACY_NS:
+        if old[:4] != stat or not isinstance(old[4], int) or old[2] >= old[4] - RACY_NS:
             return None
         return digest, old[4]
 
@@ -277,7 +268,7 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
     words = set(record["names"]) | set(record["callee_words"])
     groups = [tuple(group) for group in record["groups"]]
     old = file_interface(_text(old_text), path, scan.root, analysed, words, groups)
-    new = file_interface(_text(scan.data(path)), path, scan.root, analysed, words, groups)
+    new = file_interface(_text(scan.raw[path]), path, scan.root, analysed, words, groups)
     if old is None or new is None or old.digest != new.digest:
         return None
     return LineShift(scan.root, old.ranges, new.ranges)
@@ -339,7 +330,7 @@ def _still_valid(record: dict, scan: Scan) -> list[str] | None:
         key = scan.key(path)
         if manifest[key] == digest:
             continue
-        data = scan.data(path)
+        data = scan.raw[path]  # a changed hash: the file was read
         if key in parsed:
             edited.append(key)
         elif (pattern is not None and pattern.search(data)) or mentions_group(data, groups) or methods.intersection(defined_names(data)):

@@ -181,6 +181,7 @@ def _bound_to_container(src: SourceModule, name: cst.Name, vocab: Vocabulary) ->
     return False
 
 
+# SourceModule -> {function node -> its assignments}; nodes hash by identity, like the parent map.
 _ASSIGNED: "weakref.WeakKeyDictionary[SourceModule, dict]" = weakref.WeakKeyDictionary()
 
 
@@ -189,10 +190,10 @@ def _assigned_values(src: SourceModule, scope: cst.CSTNode) -> dict[str, list[cs
     one walk of the function per file, however many of its findings ask (a loader with
     dozens of retained weights asks once per weight)."""
     per_scope = _ASSIGNED.setdefault(src, {})
-    found = per_scope.get(id(scope))
-    if found is not None and found[0] is scope:
-        return found[1]
-    values: dict[str, list[cst.BaseExpression]] = {}
+    values = per_scope.get(scope)
+    if values is not None:
+        return values
+    values = per_scope[scope] = {}
     for node in src.descendants(scope):
         targets: list[cst.BaseExpression] = []
         if isinstance(node, cst.Assign):
@@ -203,12 +204,7 @@ def _assigned_values(src: SourceModule, scope: cst.CSTNode) -> dict[str, list[cs
         if names and node.value is not None and _scope_of(src, node) is scope:
             for target in names:
                 values.setdefault(target, []).append(node.value)
-    per_scope[id(scope)] = (scope, values)
     return values
-
-
-def _names(target: cst.BaseExpression, name: str) -> bool:
-    return isinstance(target, cst.Name) and target.value == name
 
 
 def _scope_of(src: SourceModule, node: cst.CSTNode) -> cst.CSTNode:
