@@ -85,8 +85,11 @@ class Cache:
 
     def load(self, name: str) -> dict | None:
         """The document ``name`` written under this key, or None (absent, corrupt, foreign)."""
+        return self._read(self.directory / f"{name}.json")
+
+    def _read(self, path: Path) -> dict | None:
         try:
-            document = json.loads((self.directory / f"{name}.json").read_bytes())
+            document = json.loads(path.read_bytes())
         except (OSError, ValueError, RecursionError):
             return None
         if not isinstance(document, dict) or document.get("format") != FORMAT or document.get("key") != self.key:
@@ -105,6 +108,25 @@ class Cache:
             _replace(self.directory / f"{name}.json", data)
         except OSError as exc:
             self.problems.append(f"cache not written to {self.directory}: {exc.strerror or exc}")
+
+    # Documents per parsed file (``folder/<content hash>.json``): the logs of its analyses.
+
+    def load_document(self, folder: str, name: str) -> dict | None:
+        return self._read(self.directory / folder / f"{name}.json")
+
+    def save_documents(self, folder: str, documents: dict[str, dict]) -> None:
+        """Keep exactly these documents in ``folder`` (written atomically, as ``save``)."""
+        place = self.directory / folder
+        try:
+            place.mkdir(parents=True, exist_ok=True)
+            for old in place.glob("*.json"):
+                if old.stem not in documents:
+                    old.unlink(missing_ok=True)
+            for name, body in documents.items():
+                data = json.dumps({"format": FORMAT, "key": self.key, "body": body}, separators=(",", ":")).encode()
+                _replace(place / f"{name}.json", data)
+        except OSError as exc:
+            self.problems.append(f"cache not written to {place}: {exc.strerror or exc}")
 
     # Texts of the files the last analysis parsed, by content hash: a warm run compares an
     # edited file with the version it analysed (``analysis.interface``).

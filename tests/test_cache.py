@@ -348,3 +348,39 @@ def test_a_full_warm_check_after_one_file_runs_checks_the_rest_in_workers(projec
     cold = analyze_project(project, files, files, builtin_vocabulary())
     assert any(error.path.name == "broken.py" for error in warm.errors)
     assert warm.errors == cold.errors and warm.findings == cold.findings
+
+
+def test_an_edit_inside_an_analysed_function_that_keeps_its_effects_is_replayed(project: Path) -> None:
+    """A line added to ``load`` (analysed): the function is interpreted again against what
+    each recorded analysis of it read, writes and produces the same, so the recorded
+    analysis holds with the findings after the new line moved down; then a second edit on
+    top of the first, and one that changes what ``load`` does (analysed again)."""
+    check(project)
+    target = project / "direct_submit.py"
+    text = target.read_text()
+    target.write_text(text.replace("        futures = []\n", "        futures = []\n        count = 0  # new\n", 1))
+    warm = check(project)
+    record = _record(project)
+    assert record["reused"] and record["replayed"] == ["direct_submit.py"]
+    assert warm == check(project, "--no-cache")
+    assert any(f["path"] == "direct_submit.py" and f["line"] == 18 for f in warm["findings"])  # was 17
+    target.write_text(target.read_text().replace("        for future in futures:\n", "        for future in list(futures):\n", 1))
+    warm = check(project)
+    assert _record(project)["replayed"] == ["direct_submit.py"]
+    assert warm == check(project, "--no-cache")
+    target.write_text(target.read_text().replace("            future.result()\n", "            print(future)\n", 1))
+    warm = check(project)
+    assert not _record(project)["reused"]
+    assert warm == check(project, "--no-cache")
+
+
+def test_an_added_line_sharing_a_number_with_a_finding_is_analysed_again(project: Path) -> None:
+    """The added line is numbered after the finding's line while replaying: their trace
+    steps could not be told apart, so the recorded findings are not reused."""
+    check(project)
+    target = project / "direct_submit.py"
+    marked = "futures.append(executor.submit(params[name].copy_, weight))  # expect: BL001\n"
+    target.write_text(target.read_text().replace(marked, marked + "            count = 0\n", 1))
+    warm = check(project)
+    assert not _record(project)["reused"]
+    assert warm == check(project, "--no-cache")

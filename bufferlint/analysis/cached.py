@@ -21,18 +21,24 @@ parsed and still mentions none of the names and defines none of the asked method
 analysis would select the same files and compute the same thing: its findings and errors are
 reused, and only the changed files' own checks run.
 
-A parsed file that was edited is compared with the version the analysis read (its text is
-kept in the cache): when its interface (``analysis.interface``: everything the analysis reads
-of it outside the functions it interpreted, and those functions' whole syntax trees) is the
-same, the analysis would compute the same thing with those functions at their new lines, so
-the recorded findings are reused with their lines in that file moved. That is the usual
-pre-commit case: an edit to ``forward`` of a model whose ``load_weights`` was analysed.
-Anything else (an analysed function edited, a file added or removed, other settings) runs the
-whole analysis again and records it.
+A parsed file edited since the analysis is compared with the version the analysis read (its
+text is kept in the cache, and the record keeps those versions' hashes, ``base``: the record
+always describes the analysis as it ran, and each run maps it onto the files as they are):
+when its interface (``analysis.interface``: everything the analysis reads of it outside the
+functions it interpreted, and those functions' whole syntax trees) is the same, the analysis
+would compute the same thing with those functions at their new lines, so the recorded
+findings are reused with their lines in that file moved. That is the usual pre-commit case:
+an edit to ``forward`` of a model whose ``load_weights`` was analysed. When only the bodies of
+interpreted functions changed, each is interpreted again against the recorded log of its
+analyses (``analysis.edits``, ``analysis.replay``: the logs are written per parsed file, as
+JSON, by the run that analysed); if it does exactly what it did, the findings are reused
+the same way. Anything else (a file added or removed, other settings, a replay that differs)
+runs the whole analysis again and records it.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import time
 from dataclasses import dataclass, replace
@@ -41,7 +47,12 @@ from typing import TYPE_CHECKING, Callable, Collection
 
 from bufferlint.analysis.index import module_name
 from bufferlint.discovery import path_order
+from bufferlint.analysis.edits import LineMap, check_edit
+from bufferlint.analysis.index import ModuleInfo, ProjectIndex
 from bufferlint.analysis.interface import LineShift, file_interface
+from bufferlint.analysis.codec import Unencodable
+from bufferlint.analysis.replay import decode_logs, encode_logs, seal
+from bufferlint.analysis.vocabmatch import VocabIndex
 from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.cache import Cache, content_hash
@@ -91,17 +102,15 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     stored, moved = _reusable(record, scan, cache, vocab)
     reused = stored is not None
     if stored is not None:
-        parsed = stored.files_parsed
-        if moved:  # the findings now stand at the new lines of the edited files
-            record["analysed"].update(moved)
-            record["result"] = _encode_result(stored, scan)
+        parsed = stored.files_parsed  # the record stays the analysis's own (``base``: what it read)
     else:
         from bufferlint.analysis.program import ProjectAnalysis, run_analysis  # the engine, only when it runs
 
         scan = _read(root, paths, None, facts)  # the analysis reads every file: all of them, now
         to_check = [p for p in sorted(report) if p in scan.raw and "error" not in facts.get(scan.hashes[p], {})]
         readable = sorted(scan.raw)
-        analysis = ProjectAnalysis(root, readable, readable, vocab, progress, raw=scan.raw, check_files=to_check)
+        analysis = ProjectAnalysis(root, readable, readable, vocab, progress, raw=scan.raw, check_files=to_check,
+                                   record=True)
         full = run_analysis(analysis)
         checked = {error.path: error.message for error in analysis.check_errors}
         for path in to_check:
@@ -117,7 +126,9 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "result": _encode_result(stored, scan),
             "analysed": _analysed_ranges(analysis, scan),
             "callee_words": sorted(analysis.program.callee_words),
+            "base": {scan.key(p): scan.hashes[p] for p in analysis.parsed if p in scan.hashes},
         }
+        cache.save_documents("replay", _logs_by_file(analysis, scan))
     # Report files never checked (a full check after pre-commit runs: thousands of them) are
     # checked as a cold run checks them, in worker processes.
     unchecked = [p for p in sorted(report) if p in scan.hashes and "error" not in facts.get(scan.hashes[p], {})]
@@ -129,22 +140,43 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
         if "lines" not in entry:
             entry["lines"] = scan.raw[path].count(b"\n")  # a file not read has its facts (``_read``)
     record["reused"] = reused  # how this run got its result (for tests and -v)
-    record["moved"] = sorted(moved)  # edited files whose analysed functions only moved
+    record["moved"] = sorted(k for k, shift in moved.items() if isinstance(shift, LineShift))  # analysed functions only moved
+    record["replayed"] = sorted(k for k, shift in moved.items() if isinstance(shift, LineMap))  # edited inside, replayed
     record["manifest"] = {scan.key(p): h for p, h in scan.hashes.items()}
     record["stats"] = {scan.key(p): stat for p, stat in scan.stats.items()}
     record["unreadable"] = sorted(scan.key(p) for p in scan.unreadable)
     cache.save("run", record)
     cache.save("files", {h: facts[h] for h in scan.hashes.values()})
-    parsed_paths = [scan.root / key for key in record["parsed"]]
-    cache.save_texts({scan.hashes[p]: scan.raw.get(p) for p in parsed_paths if p in scan.hashes})
+    cache.save_texts({digest: scan.raw.get(scan.root / key) if scan.hashes.get(scan.root / key) == digest else None
+                      for key, digest in record["base"].items()})
     result = _result_for(report, scan, stored, facts, parsed, cache.problems)
     if not reused:
         result.cache = "analysed, saved"
+    elif record["replayed"]:
+        result.cache = f"the last analysis reused, edits inside analysed functions replayed in {', '.join(record['replayed'])}"
     elif moved:
         result.cache = f"the last analysis reused, with the lines moved in {', '.join(sorted(moved))}"
     else:
         result.cache = "the last analysis reused"
     return result
+
+
+def _logs_by_file(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict]:
+    """The analyses' logs (``analysis.replay``) as one document per parsed file, named by
+    its content hash."""
+    program = analysis.program
+    seal(program.logs, program.outcomes)
+    grouped: dict[Path, dict] = {}
+    for qualname, logs in (program.logs or {}).items():
+        info = program.index.functions.get(qualname)
+        if info is not None:
+            grouped.setdefault(info.module.path, {})[qualname] = logs
+    documents = {}
+    for path, logs in grouped.items():
+        document = encode_logs(logs)
+        if document is not None and path in scan.hashes:
+            documents[scan.hashes[path]] = document
+    return documents
 
 
 def _analysed_ranges(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict[str, list[int]]]:
@@ -250,28 +282,73 @@ def _reusable(record: dict | None, scan: Scan, cache: Cache, vocab: Vocabulary) 
             shifts[scan.root / key] = shift
         result = _decode_result(record["result"], scan.root)
         result.files_parsed = int(record["files_parsed"])
-        if shifts and not _move(result, shifts):
+        if shifts and not _move(result, shifts, scan.root):
             return None, {}
-        return result, {scan.key(path): {q: list(r) for q, r in shift.new.items()} for path, shift in shifts.items()}
+        return result, {scan.key(path): shift for path, shift in shifts.items()}
     except (KeyError, TypeError, ValueError, AttributeError):
         return None, {}  # a damaged record: analyse again
 
 
-def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) -> LineShift | None:
-    """How the analysed functions of the edited parsed file ``key`` moved, if its interface
-    is the one the recorded analysis read (None: it changed, or the old text is gone)."""
+def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) -> LineShift | LineMap | None:
+    """How the lines of the edited parsed file ``key`` map from the version the recorded
+    analysis read, if that analysis holds for it: the same interface (its analysed functions
+    only moved), or edits inside analysed functions that replay exactly (``analysis.edits``).
+    None: analyse again (or the old text is gone)."""
     path = scan.root / key
-    old_text = cache.load_text(record["manifest"][key])
-    if old_text is None:
+    base = record["base"][key]
+    old_data, new_data = cache.load_text(base), _bytes(scan, path)
+    if old_data is None or new_data is None:
         return None
     analysed = set(record["analysed"].get(key, {}))
     words = set(record["names"]) | set(record["callee_words"])
     groups = [tuple(group) for group in record["groups"]]
-    old = file_interface(_text(old_text), path, scan.root, analysed, words, groups)
-    new = file_interface(_text(scan.raw[path]), path, scan.root, analysed, words, groups)
-    if old is None or new is None or old.digest != new.digest:
+    old_text, new_text = _text(old_data), _text(new_data)
+    old = file_interface(old_text, path, scan.root, analysed, words, groups)
+    new = file_interface(new_text, path, scan.root, analysed, words, groups)
+    if old is None or new is None:
         return None
-    return LineShift(scan.root, old.ranges, new.ranges)
+    if old.digest == new.digest:
+        return LineShift(scan.root, old.ranges, new.ranges)
+
+    def logs_of(qualnames: set[str]):
+        document = cache.load_document("replay", base)
+        return decode_logs(document, qualnames) if document is not None else None
+
+    try:
+        return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, _analysed_module(record, scan, cache),
+                          VocabIndex(vocab), vocab)
+    except (Unencodable, KeyError, TypeError, ValueError):
+        return None  # a damaged log: analyse again
+
+
+def _analysed_module(record: dict, scan: Scan, cache: Cache) -> Callable[[str], ProjectIndex | None]:
+    """A module's index as the recorded analysis read it (None: it changed since, or is gone)."""
+    paths: dict[str, Path] = {}
+
+    def load(name: str) -> ProjectIndex | None:
+        if not paths:
+            paths.update({module_name(scan.root / key, scan.root)[0]: scan.root / key for key in record["base"]})
+        path = paths.get(name)
+        if path is None:
+            return None
+        data = cache.load_text(record["base"][scan.key(path)])
+        if data is None or scan.hashes.get(path) != record["base"][scan.key(path)]:
+            return None
+        text = _text(data)
+        index = ProjectIndex()
+        index.add_module(ModuleInfo(name, path, ast.parse(text), text, module_name(path, scan.root)[1]))
+        return index
+
+    return load
+
+
+def _bytes(scan: Scan, path: Path) -> bytes | None:
+    """The file's bytes as hashed this run (read again if the stat vouched for it)."""
+    data = scan.raw.get(path)
+    if data is None:
+        read = read_bytes(path)
+        data = read if isinstance(read, bytes) and content_hash(read) == scan.hashes.get(path) else None
+    return data
 
 
 def _text(data: bytes) -> str:
@@ -282,12 +359,12 @@ def _text(data: bytes) -> str:
     return source.text
 
 
-def _move(result: AnalysisResult, shifts: dict[Path, LineShift]) -> bool:
+def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root: Path) -> bool:
     """Move the findings' lines in the edited files; False when one cannot be placed, or
     an error or notice of the analysis concerns an edited file (it may name a line)."""
     if any(error.path in shifts for error in result.errors):
         return False
-    modules = {module_name(path, shift.root)[0] + ":" for path, shift in shifts.items()}
+    modules = {module_name(path, root)[0] + ":" for path in shifts}
     if any(module in notice for notice in result.notices for module in modules):
         return False
     moved = []
@@ -322,18 +399,21 @@ def _still_valid(record: dict, scan: Scan) -> list[str] | None:
     if set(record.get("unreadable", ())) != {scan.key(p) for p in scan.unreadable}:
         return None
     parsed = set(record.get("parsed", ()))
+    base = record["base"]
     methods = set(record.get("methods", ()))
     pattern = word_pattern(set(record.get("names", ())), binary=True)
     groups = [tuple(group) for group in record.get("groups", ())]
     edited = []
     for path, digest in scan.hashes.items():
         key = scan.key(path)
+        if key in parsed:
+            if base[key] != digest:  # edited since the analysis (not only since the last run)
+                edited.append(key)
+            continue
         if manifest[key] == digest:
             continue
         data = scan.raw[path]  # a changed hash: the file was read
-        if key in parsed:
-            edited.append(key)
-        elif (pattern is not None and pattern.search(data)) or mentions_group(data, groups) or methods.intersection(defined_names(data)):
+        if (pattern is not None and pattern.search(data)) or mentions_group(data, groups) or methods.intersection(defined_names(data)):
             return None
     return edited
 

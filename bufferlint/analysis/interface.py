@@ -29,6 +29,11 @@ from bufferlint.analysis.textscan import defined_names, mentions_group, word_pat
 class Interface:
     digest: str
     ranges: dict[str, tuple[int, int]]  # analysed function -> (def line, last line)
+    # The same facts without the analysed functions' bodies (their signatures, and what
+    # other code reads of them, stay), and those bodies: two versions with the same outline
+    # differ only inside analysed functions, which ``analysis.replay`` can check.
+    outline: str = ""
+    bodies: dict[str, str] | None = None
 
 
 def file_interface(text: str, path: Path, root: Path, analysed: set[str], words: set[str],
@@ -62,6 +67,13 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
         "classes": [_class_facts(info) for _, info in sorted(index.classes.items())],
         "functions": [_function_facts(info, analysed, pattern, groups, lines, enclosing) for info in functions],
     }
+    bodies = {info.qualname: facts_of[-1] for info in functions
+              if info.qualname in analysed and info.kind != "module" for facts_of in [_function_facts(info, analysed, pattern, groups, lines, enclosing)]}
+    outline_facts = dict(facts, functions=[
+        _function_facts(info, analysed, pattern, groups, lines, enclosing)[:-1] + [_read_by_others(info)]
+        if info.qualname in bodies else _function_facts(info, analysed, pattern, groups, lines, enclosing)
+        for info in functions
+    ])
     ranges = {
         info.qualname: (info.node.lineno, info.node.end_lineno or info.node.lineno)
         for info in functions if info.qualname in analysed and info.kind != "module"
@@ -72,7 +84,20 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
         for i, stmt in enumerate(top):
             ranges[f"{name}.<top:{i}>"] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
-    return Interface(digest, ranges)
+    outline = hashlib.sha256(json.dumps(outline_facts, sort_keys=True, default=str).encode()).hexdigest()
+    return Interface(digest, ranges, outline, bodies)
+
+
+def _read_by_others(info: FunctionInfo) -> list:
+    """What other analyses (its callers, its nested functions) read of an analysed function
+    besides its index entry: its signature, decorators, whether it is a generator or a
+    coroutine, the names it declares global. (The names it assigns are its nested functions'
+    closure variables: an analysed nested function of an edited one is replayed too.)"""
+    node = info.node
+    signature = [ast.dump(node.args)]
+    if not isinstance(node, ast.Lambda):
+        signature += [ast.dump(d) for d in node.decorator_list] + [ast.dump(node.returns) if node.returns else None]
+    return signature + [info.is_generator, sorted(info.declared_globals)]
 
 
 def _class_facts(info: ClassInfo) -> list:

@@ -21,6 +21,7 @@ from typing import Callable
 
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
+from bufferlint.analysis.replay import AnalysisLog, RecordingProgram
 from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
@@ -69,6 +70,9 @@ class Program:
         self.queued: set[str] = set()
         self.queued_later: set[str] = set()
         self._line_cache: dict[Path, list[str]] = {}
+        # Every analysis's reads, writes and outcome, when the run is recorded for the cache
+        # (``analysis.replay``: an edit inside one function is checked against them).
+        self.logs: dict[str, list[AnalysisLog]] | None = None
 
     # -- queries used by the interpreter ---------------------------------------------
 
@@ -232,14 +236,20 @@ class Program:
                 )
                 continue
             self.analyses[qualname] = count + 1
+            log = None
+            if self.logs is not None:
+                log = AnalysisLog()
+                self.logs.setdefault(qualname, []).append(log)
             try:
-                outcome = FunctionInterpreter(info, self).run()
+                outcome = FunctionInterpreter(info, self if log is None else RecordingProgram(self, log)).run()
             except Exception as exc:  # an engine bug must cost one function, not the run
                 if debugging():
                     raise
                 self.failures[qualname] = exc
                 continue
             self.outcomes[qualname] = outcome
+            if log is not None:
+                log.close(outcome)
             if tick is not None:
                 tick()
             for callee in outcome.callees:
@@ -295,15 +305,18 @@ class ProjectAnalysis:
 
     def __init__(self, root: Path, files, report_files, vocab: Vocabulary,
                  progress: Callable[[int, int], None] | None = None, *,
-                 raw: dict[Path, bytes] | None = None, check_files=None) -> None:
+                 raw: dict[Path, bytes] | None = None, check_files=None, record: bool = False) -> None:
         """``raw``: the files' bytes when the caller has read them already; ``check_files``:
-        the files to check for syntax and compile errors (default: ``report_files``)."""
+        the files to check for syntax and compile errors (default: ``report_files``);
+        ``record``: log every analysis for the cache (``Program.logs``)."""
         self.root = root
         self.progress = progress  # (files parsed, functions analysed), for the progress line
         self.files = sorted(set(files) | set(report_files))
         self.report_files = set(report_files)
         self.check_files = self.report_files if check_files is None else set(check_files)
         self.program = Program(root, vocab)
+        if record:
+            self.program.logs = {}
         self.result = AnalysisResult()
         self.given = raw or {}
         self.raw: dict[Path, bytes] = {}

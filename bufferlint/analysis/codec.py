@@ -1,0 +1,167 @@
+"""The analysis's values as JSON, and equality that sees everything (traces included).
+
+The cache never holds pickle (reading a cache folder must not run code, ``bufferlint.cache``),
+so the recorded analyses (``analysis.replay``) are written as JSON: each object of an
+allowed class becomes a row of a shared table (an object met twice is written once), and
+reading builds only those classes. Anything else cannot be encoded (``Unencodable``): the
+analysis that holds it is not recorded, and an edit to its function is analysed afresh.
+
+``digest`` fingerprints a value field by field, including the fields that ``==`` ignores
+(traces): a replayed analysis is accepted only if it wrote and produced exactly what the
+recorded one did, down to the trace a finding will show.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path, PurePath
+
+from bufferlint.analysis.calls import CallEdge
+from bufferlint.analysis.state import Pending
+from bufferlint.analysis.summaries import FieldStore, SinkReach, Site, Summary
+from bufferlint.analysis.values import Borrow, Cleared, Cond, ParamRef, Value
+from bufferlint.findings import Span, TraceStep
+
+CLASSES = {cls.__name__: cls for cls in (
+    Borrow, Cleared, Cond, ParamRef, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
+)}
+FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in CLASSES.items()}
+
+
+class Unencodable(Exception):
+    """A value of a class the codec does not know (or a malformed document)."""
+
+
+class Encoder:
+    """Encodes values into rows of one table (``rows``), objects shared by identity once."""
+
+    def __init__(self) -> None:
+        self.rows: list = []
+        self._seen: dict[int, int] = {}
+        self._keep: list = []  # the encoded objects stay alive, so their ids stay theirs
+
+    def encode(self, value):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, (tuple, frozenset)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
+            return {"t" if isinstance(value, tuple) else "s": list(value)}  # small and common: written in place
+        known = self._seen.get(id(value))
+        if known is not None:
+            return {"r": known}
+        if isinstance(value, tuple):
+            row = {"t": [self.encode(v) for v in value]}
+        elif isinstance(value, list):
+            row = {"l": [self.encode(v) for v in value]}
+        elif isinstance(value, (frozenset, set)):
+            row = {"s" if isinstance(value, frozenset) else "m": [self.encode(v) for v in value]}
+        elif isinstance(value, dict):
+            row = {"d": [[self.encode(k), self.encode(v)] for k, v in value.items()]}
+        elif isinstance(value, PurePath):
+            row = {"p": str(value)}
+        elif isinstance(value, bytes):
+            row = {"b": value.decode("latin-1")}
+        elif isinstance(value, CallEdge):
+            row = {"e": [self.encode(value.callee), self.encode(value.bound), self.encode(value.assume), self.encode(value.step)]}
+        elif type(value).__name__ in CLASSES and type(value) is CLASSES[type(value).__name__]:
+            name = type(value).__name__
+            row = {"c": name, "f": [self.encode(getattr(value, f)) for f in FIELDS[name]]}
+        else:
+            raise Unencodable(type(value).__name__)
+        self._keep.append(value)
+        self._seen[id(value)] = len(self.rows)
+        self.rows.append(row)
+        return {"r": len(self.rows) - 1}
+
+
+class Decoder:
+    """Builds the values of a table written by ``Encoder`` (rows decoded once each)."""
+
+    def __init__(self, rows: list) -> None:
+        if not isinstance(rows, list):
+            raise Unencodable("rows")
+        self.rows = rows
+        self._done: dict[int, object] = {}
+
+    def decode(self, data):
+        if data is None or isinstance(data, (bool, int, float, str)):
+            return data
+        if isinstance(data, dict) and "r" not in data:
+            return self._build(data)  # written in place
+        if not isinstance(data, dict) or not isinstance(data.get("r"), int):
+            raise Unencodable("reference")
+        ref = data["r"]
+        if ref in self._done:
+            return self._done[ref]
+        if not 0 <= ref < len(self.rows) or not isinstance(self.rows[ref], dict):
+            raise Unencodable("reference")
+        row = self.rows[ref]
+        value = self._build(row)
+        self._done[ref] = value
+        return value
+
+    def _build(self, row: dict):
+        try:
+            if "t" in row:
+                return tuple(self.decode(v) for v in row["t"])
+            if "l" in row:
+                return [self.decode(v) for v in row["l"]]
+            if "s" in row:
+                return frozenset(self.decode(v) for v in row["s"])
+            if "m" in row:
+                return {self.decode(v) for v in row["m"]}
+            if "d" in row:
+                return {self.decode(k): self.decode(v) for k, v in row["d"]}
+            if "p" in row:
+                return Path(row["p"])
+            if "b" in row:
+                return row["b"].encode("latin-1")
+            if "e" in row:
+                return CallEdge(*(self.decode(v) for v in row["e"]))
+            cls = CLASSES[row["c"]]
+            values = [self.decode(v) for v in row["f"]]
+            if len(values) != len(FIELDS[row["c"]]):
+                raise Unencodable(row["c"])
+            return cls(**dict(zip(FIELDS[row["c"]], values)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Unencodable(str(exc)) from exc
+
+
+def digest(value, memo: dict | None = None) -> bytes:
+    """A fingerprint of ``value`` that sees every field, traces included, and does not
+    depend on the order of sets (nor on the hash seed): what a replayed analysis's writes
+    and outcome are compared by. ``memo`` shares the work on objects met again (by
+    identity; the caller keeps them alive)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return _hash(repr(value).encode())
+    if memo is not None:
+        known = memo.get(id(value))
+        if known is not None:
+            return known[0]
+    if isinstance(value, tuple):
+        parts = [b"t"] + [digest(v, memo) for v in value]
+    elif isinstance(value, list):
+        parts = [b"l"] + [digest(v, memo) for v in value]
+    elif isinstance(value, (frozenset, set)):
+        parts = [b"s"] + sorted(digest(v, memo) for v in value)
+    elif isinstance(value, dict):
+        parts = [b"d"] + sorted(digest(k, memo) + digest(v, memo) for k, v in value.items())
+    elif isinstance(value, PurePath):
+        parts = [b"p", str(value).encode()]
+    elif isinstance(value, bytes):
+        parts = [b"b", value]
+    elif isinstance(value, CallEdge):
+        parts = [b"e"] + [digest(getattr(value, f), memo) for f in CallEdge.__slots__]
+    elif type(value).__name__ in CLASSES and type(value) is CLASSES[type(value).__name__]:
+        name = type(value).__name__
+        parts = [name.encode()] + [digest(getattr(value, f), memo) for f in FIELDS[name]]
+    else:
+        raise Unencodable(type(value).__name__)
+    out = _hash(b"\0".join(parts))
+    if memo is not None:
+        memo[id(value)] = (out, value)
+    return out
+
+
+def _hash(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()

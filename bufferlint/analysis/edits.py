@@ -1,0 +1,140 @@
+"""An edit inside functions the analysis interpreted, checked without analysing the project.
+
+The cache (``analysis.cached``) holds the last analysis and, per parsed file, the log of
+every analysis of its functions (``analysis.replay``). When an edited file differs from the
+analysed version only inside interpreted functions (the same ``interface.Interface.outline``),
+each such function is interpreted again against its recorded reads: if it writes and
+produces exactly what it did, the analysis of the edited project is the recorded one.
+
+The logs speak in the analysed version's lines, so the edited functions are renumbered into
+them (``renumber``): a line the edit kept takes its old number; a line it added takes the
+number of the kept line before it, with its columns moved far past any real column, so every
+position stays distinct and in source order. Findings then move back through the inverse
+(``LineMap``); a finding on a kept line that added lines share a number with is not placed
+(the replay could not tell their trace steps apart), and the project is analysed again.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name, normalize_newlines
+from bufferlint.analysis.interface import Interface
+from bufferlint.analysis.replay import AnalysisLog, ModuleSource, replay_function
+
+ADDED_COLUMN = 1 << 20  # columns of added lines start past this (real columns never reach it)
+
+
+@dataclass(frozen=True)
+class LineMap:
+    """Lines of the analysed version -> lines of the edited one (None: not kept, or shared
+    with added lines); ``new``: where the analysed functions now stand."""
+
+    backward: dict[int, int]
+    shared: frozenset
+    new: dict[str, tuple[int, int]]
+
+    def line(self, line: int) -> int | None:
+        return None if line in self.shared else self.backward.get(line)
+
+
+def renumber(old_lines: list[str], new_lines: list[str]) -> tuple[dict[int, tuple[int, int]], dict[int, int], set[int]]:
+    """(edited line -> (analysed line, column shift), analysed line -> edited line, the
+    analysed lines that added lines were numbered after)."""
+    forward: dict[int, tuple[int, int]] = {}
+    backward: dict[int, int] = {}
+    shared: set[int] = set()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "delete":
+            continue
+        kept = j2 - j1 if tag == "equal" else min(i2 - i1, j2 - j1)
+        for k in range(kept):
+            forward[j1 + k + 1] = (i1 + k + 1, 0)
+            backward[i1 + k + 1] = j1 + k + 1
+        anchor = i1 + kept  # the analysed line before the added ones (0: the file's start)
+        for k in range(kept, j2 - j1):
+            forward[j1 + k + 1] = (anchor, ADDED_COLUMN * (k - kept + 1))
+            shared.add(anchor)
+    return forward, backward, shared
+
+
+def _move_node(node: ast.AST, forward: dict[int, tuple[int, int]]) -> None:
+    for child in ast.walk(node):
+        for line_attr, column_attr in (("lineno", "col_offset"), ("end_lineno", "end_col_offset")):
+            line = getattr(child, line_attr, None)
+            if line is None:
+                continue
+            old, shift = forward[line]
+            setattr(child, line_attr, old)
+            column = getattr(child, column_attr, None)
+            if column is not None:
+                setattr(child, column_attr, column + shift)
+
+
+def edited_functions(old: Interface, new: Interface) -> set[str] | None:
+    """The analysed functions whose code changed, with the analysed functions nested in
+    them (their closures may have changed); None if the files differ elsewhere."""
+    if old.outline != new.outline or old.bodies is None or new.bodies is None or set(old.bodies) != set(new.bodies):
+        return None
+    changed = {q for q, body in new.bodies.items() if old.bodies[q] != body}
+    return {q for q in new.bodies if any(q == c or q.startswith(c + ".") for c in changed)}
+
+
+def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interface, new: Interface,
+               logs_of: Callable[[set[str]], dict[str, list[AnalysisLog]] | None],
+               load: Callable[[str], ProjectIndex | None], vocab, raw_vocab) -> LineMap | None:
+    """The line map from the analysed ``old_text`` to the edited ``new_text`` if every edited
+    function replays its recorded analyses exactly (None: analyse the project again).
+    ``logs_of``: the recorded logs of these functions; ``load``: a module's index, as analysed."""
+    changed = edited_functions(old, new)
+    if not changed:
+        return None
+    logs = logs_of(changed)
+    if logs is None or set(logs) != changed:
+        return None
+    old_text, new_text = normalize_newlines(old_text), normalize_newlines(new_text)
+    forward, backward, shared = renumber(old_text.split("\n"), new_text.split("\n"))
+    name, is_package = module_name(path, root)
+    try:
+        old_tree, new_tree = ast.parse(old_text), ast.parse(new_text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    old_nodes, new_nodes = _function_nodes(old_tree, name), _function_nodes(new_tree, name)
+    outermost = {q for q in changed if not any(q.startswith(c + ".") for c in changed if c != q)}
+    for qualname in outermost:
+        node = new_nodes[qualname]
+        _move_node(node, forward)
+        if (node.lineno, node.col_offset) != (old_nodes[qualname].lineno, old_nodes[qualname].col_offset):
+            return None  # its callers' recorded analyses may have read where it stands
+        if not _replace(old_tree, old_nodes[qualname], node):
+            return None
+    index = ProjectIndex()
+    index.add_module(ModuleInfo(name, path, old_tree, old_text, is_package))  # the analysed version, edits in place
+    modules = ModuleSource(lambda module: index if module == name else load(module))
+    for qualname in sorted(changed):
+        info: FunctionInfo | None = index.functions.get(qualname)
+        if info is None or not replay_function(info, logs[qualname], vocab, raw_vocab, modules):
+            return None
+    return LineMap(backward, frozenset(shared), dict(new.ranges))
+
+
+def _function_nodes(tree: ast.Module, module: str) -> dict[str, ast.AST]:
+    index = ProjectIndex()
+    index.add_module(ModuleInfo(module, Path("<edit>"), tree, "", False))
+    return {q: info.node for q, info in index.functions.items()}
+
+
+def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> bool:
+    for parent in ast.walk(tree):
+        for name, value in ast.iter_fields(parent):
+            if isinstance(value, list):
+                for i, child in enumerate(value):
+                    if child is old:
+                        value[i] = new
+                        return True
+    return False

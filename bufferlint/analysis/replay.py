@@ -1,0 +1,431 @@
+"""Recorded analyses, and replaying one against an edited function.
+
+Why: after an edit inside a function the analysis interpreted (a model's ``load_weights``),
+only that function's code changed. The fixpoint (``analysis.program``) analysed it a few
+times, each time reading some of the project's state (callees' summaries, what objects
+keep, which parameters receive borrowed values, names resolved in the index) and writing
+some (functions activated and queued, values flowing into callees, fields stored) besides
+its outcome. A run is deterministic, so if the edited function, given exactly what each
+recorded analysis read, writes exactly what it wrote and ends with the same outcome, the
+whole run is the recorded one: every other analysis reads what it read before. That is
+checked here (a *trajectory* check, as build systems verify traces), and the recorded
+findings are then the answer.
+
+Recording: during a run with the cache, each analysis sees the Program through a
+``RecordingProgram`` that forwards to it and logs every read with its answer and every
+write, in order (``AnalysisLog``). Replaying: a ``ReplayProgram`` answers the same reads
+from the log and refuses any read it does not hold (``NotRecorded``): a question the recorded
+analysis never asked has no recorded answer, and the run must be analysed afresh. Reads are
+keyed by how many writes came before them, so a read moved across a write is never
+answered from before it. Functions, classes and methods the index answered with are looked
+up in the files that define them, which must be the analysed versions.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+
+from bufferlint.analysis.codec import Decoder, Encoder, Unencodable, digest
+from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex
+
+
+class NotRecorded(Exception):
+    """The replayed analysis asked something the recorded one did not (or wrote otherwise)."""
+
+
+@dataclass
+class AnalysisLog:
+    """One analysis of one function: its reads (keyed by the number of writes before them)
+    with their answers, and fingerprints (``codec.digest``) of its writes in order and of
+    what it produced: enough to check a replay, far less to keep than the values."""
+
+    reads: dict = field(default_factory=dict)  # (epoch, question) -> answer
+    where: dict = field(default_factory=dict)  # function or class qualname -> its module's name
+    writes: int = 0
+    written: "hashlib._Hash" = field(default_factory=lambda: hashlib.blake2b(digest_size=16))
+    step: bytes | None = None  # the digest of its summary, callees and demands; None: it failed
+    final: bytes | None = None  # the digest of the whole outcome, for a function's last analysis
+    broken: bool = False  # a write held a value the codec does not know
+
+    def read(self, question: tuple, answer):
+        self.reads.setdefault((self.writes, question), answer)
+        return answer
+
+    def write(self, action: tuple) -> None:
+        self.writes += 1
+        try:
+            self.written.update(digest(action))
+        except Unencodable:
+            self.broken = True
+
+    def close(self, outcome) -> None:
+        """The analysis ended with ``outcome``: what the fixpoint goes on with."""
+        try:
+            self.step = None if self.broken else digest((outcome.summary, outcome.callees, outcome.demands))
+        except Unencodable:
+            self.step = None
+
+
+def seal(logs: dict[str, list[AnalysisLog]], outcomes: dict) -> None:
+    """After the fixpoint: each function's last analysis gets the digest of its outcome."""
+    memo: dict = {}  # outcomes share values (a callee's summary in many call edges)
+    for qualname, runs in logs.items():
+        last = runs[-1]
+        if last.step is not None and qualname in outcomes:
+            try:
+                last.final = outcome_digest(outcomes[qualname], memo)
+            except Unencodable:
+                last.step = None
+
+
+OUTCOME_FIELDS = ("summary", "findings", "callees", "used_as_guard", "demands", "sited", "edges", "caps")
+
+
+def outcome_digest(outcome, memo: dict | None = None) -> bytes:
+    """Everything the findings are collected from (a function's last outcome)."""
+    return digest(tuple(getattr(outcome, name) for name in OUTCOME_FIELDS), memo)
+
+
+# -- recording ------------------------------------------------------------------------------
+
+class RecordingProgram:
+    """The Program as one analysis sees it, every read and write logged (see module doc)."""
+
+    def __init__(self, program, log: AnalysisLog) -> None:
+        self._program, self._log = program, log
+        self.index = RecordingIndex(program.index, log)
+        self.vocab, self.raw_vocab = program.vocab, program.raw_vocab
+        self.by_name_summaries = program.by_name_summaries  # a memo of summaries: pure
+        self.hot = _Members(program.hot, "hot", log)
+        self.flight_hot = _Members(program.flight_hot, "flight", log)
+        self.span = program.span
+
+    def summary(self, qualname: str):
+        return self._log.read(("summary", qualname), self._program.summary(qualname))
+
+    def field_value(self, classes, attr: str):
+        return self._log.read(("field", tuple(sorted(classes)), attr), self._program.field_value(classes, attr))
+
+    def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
+        answer = self._program.is_hot(qualname, concrete, params)
+        return self._log.read(("is_hot", qualname, concrete, tuple(sorted(params))), answer)
+
+    def in_project(self, qualname: str) -> bool:
+        return self._log.read(("in_project", qualname), self._program.in_project(qualname))
+
+    def methods_named(self, name):
+        found = self._program.methods_named(name)
+        self._log.read(("methods_named", name), tuple(self.index.located(info) for info in found))
+        return found
+
+    def activate(self, qualname: str) -> None:
+        self._log.write(("activate", qualname))
+        self._program.activate(qualname)
+
+    def enqueue(self, qualname: str, later: bool = False) -> None:
+        self._log.write(("enqueue", qualname, later))
+        self._program.enqueue(qualname, later)
+
+    def flow(self, caller, callee, param, concrete, params, flight=False) -> None:
+        self._log.write(("flow", caller, callee, param, concrete, params, flight))
+        self._program.flow(caller, callee, param, concrete, params, flight)
+
+    def store_field(self, owner: str, attr: str, value) -> None:
+        self._log.write(("store_field", owner, attr, value))
+        self._program.store_field(owner, attr, value)
+
+    def consider(self, info: FunctionInfo) -> None:
+        self._log.write(("consider", self.index.located(info)))
+        self._program.consider(info)
+
+
+class _Members:
+    """``(function, parameter) in program.hot``, logged."""
+
+    def __init__(self, members: set, name: str, log: AnalysisLog) -> None:
+        self._members, self._name, self._log = members, name, log
+
+    def __contains__(self, item) -> bool:
+        return self._log.read((self._name, item), item in self._members)
+
+
+class RecordingIndex:
+    """The project index as one analysis sees it, logged; functions and classes are logged
+    by qualname, with the module defining them (``AnalysisLog.where``)."""
+
+    def __init__(self, index: ProjectIndex, log: AnalysisLog) -> None:
+        self._index, self._log = index, log
+        self.functions = _Lookup(index.functions, "function", self)
+        self.classes = _Lookup(index.classes, "class", self)
+
+    def located(self, info) -> str:
+        self._log.where[info.qualname] = info.module.name
+        return info.qualname
+
+    def canonical(self, qualname: str) -> str:
+        return self._log.read(("canonical", qualname), self._index.canonical(qualname))
+
+    def constant(self, qualname: str):
+        return self._log.read(("constant", qualname), self._index.constant(qualname))
+
+    def class_ancestors(self, qualname: str) -> list[str]:
+        return self._log.read(("ancestors", qualname), tuple(self._index.class_ancestors(qualname)))
+
+    def class_method(self, class_qualname: str, name: str):
+        return self._log.read(("class_method", class_qualname, name), self._index.class_method(class_qualname, name))
+
+    def field_types(self, classes, attr: str) -> frozenset:
+        return self._log.read(("field_types", tuple(sorted(classes)), attr), self._index.field_types(classes, attr))
+
+    def attached_functions(self, attr: str) -> list[FunctionInfo]:
+        found = self._index.attached_functions(attr)
+        self._log.read(("attached", attr), tuple(self.located(info) for info in found))
+        return found
+
+    def _base_name(self, module: ModuleInfo, node: ast.expr):
+        return self._index._base_name(module, node)
+
+
+class _Lookup:
+    """``index.functions`` / ``index.classes``: membership and lookups, logged."""
+
+    def __init__(self, table: dict, kind: str, index: RecordingIndex) -> None:
+        self._table, self._kind, self._index = table, kind, index
+
+    def get(self, qualname, default=None):
+        info = self._table.get(qualname)
+        self._index._log.read((self._kind, qualname), self._index.located(info) if info is not None else None)
+        return info if info is not None else default
+
+    def __contains__(self, qualname) -> bool:
+        return self.get(qualname) is not None
+
+    def __getitem__(self, qualname):
+        info = self.get(qualname)
+        if info is None:
+            raise KeyError(qualname)
+        return info
+
+
+# -- replaying --------------------------------------------------------------------------------
+
+class ReplayProgram:
+    """Answers one replayed analysis's reads from its log; compares its writes as they come."""
+
+    def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource") -> None:
+        self._log, self._done = log, 0
+        self._written = hashlib.blake2b(digest_size=16)
+        self.index = ReplayIndex(self, modules)
+        self.vocab, self.raw_vocab = vocab, raw_vocab
+        self.by_name_summaries: dict = {}
+        self.hot = _Answers(self, "hot")
+        self.flight_hot = _Answers(self, "flight")
+        self._line_cache: dict = {}
+
+    def span(self, module: ModuleInfo, node: ast.AST):
+        from bufferlint.analysis.program import Program  # a pure function of the module's text
+
+        return Program.span(self, module, node)  # type: ignore[arg-type]
+
+    def _column(self, module: ModuleInfo, line: int, byte_offset: int) -> int:
+        from bufferlint.analysis.program import Program
+
+        return Program._column(self, module, line, byte_offset)  # type: ignore[arg-type]
+
+    def answer(self, question: tuple):
+        key = (self._done, question)
+        if key not in self._log.reads:
+            raise NotRecorded(question)
+        return self._log.reads[key]
+
+    def wrote(self, action: tuple) -> None:
+        """Reads after a write are answered as recorded after as many writes; the writes
+        themselves are compared once the analysis ends (``same_writes``)."""
+        if self._done >= self._log.writes:
+            raise NotRecorded(action)
+        self._done += 1
+        self._written.update(digest(action))
+
+    def same_writes(self) -> bool:
+        return self._done == self._log.writes and self._written.digest() == self._log.written.digest()
+
+    def summary(self, qualname: str):
+        return self.answer(("summary", qualname))
+
+    def field_value(self, classes, attr: str):
+        return self.answer(("field", tuple(sorted(classes)), attr))
+
+    def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
+        return self.answer(("is_hot", qualname, concrete, tuple(sorted(params))))
+
+    def in_project(self, qualname: str) -> bool:
+        return self.answer(("in_project", qualname))
+
+    def methods_named(self, name):
+        return [self.index.info(q) for q in self.answer(("methods_named", name))]
+
+    def activate(self, qualname: str) -> None:
+        self.wrote(("activate", qualname))
+
+    def enqueue(self, qualname: str, later: bool = False) -> None:
+        self.wrote(("enqueue", qualname, later))
+
+    def flow(self, caller, callee, param, concrete, params, flight=False) -> None:
+        self.wrote(("flow", caller, callee, param, concrete, params, flight))
+
+    def store_field(self, owner: str, attr: str, value) -> None:
+        self.wrote(("store_field", owner, attr, value))
+
+    def consider(self, info: FunctionInfo) -> None:
+        self.wrote(("consider", info.qualname))
+
+
+class _Answers:
+    def __init__(self, program: ReplayProgram, name: str) -> None:
+        self._program, self._name = program, name
+
+    def __contains__(self, item) -> bool:
+        return self._program.answer((self._name, item))
+
+
+class ModuleSource:
+    """The modules a replay looks functions and classes up in: the edited one (its analysed
+    version with the edited functions in place) and, on demand, others as analysed."""
+
+    def __init__(self, load) -> None:
+        self._load = load  # module name -> ProjectIndex holding it (None: not the analysed version)
+        self._indexes: dict[str, ProjectIndex | None] = {}
+
+    def index_of(self, module: str) -> ProjectIndex:
+        if module not in self._indexes:
+            self._indexes[module] = self._load(module)
+        index = self._indexes[module]
+        if index is None:
+            raise NotRecorded(("module", module))
+        return index
+
+
+class ReplayIndex:
+    def __init__(self, program: ReplayProgram, modules: ModuleSource) -> None:
+        self._program, self._modules = program, modules
+        self.functions = _Found(self, "function")
+        self.classes = _Found(self, "class")
+
+    def info(self, qualname: str, kind: str = "function"):
+        module = self._program._log.where.get(qualname)
+        if module is None:
+            raise NotRecorded((kind, qualname))
+        table = self._modules.index_of(module)
+        found = (table.functions if kind == "function" else table.classes).get(qualname)
+        if found is None:
+            raise NotRecorded((kind, qualname))
+        return found
+
+    def canonical(self, qualname: str) -> str:
+        return self._program.answer(("canonical", qualname))
+
+    def constant(self, qualname: str):
+        return self._program.answer(("constant", qualname))
+
+    def class_ancestors(self, qualname: str) -> list[str]:
+        return list(self._program.answer(("ancestors", qualname)))
+
+    def class_method(self, class_qualname: str, name: str):
+        return self._program.answer(("class_method", class_qualname, name))
+
+    def field_types(self, classes, attr: str) -> frozenset:
+        return self._program.answer(("field_types", tuple(sorted(classes)), attr))
+
+    def attached_functions(self, attr: str) -> list[FunctionInfo]:
+        return [self.info(q) for q in self._program.answer(("attached", attr))]
+
+    def _base_name(self, module: ModuleInfo, node: ast.expr):
+        return ProjectIndex._base_name(None, module, node)  # type: ignore[arg-type]  # it reads no index state
+
+
+class _Found:
+    def __init__(self, index: ReplayIndex, kind: str) -> None:
+        self._index, self._kind = index, kind
+
+    def get(self, qualname, default=None):
+        found = self._index._program.answer((self._kind, qualname))
+        return self._index.info(found, self._kind) if found is not None else default
+
+    def __contains__(self, qualname) -> bool:
+        return self._index._program.answer((self._kind, qualname)) is not None
+
+    def __getitem__(self, qualname):
+        info = self.get(qualname)
+        if info is None:
+            raise KeyError(qualname)
+        return info
+
+
+def replay_function(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource) -> bool:
+    """Does ``info`` (an edited function) redo every recorded analysis exactly?"""
+    from bufferlint.analysis.interpreter import FunctionInterpreter
+
+    for i, log in enumerate(logs):
+        if log.step is None:
+            return False
+        program = ReplayProgram(log, vocab, raw_vocab, modules)
+        try:
+            outcome = FunctionInterpreter(info, program).run()  # type: ignore[arg-type]
+            if not program.same_writes() or digest((outcome.summary, outcome.callees, outcome.demands)) != log.step:
+                return False
+            if i == len(logs) - 1 and (log.final is None or outcome_digest(outcome) != log.final):
+                return False
+        except Exception:  # NotRecorded, Unencodable, or the edited code fails where the recorded did not
+            return False
+    return True
+
+
+# -- the logs as JSON (``analysis.codec``) -----------------------------------------------------
+
+def encode_logs(logs: dict[str, list[AnalysisLog]]) -> dict | None:
+    """One file's functions' logs as a JSON document (None if a value cannot be encoded)."""
+    encoder = Encoder()
+    try:
+        body = {
+            qualname: [
+                [[[epoch, encoder.encode(q), encoder.encode(a)] for (epoch, q), a in log.reads.items()],
+                 log.where, log.writes, log.written.hexdigest(),
+                 log.step.hex() if log.step is not None else None, log.final.hex() if log.final is not None else None]
+                for log in runs
+            ]
+            for qualname, runs in logs.items()
+        }
+    except Unencodable:
+        return None
+    return {"rows": encoder.rows, "logs": body}
+
+
+def decode_logs(document: dict, qualnames: set[str]) -> dict[str, list[AnalysisLog]]:
+    """The logs of ``qualnames`` from ``encode_logs``'s document (Unencodable if damaged)."""
+    try:
+        decoder = Decoder(document["rows"])
+        out = {}
+        for qualname in qualnames:
+            runs = []
+            for reads, where, writes, written, step, final in document["logs"][qualname]:
+                log = AnalysisLog({(epoch, decoder.decode(q)): decoder.decode(a) for epoch, q, a in reads}, dict(where))
+                log.writes, log.written = int(writes), _Recorded(bytes.fromhex(written))
+                log.step = bytes.fromhex(step) if step is not None else None
+                log.final = bytes.fromhex(final) if final is not None else None
+                runs.append(log)
+            out[qualname] = runs
+        return out
+    except (KeyError, TypeError, ValueError) as exc:
+        raise Unencodable(str(exc)) from exc
+
+
+class _Recorded:
+    """A digest read back, in the place of the hash that made it."""
+
+    def __init__(self, value: bytes) -> None:
+        self._value = value
+
+    def digest(self) -> bytes:
+        return self._value

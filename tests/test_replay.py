@@ -1,0 +1,56 @@
+"""The recorded analyses' codec and the renumbering of edited lines (``analysis.codec``,
+``analysis.edits``); the replay itself is tested through the cache (tests/test_cache.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bufferlint.analysis.codec import Decoder, Encoder, Unencodable, digest
+from bufferlint.analysis.edits import ADDED_COLUMN, renumber
+from bufferlint.analysis.summaries import Summary
+from bufferlint.analysis.values import Borrow, ParamRef, Value
+from bufferlint.findings import TraceStep
+
+
+def _value(trace_line: int) -> Value:
+    step = TraceStep(Path("/p/m.py"), trace_line, "views a reused buffer")
+    return Value(leaves=frozenset({Borrow(("m.f", 3, 4), False, (step,)), ParamRef(0)}))
+
+
+def test_the_codec_gives_back_what_it_was_given_through_json() -> None:
+    summary = Summary(returns=_value(3), guards=frozenset({(0, "kind")}))
+    encoder = Encoder()
+    data = json.loads(json.dumps({"rows": encoder.rows, "top": encoder.encode((summary, {"k": [b"x", None]}))}))
+    back = Decoder(data["rows"]).decode(data["top"])
+    assert back == (summary, {"k": [b"x", None]})
+    assert digest(back) == digest((summary, {"k": [b"x", None]}))  # traces included
+
+
+def test_the_digest_sees_traces_but_not_set_order() -> None:
+    assert _value(3) == _value(9)  # equality ignores traces ...
+    assert digest(_value(3)) != digest(_value(9))  # ... the digest does not
+    items = [("a", 1), ("b", 2), ("c", 3)]
+    assert digest(frozenset(items)) == digest(frozenset(reversed(items)))
+
+
+def test_values_of_unknown_classes_are_refused() -> None:
+    with pytest.raises(Unencodable):
+        Encoder().encode(object())
+    with pytest.raises(Unencodable):
+        digest(object())
+    with pytest.raises(Unencodable):
+        Decoder([{"c": "os.system", "f": []}]).decode({"r": 0})
+
+
+def test_added_lines_keep_their_order_and_never_share_a_position() -> None:
+    old = ["a", "b", "c"]
+    new = ["a", "x", "y", "b", "C"]
+    forward, backward, shared = renumber(old, new)
+    assert forward[1] == (1, 0) and forward[4] == (2, 0)
+    assert forward[2] == (1, ADDED_COLUMN) and forward[3] == (1, 2 * ADDED_COLUMN)  # after "a", in order
+    assert forward[5] == (3, 0)  # "c" edited into "C": the same place
+    assert backward == {1: 1, 2: 4, 3: 5}
+    assert shared == {1}
