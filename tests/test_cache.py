@@ -384,3 +384,17 @@ def test_an_added_line_sharing_a_number_with_a_finding_is_analysed_again(project
     warm = check(project)
     assert not _record(project)["reused"]
     assert warm == check(project, "--no-cache")
+
+
+def test_logs_written_by_another_run_are_not_replayed(project: Path) -> None:
+    """Concurrent runs each write the logs of their own analysis; a record trusts only its own."""
+    check(project)
+    for path in (project / ".bufferlint_cache" / "replay").glob("*.json"):
+        body = json.loads(path.read_text())
+        body["body"]["run"] = "another"
+        path.write_text(json.dumps(body))
+    target = project / "direct_submit.py"
+    target.write_text(target.read_text().replace("        futures = []\n", "        futures = []\n        count = 0\n", 1))
+    warm = check(project)
+    assert not _record(project)["reused"]
+    assert warm == check(project, "--no-cache")

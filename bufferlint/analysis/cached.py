@@ -127,8 +127,9 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "analysed": _analysed_ranges(analysis, scan),
             "callee_words": sorted(analysis.program.callee_words),
             "base": {scan.key(p): scan.hashes[p] for p in analysis.parsed if p in scan.hashes},
+            "run": os.urandom(8).hex(),  # the logs written with this record (a concurrent run writes its own)
         }
-        cache.save_documents("replay", _logs_by_file(analysis, scan))
+        cache.save_documents("replay", _logs_by_file(analysis, scan, record["run"]))
     # Report files never checked (a full check after pre-commit runs: thousands of them) are
     # checked as a cold run checks them, in worker processes.
     unchecked = [p for p in sorted(report) if p in scan.hashes and "error" not in facts.get(scan.hashes[p], {})]
@@ -161,7 +162,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     return result
 
 
-def _logs_by_file(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict]:
+def _logs_by_file(analysis: ProjectAnalysis, scan: Scan, run: str) -> dict[str, dict]:
     """The analyses' logs (``analysis.replay``) as one document per parsed file, named by
     its content hash."""
     program = analysis.program
@@ -175,7 +176,7 @@ def _logs_by_file(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict]:
     for path, logs in grouped.items():
         document = encode_logs(logs)
         if document is not None and path in scan.hashes:
-            documents[scan.hashes[path]] = document
+            documents[scan.hashes[path]] = dict(document, run=run)
     return documents
 
 
@@ -312,7 +313,9 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
 
     def logs_of(qualnames: set[str]):
         document = cache.load_document("replay", base)
-        return decode_logs(document, qualnames) if document is not None else None
+        if document is None or document.get("run") != record["run"]:
+            return None  # gone, or written by another run (whose analysis this record is not)
+        return decode_logs(document, qualnames)
 
     try:
         return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, _analysed_module(record, scan, cache),
