@@ -7,7 +7,10 @@ pre-commit shape (one changed file on the command line) warm: that file, then a 
 the analysis reads (llama.py, whose `load_weights` is reached by name from the loaders) with
 a comment added, with a line added to a function the analysis did not interpret
 (`forward`: only the findings' lines move, checked against a cold run, which is timed too:
-pre-commit without a cache), and with a line added to `load_weights` (analysed again). Not a test: figures for the README and notes.
+pre-commit without a cache), and with a line added to `load_weights` (interpreted by the
+analysis: its recorded analyses are replayed; checked against a cold run too), then a call
+added there (a question the recorded analyses never asked: analysed again). Not a test:
+figures for the README and notes.
 Every run uses PYTHONHASHSEED=0 (the command pins it itself unless one is set; set here
 so that the runs do not depend on that): on large trees the trace shown for a few findings
 follows set order (a known problem, see docs/architecture.md), and the outputs are
@@ -57,6 +60,8 @@ def reused(tree: Path) -> str:
     record = json.loads((tree / ".bufferlint_cache" / "run.json").read_text())["body"]
     if not record["reused"]:
         return "analysed"
+    if record.get("replayed"):
+        return "reused, edited functions replayed"
     return "reused, lines moved" if record.get("moved") else "reused"
 
 
@@ -64,14 +69,14 @@ def touch(path: Path) -> None:
     path.write_text(path.read_text() + "\n# edited by cache_bench\n")
 
 
-def add_line(path: Path, function: str) -> None:
+def add_line(path: Path, function: str, statement: str = "edited_by_cache_bench = None") -> None:
     """Add a statement before the last one of the first method called ``function``."""
     text = path.read_text()
     node = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.name == function)
     last = node.body[-1]
     lines = text.split("\n")
     indent = lines[last.lineno - 1][: last.col_offset]
-    lines.insert(last.lineno - 1, f"{indent}edited_by_cache_bench = None")
+    lines.insert(last.lineno - 1, f"{indent}{statement}")
     path.write_text("\n".join(lines))
 
 
@@ -108,8 +113,13 @@ def measure(source: Path) -> list[tuple[str, float, str]]:
         seconds, _ = run(tree, READ)
         rows.append((f"pre-commit: {READ} again, unchanged", seconds, reused(tree)))
         add_line(tree / READ, "load_weights")
-        seconds, _ = run(tree, READ)
+        seconds, warm = run(tree, READ)
         rows.append((f"pre-commit: {READ}, line added to load_weights(), alone", seconds, reused(tree)))
+        _, cold = run(tree, "--no-cache", READ)
+        assert warm == cold, "replaying load_weights() changed the output"
+        add_line(tree / READ, "load_weights", "print(len(params_dict))")
+        seconds, _ = run(tree, READ)
+        rows.append((f"pre-commit: {READ}, a call added to load_weights(), alone", seconds, reused(tree)))
     return rows
 
 

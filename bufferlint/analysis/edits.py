@@ -32,11 +32,10 @@ ADDED_COLUMN = 1 << 20  # columns of added lines start past this (real columns n
 @dataclass(frozen=True)
 class LineMap:
     """Lines of the analysed version -> lines of the edited one (None: not kept, or shared
-    with added lines); ``new``: where the analysed functions now stand."""
+    with added lines)."""
 
     backward: dict[int, int]
     shared: frozenset
-    new: dict[str, tuple[int, int]]
 
     def line(self, line: int) -> int | None:
         return None if line in self.shared else self.backward.get(line)
@@ -120,7 +119,7 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
         info: FunctionInfo | None = index.functions.get(qualname)
         if info is None or not replay_function(info, logs[qualname], vocab, raw_vocab, modules):
             return None
-    return LineMap(backward, frozenset(shared), dict(new.ranges))
+    return LineMap(backward, frozenset(shared))
 
 
 def _function_nodes(tree: ast.Module, module: str) -> dict[str, ast.AST]:
