@@ -147,7 +147,7 @@ def digest(value, memo: dict | None = None) -> bytes:
     elif isinstance(value, dict):
         parts = [b"d"] + sorted(digest(k, memo) + digest(v, memo) for k, v in value.items())
     elif isinstance(value, PurePath):
-        parts = [b"p", str(value).encode()]
+        parts = [b"p", str(value).encode("utf-8", "surrogatepass")]  # undecodable file names too
     elif isinstance(value, bytes):
         parts = [b"b", value]
     elif isinstance(value, CallEdge):

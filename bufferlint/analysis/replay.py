@@ -57,14 +57,14 @@ class AnalysisLog:
         self.writes += 1
         try:
             self.written.update(digest(action))
-        except Unencodable:
+        except (Unencodable, RecursionError):
             self.broken = True
 
     def close(self, outcome) -> None:
         """The analysis ended with ``outcome``: what the fixpoint goes on with."""
         try:
             self.step = None if self.broken else digest((outcome.summary, outcome.callees, outcome.demands))
-        except Unencodable:
+        except (Unencodable, RecursionError):
             self.step = None
 
 
@@ -76,7 +76,7 @@ def seal(logs: dict[str, list[AnalysisLog]], outcomes: dict) -> None:
         if last.step is not None and qualname in outcomes:
             try:
                 last.final = outcome_digest(outcomes[qualname], memo)
-            except Unencodable:
+            except (Unencodable, RecursionError):
                 last.step = None
 
 
@@ -397,7 +397,7 @@ def encode_logs(logs: dict[str, list[AnalysisLog]]) -> dict | None:
             ]
             for qualname, runs in logs.items()
         }
-    except Unencodable:
+    except (Unencodable, RecursionError):
         return None
     return {"rows": encoder.rows, "logs": body}
 
