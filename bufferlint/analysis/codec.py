@@ -40,12 +40,20 @@ class Encoder:
         self.rows: list = []
         self._seen: dict[int, int] = {}
         self._keep: list = []  # the encoded objects stay alive, so their ids stay theirs
+        self._scalars: dict[str, int] = {}
 
     def encode(self, value):
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
-        if isinstance(value, (tuple, frozenset)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
-            return {"t" if isinstance(value, tuple) else "s": list(value)}  # small and common: written in place
+        if isinstance(value, tuple) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
+            # Questions and names: small, common, and equal ones are made anew each time, so
+            # they are shared by what they say (``repr`` tells 1 from True), not by identity.
+            text = repr(value)
+            known = self._scalars.get(text)
+            if known is None:
+                known = self._scalars[text] = len(self.rows)
+                self.rows.append({"t": list(value)})
+            return {"r": known}
         known = self._seen.get(id(value))
         if known is not None:
             return {"r": known}
@@ -86,8 +94,6 @@ class Decoder:
     def decode(self, data):
         if data is None or isinstance(data, (bool, int, float, str)):
             return data
-        if isinstance(data, dict) and "r" not in data:
-            return self._build(data)  # written in place
         if not isinstance(data, dict) or not isinstance(data.get("r"), int):
             raise Unencodable("reference")
         ref = data["r"]
@@ -133,7 +139,10 @@ def digest(value, memo: dict | None = None) -> bytes:
     and outcome are compared by. ``memo`` shares the work on objects met again (by
     identity; the caller keeps them alive)."""
     if value is None or isinstance(value, (bool, int, float, str)):
-        return _hash(repr(value).encode())
+        return _hash(repr(value).encode("utf-8", "surrogatepass"))
+    plain = _plain(value)
+    if plain is not None:  # a write's names, flags and parameter sets: one hash
+        return _hash(b"P" + plain.encode("utf-8", "surrogatepass"))
     if memo is not None:
         known = memo.get(id(value))
         if known is not None:
@@ -161,6 +170,25 @@ def digest(value, memo: dict | None = None) -> bytes:
     if memo is not None:
         memo[id(value)] = (out, value)
     return out
+
+
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _plain(value) -> str | None:
+    """A canonical text of tuples and frozensets of scalars (sets sorted), else None."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return repr(value)
+    if kind is tuple or kind is frozenset:
+        parts = []
+        for v in value:
+            part = _plain(v)
+            if part is None:
+                return None
+            parts.append(part)
+        return ("(" + ",".join(parts) + ")") if kind is tuple else ("{" + ",".join(sorted(parts)) + "}")
+    return None
 
 
 def _hash(data: bytes) -> bytes:

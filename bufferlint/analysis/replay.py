@@ -39,15 +39,18 @@ class NotRecorded(Exception):
 class AnalysisLog:
     """One analysis of one function: its reads (keyed by the number of writes before them)
     with their answers, and fingerprints (``codec.digest``) of its writes in order and of
-    what it produced: enough to check a replay, far less to keep than the values."""
+    what it produced: enough to check a replay, far less to keep than the values. The
+    fingerprints are taken once the fixpoint is done (``seal``): the values written and
+    produced share much (a callee's summary in many calls), and are fingerprinted once."""
 
     reads: dict = field(default_factory=dict)  # (epoch, question) -> answer
     where: dict = field(default_factory=dict)  # function or class qualname -> its module's name
     writes: int = 0
-    written: "hashlib._Hash" = field(default_factory=lambda: hashlib.blake2b(digest_size=16))
+    parts: list | None = field(default_factory=list)  # until sealed: the writes (``write_part``)
+    produced: tuple | None = None  # until sealed: its summary, callees and demands
+    written: bytes | None = None  # the fingerprint of its writes in order
     step: bytes | None = None  # the digest of its summary, callees and demands; None: it failed
     final: bytes | None = None  # the digest of the whole outcome, for a function's last analysis
-    broken: bool = False  # a write held a value the codec does not know
 
     def read(self, question: tuple, answer):
         self.reads.setdefault((self.writes, question), answer)
@@ -55,29 +58,49 @@ class AnalysisLog:
 
     def write(self, action: tuple) -> None:
         self.writes += 1
-        try:
-            self.written.update(digest(action))
-        except (Unencodable, RecursionError):
-            self.broken = True
+        self.parts.append(write_part(action))  # type: ignore[union-attr]
 
     def close(self, outcome) -> None:
         """The analysis ended with ``outcome``: what the fixpoint goes on with."""
-        try:
-            self.step = None if self.broken else digest((outcome.summary, outcome.callees, outcome.demands))
-        except (Unencodable, RecursionError):
-            self.step = None
+        self.produced = (outcome.summary, outcome.callees, outcome.demands)
 
 
 def seal(logs: dict[str, list[AnalysisLog]], outcomes: dict) -> None:
-    """After the fixpoint: each function's last analysis gets the digest of its outcome."""
-    memo: dict = {}  # outcomes share values (a callee's summary in many call edges)
+    """After the fixpoint: fingerprint every analysis's writes and results, and each
+    function's last outcome whole; let go of the values."""
+    memo: dict = {}  # by identity: values met again are fingerprinted once
     for qualname, runs in logs.items():
-        last = runs[-1]
-        if last.step is not None and qualname in outcomes:
+        for log in runs:
             try:
-                last.final = outcome_digest(outcomes[qualname], memo)
+                if log.produced is not None:
+                    log.written = fingerprint(log.parts or [], memo)
+                    log.step = digest(log.produced, memo)
+                if log is runs[-1] and log.step is not None and qualname in outcomes:
+                    log.final = outcome_digest(outcomes[qualname], memo)
             except (Unencodable, RecursionError):
-                last.step = None
+                log.step = None
+            log.parts, log.produced = None, None
+
+
+def write_part(action: tuple):
+    """A write as its fingerprint will take it: names, numbers and flags as text (the common
+    case, cheap); a stored value as (text, value), fingerprinted with the rest later."""
+    kind = action[0]
+    if kind == "store_field":
+        return (f"store_field\0{action[1]}\0{action[2]}\0".encode("utf-8", "surrogatepass"), action[3])
+    if kind == "flow":
+        caller, callee, param, concrete, params, flight = action[1:]
+        return f"flow\0{caller}\0{callee}\0{param}\0{concrete}\0{sorted(params)}\0{flight}".encode("utf-8", "surrogatepass")
+    return "\0".join(map(repr, action)).encode("utf-8", "surrogatepass")
+
+
+def fingerprint(parts: list, memo: dict | None = None) -> bytes:
+    """The writes in order (each length first, so that they never run into each other)."""
+    running = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        data = part if isinstance(part, bytes) else part[0] + digest(part[1], memo)
+        running.update(len(data).to_bytes(8, "little") + data)
+    return running.digest()
 
 
 OUTCOME_FIELDS = ("summary", "findings", "callees", "used_as_guard", "demands", "sited", "edges", "caps")
@@ -216,7 +239,7 @@ class ReplayProgram:
 
     def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource") -> None:
         self._log, self._done = log, 0
-        self._written = hashlib.blake2b(digest_size=16)
+        self._parts: list = []
         self.index = ReplayIndex(self, modules)
         self.vocab, self.raw_vocab = vocab, raw_vocab
         self.by_name_summaries: dict = {}
@@ -246,10 +269,10 @@ class ReplayProgram:
         if self._done >= self._log.writes:
             raise NotRecorded(action)
         self._done += 1
-        self._written.update(digest(action))
+        self._parts.append(write_part(action))
 
     def same_writes(self) -> bool:
-        return self._done == self._log.writes and self._written.digest() == self._log.written.digest()
+        return self._done == self._log.writes and fingerprint(self._parts) == self._log.written
 
     def summary(self, qualname: str):
         return self.answer(("summary", qualname))
@@ -391,7 +414,7 @@ def encode_logs(logs: dict[str, list[AnalysisLog]]) -> dict | None:
         body = {
             qualname: [
                 [[[epoch, encoder.encode(q), encoder.encode(a)] for (epoch, q), a in log.reads.items()],
-                 log.where, log.writes, log.written.hexdigest(),
+                 log.where, log.writes, log.written.hex() if log.written is not None else None,
                  log.step.hex() if log.step is not None else None, log.final.hex() if log.final is not None else None]
                 for log in runs
             ]
@@ -411,7 +434,7 @@ def decode_logs(document: dict, qualnames: set[str]) -> dict[str, list[AnalysisL
             runs = []
             for reads, where, writes, written, step, final in document["logs"][qualname]:
                 log = AnalysisLog({(epoch, decoder.decode(q)): decoder.decode(a) for epoch, q, a in reads}, dict(where))
-                log.writes, log.written = int(writes), _Recorded(bytes.fromhex(written))
+                log.writes, log.written = int(writes), bytes.fromhex(written) if written is not None else None
                 log.step = bytes.fromhex(step) if step is not None else None
                 log.final = bytes.fromhex(final) if final is not None else None
                 runs.append(log)
@@ -419,13 +442,3 @@ def decode_logs(document: dict, qualnames: set[str]) -> dict[str, list[AnalysisL
         return out
     except (KeyError, TypeError, ValueError) as exc:
         raise Unencodable(str(exc)) from exc
-
-
-class _Recorded:
-    """A digest read back, in the place of the hash that made it."""
-
-    def __init__(self, value: bytes) -> None:
-        self._value = value
-
-    def digest(self) -> bytes:
-        return self._value
