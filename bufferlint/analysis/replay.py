@@ -17,7 +17,8 @@ write, in order (``AnalysisLog``). Replaying: a ``ReplayProgram`` answers the sa
 from the log and refuses any read it does not hold (``NotRecorded``): a question the recorded
 analysis never asked has no recorded answer, and the run must be analysed afresh. Reads are
 keyed by how many writes came before them, so a read moved across a write is never
-answered from before it. Functions, classes and methods the index answered with are looked
+answered from before it (questions whose answers no write can change, ``STABLE``, are
+not). Functions, classes and methods the index answered with are looked
 up in the files that define them, which must be the analysed versions.
 """
 
@@ -53,7 +54,7 @@ class AnalysisLog:
     final: bytes | None = None  # the digest of the whole outcome, for a function's last analysis
 
     def read(self, question: tuple, answer):
-        self.reads.setdefault((self.writes, question), answer)
+        self.reads.setdefault(read_key(question, self.writes), answer)
         return answer
 
     def write(self, action: tuple) -> None:
@@ -63,6 +64,19 @@ class AnalysisLog:
     def close(self, outcome) -> None:
         """The analysis ended with ``outcome``: what the fixpoint goes on with."""
         self.produced = (outcome.summary, outcome.callees, outcome.demands)
+
+
+# Questions whose answer cannot change while one analysis runs: summaries change only between
+# analyses, and the index only between rounds of parsing. The others (what fields hold, which
+# parameters receive borrowed values) change with the analysis's own writes.
+STABLE = frozenset({"summary", "in_project", "methods_named", "canonical", "constant", "ancestors", "class_method",
+                    "field_types", "attached", "function", "class"})
+
+
+def read_key(question: tuple, writes: int) -> tuple:
+    """A read's key in the log: the question, and for one whose answer a write may change,
+    how many writes came before it."""
+    return (None if question[0] in STABLE else writes, question)
 
 
 def seal(logs: dict[str, list[AnalysisLog]], outcomes: dict) -> None:
@@ -258,7 +272,7 @@ class ReplayProgram:
         return Program._column(self, module, line, byte_offset)  # type: ignore[arg-type]
 
     def answer(self, question: tuple):
-        key = (self._done, question)
+        key = read_key(question, self._done)
         if key not in self._log.reads:
             raise NotRecorded(question)
         return self._log.reads[key]
