@@ -2,14 +2,15 @@
 
 On a scratch copy of an unpacked tree: one cold run writes the cache; then, for a sample of
 the functions that analysis interpreted, one statement picked by a seeded random choice is
-edited (``--edit add``: a statement added before it; ``--edit pass``: it becomes ``pass``), the whole tree is checked warm (the replay
+edited (``--edit add``: a statement added before it; ``call``: a call of ``print`` added
+before it; ``pass``: it becomes ``pass``), the whole tree is checked warm (the replay
 decides whether the recorded analysis holds) and cold (``--no-cache``), the two outputs are
 compared, and the file is restored. Prints, per function, whether the edit was replayed and
 whether warm and cold agree; any disagreement is a bug (the exit code says so). Not a test:
 a cold run of a large tree takes many seconds, so this is run by hand and its figures go in
 the closing notes.
 
-    python benchmarks/replay_check.py TREE [--functions 20] [--seed 0] [--edit add|pass]
+    python benchmarks/replay_check.py TREE [--functions 20] [--seed 0] [--edit add|call|pass]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 
 STATEMENT = "_added_by_replay_check = None"
+CALL = 'print("added by replay_check")'  # a call of a name outside the project
 
 
 def run(tree: Path, *args: str) -> tuple[float, str]:
@@ -44,8 +46,9 @@ def record(tree: Path) -> dict:
 
 def edited(text: str, first: int, last: int, rng: random.Random, how: str) -> str | None:
     """``text`` with a statement of the function at lines first..last edited: STATEMENT
-    added before it (``add``: nothing the analysis sees changes but the lines), or the
-    statement (one line long) made ``pass`` (``pass``: what the function does may change)."""
+    added before it (``add``: nothing the analysis sees changes but the lines), CALL added
+    before it (``call``), or the statement (one line long) made ``pass`` (``pass``: what the
+    function does may change)."""
     tree = ast.parse(text)
     function = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                      and n.lineno == first and n.end_lineno == last), None)
@@ -60,8 +63,8 @@ def edited(text: str, first: int, last: int, rng: random.Random, how: str) -> st
     line = lines[target.lineno - 1]
     if line[:target.col_offset].strip():  # not the first statement on its line (``a; b``)
         return None
-    if how == "add":
-        lines.insert(target.lineno - 1, line[:target.col_offset] + STATEMENT)
+    if how in ("add", "call"):
+        lines.insert(target.lineno - 1, line[:target.col_offset] + (STATEMENT if how == "add" else CALL))
     elif target.end_lineno == target.lineno and not isinstance(target, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
         lines[target.lineno - 1] = line[:target.col_offset] + "pass"
     else:
@@ -79,8 +82,9 @@ def main() -> int:
     parser.add_argument("tree", type=Path)
     parser.add_argument("--functions", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--edit", choices=("add", "pass"), default="add",
-                        help="add a statement that changes nothing but lines, or make one statement `pass`")
+    parser.add_argument("--edit", choices=("add", "call", "pass"), default="add",
+                        help="add a statement that changes nothing but lines, or a call of `print`, "
+                             "or make one statement `pass`")
     options = parser.parse_args()
     rng = random.Random(options.seed)
     scratch = Path(tempfile.mkdtemp(prefix="replay-check-")) / "tree"

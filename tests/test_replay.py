@@ -10,6 +10,8 @@ import pytest
 
 from bufferlint.analysis.codec import Decoder, Encoder, Unencodable, digest
 from bufferlint.analysis.edits import ADDED_COLUMN, renumber
+from bufferlint.analysis.replay import NotRecorded, outside_answer
+from bufferlint.analysis.summaries import EMPTY_SUMMARY
 from bufferlint.analysis.summaries import Summary
 from bufferlint.analysis.values import Borrow, ParamRef, Value
 from bufferlint.findings import TraceStep
@@ -54,3 +56,14 @@ def test_added_lines_keep_their_order_and_never_share_a_position() -> None:
     assert forward[5] == (3, 0)  # "c" edited into "C": the same place
     assert backward == {1: 1, 2: 4, 3: 5}
     assert shared == {1}
+
+
+def test_only_questions_about_names_outside_the_project_are_answered_without_a_record() -> None:
+    modules = frozenset({"pkg", "pkg.loader"})
+    assert outside_answer(("summary", "torch.cat"), modules) is EMPTY_SUMMARY
+    assert outside_answer(("canonical", "builtins.print"), modules) == "builtins.print"
+    assert outside_answer(("function", "torch.cat"), modules) is None
+    assert outside_answer(("field_types", ("torch.Tensor",), "data"), modules) == frozenset()
+    assert outside_answer(("summary", "pkg.loader.load"), modules) is NotRecorded  # the fixpoint knows it
+    assert outside_answer(("canonical", "pkg.helpers"), modules) is NotRecorded  # in a project package
+    assert outside_answer(("methods_named", "copy_"), modules) is NotRecorded  # any parsed class may define it

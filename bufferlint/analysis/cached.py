@@ -318,8 +318,9 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
         return decode_logs(document, qualnames)
 
     try:
+        module_names = frozenset(module_name(p, scan.root)[0] for p in scan.hashes)  # as the analysis knew them
         return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, _analysed_module(record, scan, cache),
-                          VocabIndex(vocab), vocab)
+                          module_names, VocabIndex(vocab), vocab)
     except (Unencodable, KeyError, TypeError, ValueError):
         return None  # a damaged log: analyse again
 

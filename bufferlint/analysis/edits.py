@@ -86,10 +86,11 @@ def edited_functions(old: Interface, new: Interface) -> set[str] | None:
 
 def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interface, new: Interface,
                logs_of: Callable[[set[str]], dict[str, list[AnalysisLog]] | None],
-               load: Callable[[str], ProjectIndex | None], vocab, raw_vocab) -> LineMap | None:
+               load: Callable[[str], ProjectIndex | None], module_names: frozenset, vocab, raw_vocab) -> LineMap | None:
     """The line map from the analysed ``old_text`` to the edited ``new_text`` if every edited
     function replays its recorded analyses exactly (None: analyse the project again).
-    ``logs_of``: the recorded logs of these functions; ``load``: a module's index, as analysed."""
+    ``logs_of``: the recorded logs of these functions; ``load``: a module's index, as analysed;
+    ``module_names``: every module of the project."""
     changed = edited_functions(old, new)
     if not changed:
         return None
@@ -114,7 +115,7 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
             return None
     index = ProjectIndex()
     index.add_module(ModuleInfo(name, path, old_tree, old_text, is_package))  # the analysed version, edits in place
-    modules = ModuleSource(lambda module: index if module == name else load(module))
+    modules = ModuleSource(lambda module: index if module == name else load(module), module_names)
     for qualname in sorted(changed):
         info: FunctionInfo | None = index.functions.get(qualname)
         if info is None or not replay_function(info, logs[qualname], vocab, raw_vocab, modules):

@@ -15,7 +15,8 @@ Recording: during a run with the cache, each analysis sees the Program through a
 ``RecordingProgram`` that forwards to it and logs every read with its answer and every
 write, in order (``AnalysisLog``). Replaying: a ``ReplayProgram`` answers the same reads
 from the log and refuses any read it does not hold (``NotRecorded``): a question the recorded
-analysis never asked has no recorded answer, and the run must be analysed afresh. Reads are
+analysis never asked has no recorded answer, and the run must be analysed afresh, unless
+it is about a name outside the project (``outside_answer``: a call of ``print``). Reads are
 keyed by how many writes came before them, so a read moved across a write is never
 answered from before it (questions whose answers no write can change, ``STABLE``, are
 not). Functions, classes and methods the index answered with are looked
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 
 from bufferlint.analysis.codec import Decoder, Encoder, Unencodable, digest
 from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex
+from bufferlint.analysis.summaries import EMPTY_SUMMARY
 
 
 class NotRecorded(Exception):
@@ -146,8 +148,9 @@ class RecordingProgram:
         return self._log.read(("field", tuple(sorted(classes)), attr), self._program.field_value(classes, attr))
 
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
-        answer = self._program.is_hot(qualname, concrete, params)
-        return self._log.read(("is_hot", qualname, concrete, tuple(sorted(params))), answer)
+        from bufferlint.analysis.program import Program  # its rule, over the logged ``hot``
+
+        return Program.is_hot(self, qualname, concrete, params)  # type: ignore[arg-type]
 
     def in_project(self, qualname: str) -> bool:
         return self._log.read(("in_project", qualname), self._program.in_project(qualname))
@@ -252,7 +255,7 @@ class ReplayProgram:
     """Answers one replayed analysis's reads from its log; compares its writes as they come."""
 
     def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource") -> None:
-        self._log, self._done = log, 0
+        self._log, self._done, self._modules = log, 0, modules
         self._parts: list = []
         self.index = ReplayIndex(self, modules)
         self.vocab, self.raw_vocab = vocab, raw_vocab
@@ -273,9 +276,12 @@ class ReplayProgram:
 
     def answer(self, question: tuple):
         key = read_key(question, self._done)
-        if key not in self._log.reads:
+        if key in self._log.reads:
+            return self._log.reads[key]
+        found = outside_answer(question, self._modules.names)
+        if found is NotRecorded:
             raise NotRecorded(question)
-        return self._log.reads[key]
+        return found
 
     def wrote(self, action: tuple) -> None:
         """Reads after a write are answered as recorded after as many writes; the writes
@@ -295,7 +301,9 @@ class ReplayProgram:
         return self.answer(("field", tuple(sorted(classes)), attr))
 
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
-        return self.answer(("is_hot", qualname, concrete, tuple(sorted(params))))
+        from bufferlint.analysis.program import Program  # its rule, over the recorded ``hot``
+
+        return Program.is_hot(self, qualname, concrete, params)  # type: ignore[arg-type]
 
     def in_project(self, qualname: str) -> bool:
         return self.answer(("in_project", qualname))
@@ -319,6 +327,30 @@ class ReplayProgram:
         self.wrote(("consider", info.qualname))
 
 
+def outside_answer(question: tuple, modules: frozenset):
+    """The answer to a question about names outside the project (``print``, ``torch.cat``):
+    the same whatever the state of the fixpoint, since no summary, class or field of theirs
+    is ever known (``NotRecorded`` when the question is not of that kind)."""
+    kind = question[0]
+    if kind in ("field", "field_types"):
+        names = question[1]
+    elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary"):
+        names = (question[1],)
+    elif kind == "class_method":
+        names = (question[1],)
+    else:
+        return NotRecorded
+    for name in names:
+        parts = name.split(".")
+        if name in modules or any(".".join(parts[:cut]) in modules for cut in range(len(parts) - 1, 0, -1)):
+            return NotRecorded
+    return {
+        "in_project": False, "function": None, "class": None, "canonical": question[1], "constant": (False, None),
+        "ancestors": (question[1],), "summary": EMPTY_SUMMARY, "class_method": None, "field_types": frozenset(),
+        "field": None,
+    }[kind]
+
+
 class _Answers:
     def __init__(self, program: ReplayProgram, name: str) -> None:
         self._program, self._name = program, name
@@ -331,8 +363,9 @@ class ModuleSource:
     """The modules a replay looks functions and classes up in: the edited one (its analysed
     version with the edited functions in place) and, on demand, others as analysed."""
 
-    def __init__(self, load) -> None:
+    def __init__(self, load, names: frozenset) -> None:
         self._load = load  # module name -> ProjectIndex holding it (None: not the analysed version)
+        self.names = names  # every module of the project, parsed or not
         self._indexes: dict[str, ProjectIndex | None] = {}
 
     def index_of(self, module: str) -> ProjectIndex:
