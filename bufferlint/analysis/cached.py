@@ -45,23 +45,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
-from bufferlint.analysis.index import module_name
-from bufferlint.discovery import path_order
-from bufferlint.analysis.edits import LineMap, check_edit
-from bufferlint.analysis.index import ModuleInfo, ProjectIndex
+from bufferlint.analysis.index import ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.interface import LineShift, file_interface
-from bufferlint.analysis.codec import Unencodable
-from bufferlint.analysis.replay import decode_logs, encode_logs, seal
-from bufferlint.analysis.vocabmatch import VocabIndex
-from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.analysis.syntax_check import SyntaxCheck
+from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.cache import Cache, content_hash
+from bufferlint.discovery import path_order
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.gcpause import paused_gc
+from bufferlint.internal import debugging
 from bufferlint.packs import Vocabulary
 from bufferlint.source import overlays_active, read_bytes, read_source
 
 if TYPE_CHECKING:
+    from bufferlint.analysis.edits import LineMap
     from bufferlint.analysis.program import ProjectAnalysis
 
 
@@ -142,7 +139,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             entry["lines"] = scan.raw[path].count(b"\n")  # a file not read has its facts (``_read``)
     record["reused"] = reused  # how this run got its result (for tests and -v)
     record["moved"] = sorted(k for k, shift in moved.items() if isinstance(shift, LineShift))  # analysed functions only moved
-    record["replayed"] = sorted(k for k, shift in moved.items() if isinstance(shift, LineMap))  # edited inside, replayed
+    record["replayed"] = sorted(k for k, shift in moved.items() if not isinstance(shift, LineShift))  # edited inside, replayed
     record["manifest"] = {scan.key(p): h for p, h in scan.hashes.items()}
     record["stats"] = {scan.key(p): stat for p, stat in scan.stats.items()}
     record["unreadable"] = sorted(scan.key(p) for p in scan.unreadable)
@@ -165,6 +162,8 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
 def _logs_by_file(analysis: ProjectAnalysis, scan: Scan, run: str) -> dict[str, dict]:
     """The analyses' logs (``analysis.replay``) as one document per parsed file, named by
     its content hash."""
+    from bufferlint.analysis.replay import encode_logs, seal  # the engine's: loaded with it
+
     program = analysis.program
     seal(program.logs, program.outcomes)
     grouped: dict[Path, dict] = {}
@@ -310,6 +309,9 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
         return None
     if old.digest == new.digest:
         return LineShift(scan.root, old.ranges, new.ranges)
+    from bufferlint.analysis.edits import check_edit  # the engine, only when a replay runs
+    from bufferlint.analysis.replay import decode_logs
+    from bufferlint.analysis.vocabmatch import VocabIndex
 
     def logs_of(qualnames: set[str]):
         document = cache.load_document("replay", base)
@@ -321,8 +323,10 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
         module_names = frozenset(module_name(p, scan.root)[0] for p in scan.hashes)  # as the analysis knew them
         return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, _analysed_module(record, scan, cache),
                           module_names, VocabIndex(vocab), vocab)
-    except (Unencodable, KeyError, TypeError, ValueError):
-        return None  # a damaged log: analyse again
+    except Exception:  # a damaged log, or an engine bug: it costs the reuse (analyse again), never the run
+        if debugging():
+            raise
+        return None
 
 
 def _analysed_module(record: dict, scan: Scan, cache: Cache) -> Callable[[str], ProjectIndex | None]:
