@@ -125,6 +125,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "callee_words": sorted(analysis.program.callee_words),
             "base": {scan.key(p): scan.hashes[p] for p in analysis.parsed if p in scan.hashes},
             "run": os.urandom(8).hex(),  # the logs written with this record (a concurrent run writes its own)
+            "modules": sorted(analysis.program.module_names),  # every module, parsed or not (``replay.outside_answer``)
         }
         cache.save_documents("replay", _logs_by_file(analysis, scan, record["run"]))
     # Report files never checked (a full check after pre-commit runs: thousands of them) are
@@ -320,7 +321,9 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
         return decode_logs(document, qualnames)
 
     try:
-        module_names = frozenset(module_name(p, scan.root)[0] for p in scan.hashes)  # as the analysis knew them
+        def module_names() -> frozenset:  # as the analysis knew them (the files are the same)
+            return frozenset(record["modules"])
+
         return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, _analysed_module(record, scan, cache),
                           module_names, VocabIndex(vocab), vocab)
     except Exception:  # a damaged log, or an engine bug: it costs the reuse (analyse again), never the run

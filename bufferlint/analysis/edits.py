@@ -86,11 +86,12 @@ def edited_functions(old: Interface, new: Interface) -> set[str] | None:
 
 def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interface, new: Interface,
                logs_of: Callable[[set[str]], dict[str, list[AnalysisLog]] | None],
-               load: Callable[[str], ProjectIndex | None], module_names: frozenset, vocab, raw_vocab) -> LineMap | None:
+               load: Callable[[str], ProjectIndex | None], module_names: Callable[[], frozenset], vocab,
+               raw_vocab) -> LineMap | None:
     """The line map from the analysed ``old_text`` to the edited ``new_text`` if every edited
     function replays its recorded analyses exactly (None: analyse the project again).
     ``logs_of``: the recorded logs of these functions; ``load``: a module's index, as analysed;
-    ``module_names``: every module of the project."""
+    ``module_names``: every module of the project (computed when first needed)."""
     changed = edited_functions(old, new)
     if not changed:
         return None

@@ -363,10 +363,17 @@ class ModuleSource:
     """The modules a replay looks functions and classes up in: the edited one (its analysed
     version with the edited functions in place) and, on demand, others as analysed."""
 
-    def __init__(self, load, names: frozenset) -> None:
+    def __init__(self, load, names) -> None:
         self._load = load  # module name -> ProjectIndex holding it (None: not the analysed version)
-        self.names = names  # every module of the project, parsed or not
+        self._names = names  # () -> every module of the project, parsed or not (asked rarely)
+        self._known: frozenset | None = None
         self._indexes: dict[str, ProjectIndex | None] = {}
+
+    @property
+    def names(self) -> frozenset:
+        if self._known is None:
+            self._known = frozenset(self._names())
+        return self._known
 
     def index_of(self, module: str) -> ProjectIndex:
         if module not in self._indexes:
