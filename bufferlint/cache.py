@@ -99,7 +99,7 @@ class Cache:
 
     def save(self, name: str, body: dict) -> None:
         """Write ``name`` atomically; a folder that cannot be written costs the cache, not the run."""
-        data = json.dumps({"format": FORMAT, "key": self.key, "body": body}, separators=(",", ":")).encode()
+        data = self._encode(body)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             ignore = self.directory / ".gitignore"
@@ -108,6 +108,9 @@ class Cache:
             _replace(self.directory / f"{name}.json", data)
         except OSError as exc:
             self.problems.append(f"cache not written to {self.directory}: {exc.strerror or exc}")
+
+    def _encode(self, body: dict) -> bytes:
+        return json.dumps({"format": FORMAT, "key": self.key, "body": body}, separators=(",", ":")).encode()
 
     # Documents per parsed file (``folder/<content hash>.json``): the logs of its analyses.
 
@@ -123,8 +126,7 @@ class Cache:
                 if old.stem not in documents:
                     old.unlink(missing_ok=True)
             for name, body in documents.items():
-                data = json.dumps({"format": FORMAT, "key": self.key, "body": body}, separators=(",", ":")).encode()
-                _replace(place / f"{name}.json", data)
+                _replace(place / f"{name}.json", self._encode(body))
         except OSError as exc:
             self.problems.append(f"cache not written to {place}: {exc.strerror or exc}")
 

@@ -409,3 +409,26 @@ def test_logs_written_by_another_run_are_not_replayed(project: Path) -> None:
     warm = check(project)
     assert not _record(project)["reused"]
     assert warm == check(project, "--no-cache")
+
+
+def test_a_replayed_file_not_read_again_by_the_scan_is_still_replayed(project: Path, monkeypatch) -> None:
+    """After a replayed run, the edited file's stat is recorded: the next run's scan vouches
+    for it without reading it, and the replay reads it itself (the analysed version is the
+    one it compares with, so the edit is still an edit)."""
+    from bufferlint.analysis import cached
+
+    monkeypatch.setattr(cached, "RACY_NS", 0)
+    files = sorted(project.rglob("*.py"))
+    cold = analyze_project(project, files, files, builtin_vocabulary(), _cache(project))
+    target = project / "direct_submit.py"
+    target.write_text(target.read_text().replace("        futures = []\n", "        futures = []\n        count = 0\n", 1))
+    analyze_project(project, files, files, builtin_vocabulary(), _cache(project))
+    assert _record(project)["replayed"] == ["direct_submit.py"]
+    read: list[Path] = []
+    original = cached.read_bytes
+    monkeypatch.setattr(cached, "read_bytes", lambda path: read.append(path) or original(path))
+    again = analyze_project(project, files, files, builtin_vocabulary(), _cache(project))
+    assert _record(project)["replayed"] == ["direct_submit.py"] and read == [target]
+    assert again.errors == cold.errors
+    assert [(f.rule, f.path, f.span.line) for f in again.findings] == [
+        (f.rule, f.path, f.span.line + (f.path == target and f.span.line > 15)) for f in cold.findings]

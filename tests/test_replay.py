@@ -67,3 +67,20 @@ def test_only_questions_about_names_outside_the_project_are_answered_without_a_r
     assert outside_answer(("summary", "pkg.loader.load"), modules) is NotRecorded  # the fixpoint knows it
     assert outside_answer(("canonical", "pkg.helpers"), modules) is NotRecorded  # in a project package
     assert outside_answer(("methods_named", "copy_"), modules) is NotRecorded  # any parsed class may define it
+
+
+def test_a_question_no_write_can_change_is_answered_after_any_write() -> None:
+    """Summaries and the index do not change while one analysis runs; fields and hot
+    parameters do (with the analysis's own writes), so those are answered only as recorded
+    after as many writes."""
+    from bufferlint.analysis.replay import AnalysisLog, ModuleSource, ReplayProgram
+
+    log = AnalysisLog()
+    log.read(("summary", "pkg.f"), EMPTY_SUMMARY)
+    log.read(("field", ("pkg.C",), "x"), None)
+    log.write(("activate", "pkg.g"))
+    replay = ReplayProgram(log, None, None, ModuleSource(lambda name: None, lambda: frozenset({"pkg"})))
+    replay.activate("pkg.g")
+    assert replay.summary("pkg.f") is EMPTY_SUMMARY
+    with pytest.raises(NotRecorded):
+        replay.field_value({"pkg.C"}, "x")

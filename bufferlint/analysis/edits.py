@@ -101,9 +101,8 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
     old_text, new_text = normalize_newlines(old_text), normalize_newlines(new_text)
     forward, backward, shared = renumber(old_text.split("\n"), new_text.split("\n"))
     name, is_package = module_name(path, root)
-    try:
-        old_tree, new_tree = ast.parse(old_text), ast.parse(new_text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    old_tree, new_tree = old.tree, new.tree  # parsed for the interfaces; changed in place below
+    if old_tree is None or new_tree is None:
         return None
     old_nodes, new_nodes = _function_nodes(old_tree, name), _function_nodes(new_tree, name)
     outermost = {q for q in changed if not any(q.startswith(c + ".") for c in changed if c != q)}

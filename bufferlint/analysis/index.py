@@ -399,7 +399,8 @@ class ProjectIndex:
             outer.local_defs[node.name] = qualname
         return info
 
-    def _base_name(self, module: ModuleInfo, node: ast.expr) -> str | None:
+    @staticmethod
+    def _base_name(module: ModuleInfo, node: ast.expr) -> str | None:
         dotted = dotted_name(node)
         if dotted is None:
             return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bufferlint.analysis.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex, module_name
@@ -34,6 +34,7 @@ class Interface:
     # differ only inside analysed functions, which ``analysis.replay`` can check.
     outline: str = ""
     bodies: dict[str, str] | None = None
+    tree: ast.Module | None = field(default=None, compare=False)  # what it was read from (``edits`` reuses it)
 
 
 def file_interface(text: str, path: Path, root: Path, analysed: set[str], words: set[str],
@@ -65,14 +66,15 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
         "defs": defined_names(text.encode("utf-8", "surrogateescape")),
         "attachments": sorted((k, v) for k, vs in index.attachments_in(module).items() for v in vs),
         "classes": [_class_facts(info) for _, info in sorted(index.classes.items())],
-        "functions": [_function_facts(info, analysed, pattern, groups, lines, enclosing) for info in functions],
     }
-    bodies = {info.qualname: facts_of[-1] for info in functions
-              if info.qualname in analysed and info.kind != "module" for facts_of in [_function_facts(info, analysed, pattern, groups, lines, enclosing)]}
+    per_function = [_function_facts(info, analysed, pattern, groups, lines, enclosing) for info in functions]
+    facts["functions"] = per_function
+    # An analysed function's facts end with its whole tree: its body, for the outline.
+    bodies = {info.qualname: own[-1] for info, own in zip(functions, per_function)
+              if info.qualname in analysed and info.kind != "module"}
     outline_facts = dict(facts, functions=[
-        _function_facts(info, analysed, pattern, groups, lines, enclosing)[:-1] + [_read_by_others(info)]
-        if info.qualname in bodies else _function_facts(info, analysed, pattern, groups, lines, enclosing)
-        for info in functions
+        own[:-1] + [_read_by_others(info)] if info.qualname in bodies else own
+        for info, own in zip(functions, per_function)
     ])
     ranges = {
         info.qualname: (info.node.lineno, info.node.end_lineno or info.node.lineno)
@@ -85,7 +87,7 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
             ranges[f"{name}.<top:{i}>"] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
     outline = hashlib.sha256(json.dumps(outline_facts, sort_keys=True, default=str).encode()).hexdigest()
-    return Interface(digest, ranges, outline, bodies)
+    return Interface(digest, ranges, outline, bodies, tree)
 
 
 def _read_by_others(info: FunctionInfo) -> list:

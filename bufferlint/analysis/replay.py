@@ -334,9 +334,7 @@ def outside_answer(question: tuple, modules: frozenset):
     kind = question[0]
     if kind in ("field", "field_types"):
         names = question[1]
-    elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary"):
-        names = (question[1],)
-    elif kind == "class_method":
+    elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary", "class_method"):
         names = (question[1],)
     else:
         return NotRecorded
@@ -419,7 +417,7 @@ class ReplayIndex:
         return [self.info(q) for q in self._program.answer(("attached", attr))]
 
     def _base_name(self, module: ModuleInfo, node: ast.expr):
-        return ProjectIndex._base_name(None, module, node)  # type: ignore[arg-type]  # it reads no index state
+        return ProjectIndex._base_name(module, node)  # the module's own imports: no index state
 
 
 class _Found:
