@@ -347,13 +347,35 @@ def borrow_reason(obj: Any) -> Optional[str]:
 #: ``functools.partial`` objects and memoryviews are looked inside, at any depth; every other
 #: object (ints, strings, user objects) counts as one value and is not looked inside. So a
 #: submission costs at most this many steps whatever the size of its plain data (a list of a
-#: million ints costs the same as one of ten thousand). When the limit is reached the rest is
-#: not inspected and an :class:`InspectionLimitWarning` says so.
+#: million ints costs the same as one of ten thousand). Past the limit the rest is not
+#: inspected, and the answer takes the safe side: ``is_borrowed`` says True, a guarded
+#: submission runs synchronously (policies ``sync`` and ``copy``) or raises (``raise``), and an
+#: :class:`InspectionLimitWarning` says so.
 INSPECTION_LIMIT = 10_000
 
 
 class InspectionLimitWarning(RuntimeWarning):
-    """A submission held more values than ``INSPECTION_LIMIT``: the rest was not inspected."""
+    """A submission held more values than ``INSPECTION_LIMIT``: the rest was not inspected
+    (and the question was answered on the safe side)."""
+
+
+class Inspection:
+    """The budget of one question (``INSPECTION_LIMIT`` values, shared by the walks that answer
+    it, e.g. a call's args, kwargs and partial) and whether every value was looked at. A caller
+    that passes one to the walks decides what an incomplete inspection means and says so."""
+
+    def __init__(self) -> None:
+        self.left = INSPECTION_LIMIT
+        self.complete = True
+
+
+def warn_limit(what: str, stacklevel: int) -> None:
+    """Say that a question was cut short by the limit, and ``what`` was done about it."""
+    warnings.warn(
+        f"bufferlint: a submission holds more than {INSPECTION_LIMIT} values; the rest was not "
+        f"inspected for borrowed views (bufferlint.runtime.markers.INSPECTION_LIMIT): {what}",
+        InspectionLimitWarning, stacklevel=stacklevel + 1,
+    )
 
 
 _PLAIN = frozenset({int, float, complex, bool, str, bytes, bytearray, type(None), range})
@@ -403,21 +425,24 @@ def _segment(segment: Any) -> str:
     return f"[{text if len(text) <= 60 else text[:57] + '...'}]"
 
 
-def _walk(obj: Any, finished: Optional[List[Any]] = None) -> Iterator[Tuple[List[Any], Any, str]]:
+def _walk(obj: Any, finished: Optional[List[Any]] = None,
+          inspection: Optional[Inspection] = None) -> Iterator[Tuple[List[Any], Any, str]]:
     """Depth-first search of ``obj`` for borrowed tensors/arrays: ``(frames, value, reason)``
     where ``frames`` is the stack of ``[container, iterator, segment]`` leading to ``value``
     (valid only until the next item). Iterative, so depth is unbounded; cycles and shared
-    containers are visited once; at most ``INSPECTION_LIMIT`` values. Never raises: a
+    containers are visited once; at most ``inspection.left`` values (``INSPECTION_LIMIT``
+    when no inspection is given; past it ``inspection.complete`` is False). Never raises: a
     container that fails while being iterated (changed size, ...) is left.
     ``finished``: receives each container once it has been looked through entirely, in
     post-order (a container after everything inside it, cycles aside).
     """
-    limit = INSPECTION_LIMIT
+    if inspection is None:
+        inspection = Inspection()
     frames: List[List[Any]] = []
     seen = set()
-    value, visited = obj, 0
+    value = obj
     while True:
-        visited += 1
+        inspection.left -= 1
         try:
             children = _children(value)
         except Exception:
@@ -430,12 +455,8 @@ def _walk(obj: Any, finished: Optional[List[Any]] = None) -> Iterator[Tuple[List
             seen.add(id(value))
             frames.append([value, children, None])
         while frames:
-            if visited >= limit:
-                warnings.warn(
-                    f"bufferlint: a submission holds more than {limit} values; the rest was not "
-                    f"inspected for borrowed views (bufferlint.runtime.markers.INSPECTION_LIMIT)",
-                    InspectionLimitWarning, stacklevel=4,
-                )
+            if inspection.left <= 0:
+                inspection.complete = False
                 return
             frame = frames[-1]
             try:
@@ -453,15 +474,21 @@ def _walk(obj: Any, finished: Optional[List[Any]] = None) -> Iterator[Tuple[List
             return
 
 
-def iter_borrowed(obj: Any, path: str = "arg") -> Iterator[Tuple[str, Any, str]]:
+def iter_borrowed(obj: Any, path: str = "arg", inspection: Optional[Inspection] = None
+                  ) -> Iterator[Tuple[str, Any, str]]:
     """Every borrowed tensor/array inside ``obj`` as ``(path, value, reason)``.
 
     Looks inside tuples, lists, sets, dict values, memoryviews and ``functools.partial``
     objects (their args and keywords) at any depth, within ``INSPECTION_LIMIT`` values, so
-    a submission's ``(fn, args, kwargs)`` can be asked about as a whole.
+    a submission's ``(fn, args, kwargs)`` can be asked about as a whole. Without an
+    ``inspection`` of the caller's, a walk cut short by the limit warns.
     """
-    for frames, value, reason in _walk(obj):
+    own = inspection is None
+    inspection = Inspection() if own else inspection
+    for frames, value, reason in _walk(obj, inspection=inspection):
         yield path + "".join(_segment(frame[2]) for frame in frames), value, reason
+    if own and not inspection.complete:
+        warn_limit("the borrowed views listed are those found before it", stacklevel=2)
 
 
 def borrowed_values(obj: Any, finished: List[Any]) -> List[Any]:
@@ -473,18 +500,28 @@ def borrowed_values(obj: Any, finished: List[Any]) -> List[Any]:
 def is_borrowed(obj: Any) -> bool:
     """True when ``obj`` is, or (for tuples, lists, dicts, sets, memoryviews and partials)
     contains, a view of a borrowed buffer: it carries a known marker, or its memory overlaps a
-    marked buffer. Never raises; costs at most ``INSPECTION_LIMIT`` steps."""
-    for _ in _walk(obj):
+    marked buffer. Never raises; costs at most ``INSPECTION_LIMIT`` steps. An object too big to
+    inspect whole is answered True (it may hold one: the caller takes the safe path), with an
+    :class:`InspectionLimitWarning`."""
+    inspection = Inspection()
+    for _ in _walk(obj, inspection=inspection):
+        return True
+    if not inspection.complete:
+        warn_limit("answered as borrowed (the safe side)", stacklevel=2)
         return True
     return False
 
 
-def borrowed_in_call(fn: Any, args: tuple, kwargs: dict) -> List[Tuple[str, Any, str]]:
-    """The borrowed values a call ``fn(*args, **kwargs)`` would receive, with their paths."""
-    found = list(iter_borrowed(args, "args"))
-    found += iter_borrowed(kwargs, "kwargs")
-    if isinstance(fn, functools.partial):
-        found += iter_borrowed(fn, "fn")
+def borrowed_in_call(fn: Any, args: tuple, kwargs: dict,
+                     inspection: Optional[Inspection] = None) -> List[Tuple[str, Any, str]]:
+    """The borrowed values a call ``fn(*args, **kwargs)`` would receive, with their paths,
+    found within one inspection's budget (``inspection.complete`` says whether that was all)."""
+    inspection = Inspection() if inspection is None else inspection
+    found = list(iter_borrowed(args, "args", inspection))
+    if inspection.complete:
+        found += iter_borrowed(kwargs, "kwargs", inspection)
+    if inspection.complete and isinstance(fn, functools.partial):
+        found += iter_borrowed(fn, "fn", inspection)
     return found
 
 

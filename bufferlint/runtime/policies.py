@@ -6,6 +6,11 @@
              the copy/compute overlap that ``sync`` gives up);
 ``raise`` -- raise :class:`BorrowedBufferError` naming the argument (for CI);
 ``off``   -- submit unchanged (only useful together with the sanitizer).
+
+A submission too big to inspect whole (more than ``markers.INSPECTION_LIMIT`` values) may hold
+a borrowed view where nobody looked, so it gets the safe side of its policy: ``sync`` and
+``copy`` run it inline, ``raise`` raises; an :class:`InspectionLimitWarning` says which. ``off``
+submits it unchanged, as it submits everything (the sanitizer checks what was found).
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ import threading
 from concurrent.futures import Executor, Future
 from typing import Any, Callable, List, Optional, Tuple
 
-from . import sanitizer
+from . import markers, sanitizer
 from .errors import BorrowedBufferError
-from .markers import borrow_reason, borrowed_in_call, borrowed_values, describe, is_ndarray, is_tensor
+from .markers import (Inspection, borrow_reason, borrowed_in_call, borrowed_values, describe, is_ndarray, is_tensor,
+                      warn_limit)
 
 POLICIES = ("sync", "copy", "raise", "off")
 
@@ -138,16 +144,18 @@ def dispatch(
     """Submit ``fn(*args, **kwargs)`` through ``submit`` applying ``policy`` if any argument is
     borrowed. The single place where the rule is applied (GuardedExecutor, guarded_submit and
     the ``sync_on_marker`` hook all come here)."""
-    found = borrowed_in_call(fn, args, kwargs)
+    inspection = Inspection()
+    found = borrowed_in_call(fn, args, kwargs, inspection)
+    if not inspection.complete and policy != "off":
+        return _past_the_limit(fn, args, kwargs, policy, found)
     if not found:
         return _call_through(submit, fn, args, kwargs)
     if policy == "sync":
         return run_inline(fn, args, kwargs)
     if policy == "raise":
         path, value, reason = found[0]
-        name = getattr(fn, "__qualname__", None) or repr(fn)
         raise BorrowedBufferError(
-            f"{path} of {name} is a borrowed view ({describe(value)}, {reason}) submitted to an "
+            f"{path} of {_name(fn)} is a borrowed view ({describe(value)}, {reason}) submitted to an "
             f"executor: its producer may refill the buffer before the task reads it. Consume it "
             f"synchronously or copy it first (policy 'sync' or 'copy')."
             + (f" ({len(found) - 1} more borrowed argument(s))" if len(found) > 1 else "")
@@ -157,9 +165,31 @@ def dispatch(
         fn, args, kwargs = copy_call(fn, args, kwargs)
         return _call_through(submit, fn, args, kwargs)
     # "off": unchanged, only checked
+    if not inspection.complete:
+        warn_limit(f"{_name(fn)} was submitted unchanged (policy 'off'); "
+                               f"{len(found)} borrowed view(s) found before it", stacklevel=4)
     if sanitize:
         fn = sanitizer.verifying(fn, found)
     return _call_through(submit, fn, args, kwargs)
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def _past_the_limit(fn: Callable, args: tuple, kwargs: dict, policy: str, found: list) -> Future:
+    """A submission not inspected whole: whatever was not looked at may be a borrowed view, so
+    the task runs inline (``sync``, ``copy``: copying only what was found would pass the rest
+    through) or the submission raises (``raise``)."""
+    seen = f"{len(found)} borrowed view(s) found before it" if found else "no borrowed view found before it"
+    if policy == "raise":
+        raise BorrowedBufferError(
+            f"a submission of {_name(fn)} holds more than {markers.INSPECTION_LIMIT} values ({seen}); the "
+            f"rest was not inspected, so it may hand a borrowed view to an executor. Consume it "
+            f"synchronously, or submit fewer values per task (bufferlint.runtime.markers.INSPECTION_LIMIT)."
+        )
+    warn_limit(f"{_name(fn)} ran synchronously (policy {policy!r}; {seen})", stacklevel=4)
+    return run_inline(fn, args, kwargs)
 
 
 # ---------------------------------------------------------------------------
