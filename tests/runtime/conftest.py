@@ -1,9 +1,34 @@
+import shutil
+import subprocess
 import sys
+import sysconfig
+import venv
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+PTH = ROOT / "bufferlint" / "runtime" / "bufferlint-runtime.pth"
+
+
+@pytest.fixture(scope="session")
+def hooked_python(tmp_path_factory):
+    """A virtualenv's python whose site-packages holds the start-up hook's ``.pth`` exactly as
+    the wheel installs it. bufferlint comes from ``PYTHONPATH`` (``ROOT``), and this
+    interpreter's packages (torch) from ``packages_path``: the virtualenv is made from the base
+    interpreter, which need not have them."""
+    env_dir = tmp_path_factory.mktemp("hooked") / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+    shutil.copy(PTH, Path(site_packages) / PTH.name)  # what installing the wheel does
+    return python
+
+
+#: This interpreter's site-packages (torch, safetensors), for children of ``hooked_python``.
+packages_path = sysconfig.get_path("purelib")
 
 
 @pytest.fixture

@@ -9,22 +9,16 @@ start-up (the application's own import) and loads weights with the race harness.
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 import textwrap
-import venv
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 from bufferlint.shimgen import generate_shim  # noqa: E402
 
-from .conftest import FIXTURES  # noqa: E402
+from .conftest import FIXTURES, ROOT, packages_path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-PTH = ROOT / "bufferlint" / "runtime" / "bufferlint-runtime.pth"
 TARGET = "bl_shim_e2e.loader:Model.load_weights"
 
 PROBE = '''
@@ -65,27 +59,20 @@ if __name__ == "__main__":
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory):
+def deployment(hooked_python, tmp_path_factory):
     """A virtualenv with the start-up hook installed, and a directory with the shim and probe."""
-    base = tmp_path_factory.mktemp("deploy")
-    env_dir = base / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    site_packages = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                                   capture_output=True, text=True, check=True).stdout.strip()
-    shutil.copy(PTH, Path(site_packages) / PTH.name)  # what installing the wheel does
-    app = base / "app"
+    app = tmp_path_factory.mktemp("deploy") / "app"
     app.mkdir()
     (app / "bl_deploy_shim.py").write_text(generate_shim({TARGET: ["BL001 bl_shim_e2e/loader.py:21:28"]}))
     (app / "bl_probe.py").write_text(textwrap.dedent(PROBE))
     (app / "main.py").write_text(textwrap.dedent(MAIN))
-    return python, app
+    return hooked_python, app
 
 
 def run(deployment, *args, **env):
     python, app = deployment
     environ = {k: v for k, v in os.environ.items() if not k.startswith("BUFFERLINT_")}
-    environ["PYTHONPATH"] = os.pathsep.join([str(app), str(FIXTURES), str(ROOT)])
+    environ["PYTHONPATH"] = os.pathsep.join([str(app), str(FIXTURES), str(ROOT), packages_path])
     environ.update(env)
     proc = subprocess.run([str(python), *(args or [str(app / "main.py")])], capture_output=True, text=True, env=environ, cwd=app)
     assert proc.returncode == 0, proc.stderr
@@ -110,6 +97,6 @@ def test_shim_given_as_a_file_and_a_broken_shim_is_one_line(deployment):
                          BUFFERLINT_SHIM=f"no_such_shim_module,{app / 'bl_deploy_shim.py'}")
     assert report == {"shims": [str(app / "bl_deploy_shim.py")], "status": [[TARGET, "installed"]], "corrupted": 0}
     assert stderr.splitlines() == [
-        "bufferlint: BUFFERLINT_SHIM: cannot load shim 'no_such_shim_module': "
-        "ModuleNotFoundError: No module named 'no_such_shim_module'"
+        "bufferlint: BUFFERLINT_SHIM: cannot load shim 'no_such_shim_module': ModuleNotFoundError: "
+        f"no module named 'no_such_shim_module' on sys.path or in the working directory {app}"
     ]
