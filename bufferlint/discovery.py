@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Sequence
 
 from bufferlint.config import Settings
 from bufferlint.findings import FileError
+from bufferlint.source import is_overlaid
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -139,8 +140,8 @@ def expand_paths(paths: Sequence[Path], root: Path, settings: Settings,
             report.update(project_files)
         elif path.is_dir():
             report.update(discover(root, settings.excludes, start=path, on_error=unlistable))
-        elif os.path.lexists(path):  # broken symlinks too: reading them reports why
-            report.add(path)
+        elif os.path.lexists(path) or is_overlaid(path):  # broken symlinks too: reading them reports why;
+            report.add(path)  # an editor's document not saved (or deleted since) is read from its overlay
         else:
             errors.append(FileError(path, "no such file or directory"))
     return sorted(report, key=path_order), errors

@@ -177,6 +177,11 @@ def _too_large(path: Path, size: int) -> FileError:
     )
 
 
+def is_overlaid(path: Path) -> bool:
+    """Does ``path`` have an overlay now (an editor's document, on disk or not)?"""
+    return bool(_overlays) and os.path.abspath(path) in _overlays
+
+
 def overlays_active() -> bool:
     """Is some file read from an overlay now (``overlaid``), not from disk?"""
     return bool(_overlays)

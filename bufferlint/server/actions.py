@@ -3,8 +3,9 @@
 For each finding under the cursor (or in the selection):
 
 * its fix, if it has one: ``Fix BL002: <what the fix does>``; a fix that may change
-  behaviour is titled ``Unsafe fix BL001: ...`` and is never the preferred action (Ruff's
-  applicability levels, as ``--unsafe-fixes``). The edit is the fix as planned on the
+  behaviour is titled ``Unsafe fix BL001: ...`` and is never the preferred action, nor
+  listed before a safe one or a suppression (eglot applies the first action when none is
+  preferred) (Ruff's applicability levels, as ``--unsafe-fixes``). The edit is the fix as planned on the
   analysed text (not verified, as a quick fix in Ruff);
 * ``Suppress BL001 with # noqa: BL001``: the directive ``--add-noqa`` would add
   (``noqa.noqa_text``), when one can be placed.
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from lsprotocol import types
 
@@ -37,7 +39,7 @@ from bufferlint.api import Report
 from bufferlint.fixes.apply import apply_edits
 from bufferlint.fixes.runner import applicable
 from bufferlint.noqa import noqa_text
-from bufferlint.server.diagnostics import finding_diagnostic
+from bufferlint.server.diagnostics import file_uri, finding_diagnostic
 from bufferlint.server.positions import Positions, text_edit
 
 FIX_ALL = "bufferlint.fixAll"
@@ -69,31 +71,40 @@ class Client:
 
 
 def code_actions(client: Client, uri: str, version: int | None, path: Path, report: Report, text: Positions | None,
-                 where: types.Range, only: list[str] | None = None
+                 where: types.Range, only: list[str] | None = None,
+                 asked: list[types.Diagnostic] | None = None,
+                 uri_of: Callable[[Path], str] = file_uri
                  ) -> tuple[list[types.CodeAction | types.Command], set[str]]:
-    """The actions for the findings of ``path`` that ``where`` touches, and "fix all"; and
-    the texts the quick fixes produce. ``text``: the document's text if it is still the
-    one the report was made from; else (None) only "fix all" is offered, which is computed
-    on the text of the moment it is chosen."""
-    out: list[types.CodeAction | types.Command] = []
+    """The actions for the findings of ``path`` that ``where`` touches or that the client
+    names in ``asked`` (the request's ``context.diagnostics``: Neovim asks with the cursor at
+    column 0 and the line's diagnostics), and "fix all"; and the texts the quick fixes
+    produce. Safe fixes come first, then the suppressions, and unsafe fixes last: a client
+    that applies the first or preferred action never applies an unsafe edit. ``text``: the
+    document's text if it is still the one the report was made from; else (None) only "fix
+    all" is offered, which is computed on the text of the moment it is chosen."""
+    safe_fixes: list[types.CodeAction | types.Command] = []
+    suppressions: list[types.CodeAction | types.Command] = []
+    unsafe_fixes: list[types.CodeAction | types.Command] = []
     results: set[str] = set()
     findings = report.findings_in(path)
+    named = {_identity(d) for d in asked or ()}
     for finding in findings if text is not None else ():
-        diagnostic = finding_diagnostic(finding, text)
-        if not _touches(diagnostic.range, where):
+        diagnostic = finding_diagnostic(finding, text, uri_of)
+        if not _touches(diagnostic.range, where) and not named & _identities(diagnostic):
             continue
         if finding.fix is not None:
             edits = [types.TextEdit(range=text.range(e.line, e.column, e.end_line, e.end_column), new_text=e.replacement)
                      for e in finding.fix.edits]
             safe = applicable(finding.fix, unsafe=False)
             title = f"{'Fix' if safe else 'Unsafe fix'} {finding.rule}: {finding.fix.message}"
-            out.append(_action(title, client.edit(uri, version, edits), diagnostic, safe))
+            (safe_fixes if safe else unsafe_fixes).append(_action(title, client.edit(uri, version, edits), diagnostic, safe))
             results.add(apply_edits(text.text, finding.fix.edits))
         suppressed = noqa_text(text.text, [finding])
         if suppressed is not None and suppressed != text.text:
             title = f"Suppress {finding.rule} with # noqa: {finding.rule}"
-            out.append(_action(title, client.edit(uri, version, [text_edit(text, suppressed)]), diagnostic, False))
+            suppressions.append(_action(title, client.edit(uri, version, [text_edit(text, suppressed)]), diagnostic, False))
             results.add(suppressed)
+    out = safe_fixes + suppressions + unsafe_fixes
     if only:
         out = [a for a in out if any(a.kind == kind or a.kind.startswith(f"{kind}.") for kind in only)]
     if any(applicable(f.fix, unsafe=False) for f in findings) and (
@@ -103,6 +114,21 @@ def code_actions(client: Client, uri: str, version: int | None, path: Path, repo
         else:
             out.append(types.Command(title=FIX_ALL_TITLE, command=FIX_ALL, arguments=[uri, version]))
     return out, results
+
+
+def _identity(diagnostic: types.Diagnostic) -> tuple:
+    """How a diagnostic the client sends back is recognised: by its ``data`` (the finding's
+    key) when the client kept it, else by its code and range."""
+    if isinstance(diagnostic.data, str):
+        return ("data", diagnostic.data)
+    r = diagnostic.range
+    return ("range", str(diagnostic.code), r.start.line, r.start.character, r.end.line, r.end.character)
+
+
+def _identities(diagnostic: types.Diagnostic) -> set[tuple]:
+    r = diagnostic.range
+    return {("data", diagnostic.data),
+            ("range", str(diagnostic.code), r.start.line, r.start.character, r.end.line, r.end.character)}
 
 
 def _action(title: str, edit: types.WorkspaceEdit, diagnostic: types.Diagnostic, preferred: bool) -> types.CodeAction:

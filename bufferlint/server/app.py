@@ -19,14 +19,15 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
 
 from bufferlint import __version__
-from bufferlint.discovery import PYTHON_SUFFIXES, absolute
-from bufferlint.server import actions
+from bufferlint.discovery import PYTHON_SUFFIXES
+from bufferlint.server import actions, transport
 from bufferlint.server.diagnostics import file_diagnostics
+from bufferlint.server.documents import Documents
 from bufferlint.server.positions import Positions, text_edit
 from bufferlint.server.progress import AnalysisProgress
+from bufferlint.server.protocol import BufferlintProtocol
 from bufferlint.server.scheduler import Scheduler
 from bufferlint.server.session import Session, analyse, fix_all, plan_fixes
 
@@ -35,8 +36,10 @@ TYPING_DELAY = 0.3  # seconds without a keystroke before a warm project is analy
 
 class BufferlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("bufferlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("bufferlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=BufferlintProtocol)
         self.session = Session()
+        self.documents = Documents()
         self.analyses = ThreadPoolExecutor(1, thread_name_prefix="bufferlint-analysis")
         self.scheduler = Scheduler(self.analyse, self.internal_error)
         self.said: set[str] = set()  # messages shown once
@@ -56,7 +59,7 @@ class BufferlintServer(LanguageServer):
         """The current text and version of the project's open documents."""
         out = {}
         for path in self.session.documents(root):
-            document = self.workspace.get_text_document(from_fs_path(str(path)))
+            document = self.workspace.get_text_document(self.documents.uri(path))
             out[path] = (document.source, document.version)
         return out
 
@@ -87,13 +90,15 @@ class BufferlintServer(LanguageServer):
         for path, (text, version) in current.items():
             if self.session.roots.get(path) != root:
                 continue  # closed meanwhile
-            edited |= self.workspace.get_text_document(from_fs_path(str(path))).version != version
+            uri = self.documents.uri(path)
+            edited |= self.workspace.get_text_document(uri).version != version
             # Published for the version analysed, even when the document moved on since:
             # better than nothing on a project too slow to analyse while typing (clients
             # drop or move them; the next analysis replaces them).
-            diagnostics = file_diagnostics(report, path, Positions(text, self.workspace.position_codec))
+            diagnostics = file_diagnostics(report, path, Positions(text, self.workspace.position_codec),
+                                           self.documents.uri)
             self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=from_fs_path(str(path)), version=version, diagnostics=diagnostics))
+                types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
         # After publishing: the planning thread would hold the interpreter lock meanwhile.
         analysed.planned = asyncio.get_running_loop().run_in_executor(self.analyses, plan_fixes, analysed)
         if edited and self.session.warm(root):
@@ -110,9 +115,13 @@ class BufferlintServer(LanguageServer):
             self.said.add(message)
             self.window_show_message(types.ShowMessageParams(type=level, message=f"bufferlint: {message.splitlines()[0]}"))
 
+    def path(self, uri: str) -> Path | None:
+        """The path standing for the document ``uri`` (``documents``)."""
+        return self.documents.path(uri, Path(self.workspace.root_path or Path.cwd()))
+
     def track(self, uri: str) -> Path | None:
         """Start tracking an opened document; its project root (None: nothing to analyse)."""
-        path = _path(uri)
+        path = self.path(uri)
         if path is None:
             return None
         root = self.session.open(path)
@@ -137,7 +146,7 @@ async def did_open(ls: BufferlintServer, params: types.DidOpenTextDocumentParams
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: BufferlintServer, params: types.DidChangeTextDocumentParams) -> None:
-    path = _path(params.text_document.uri)
+    path = ls.path(params.text_document.uri)
     root = ls.session.roots.get(path) if path is not None else None
     if root is None:
         return
@@ -152,7 +161,7 @@ async def did_change(ls: BufferlintServer, params: types.DidChangeTextDocumentPa
 async def did_save(ls: BufferlintServer, params: types.DidSaveTextDocumentParams) -> None:
     """A saved file may matter to every open document of its project (and a saved
     configuration may change which project a document is in, or exclude it)."""
-    path = _path(params.text_document.uri)
+    path = ls.path(params.text_document.uri)
     if path is None:
         return
     concerned = {doc for root in ls.session.projects_seeing(path) for doc in ls.session.documents(root)}
@@ -161,7 +170,7 @@ async def did_save(ls: BufferlintServer, params: types.DidSaveTextDocumentParams
         concerned.add(path)
     roots = set()
     for doc in sorted(concerned):
-        uri = from_fs_path(str(doc))
+        uri = ls.documents.uri(doc)
         root = ls.track(uri)
         if root is None:  # excluded now, or its configuration is broken (said once)
             ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -179,7 +188,9 @@ def shutdown(ls: BufferlintServer, params: None) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 async def did_close(ls: BufferlintServer, params: types.DidCloseTextDocumentParams) -> None:
-    path = _path(params.text_document.uri)
+    path = ls.path(params.text_document.uri)
+    if path is not None:
+        ls.documents.forget(path)
     if path is not None and ls.session.close(path) is not None:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
@@ -187,7 +198,7 @@ async def did_close(ls: BufferlintServer, params: types.DidCloseTextDocumentPara
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=True))
 async def code_action(ls: BufferlintServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
-    path = _path(params.text_document.uri)
+    path = ls.path(params.text_document.uri)
     analysed = ls.session.analysed(path) if path is not None else None
     if analysed is None:
         return []
@@ -199,8 +210,9 @@ async def code_action(ls: BufferlintServer, params: types.CodeActionParams) -> l
     # edited since the analysis: the findings' edits would land in the wrong place
     current = analysed.texts.get(path) == document.source
     text = Positions(document.source, ls.workspace.position_codec) if current else None
-    offered, results = actions.code_actions(ls.client, document.uri, document.version, path, analysed.report, text, params.range,
-                                            params.context.only)
+    offered, results = actions.code_actions(ls.client, document.uri, document.version, path, analysed.report, text,
+                                            params.range, params.context.only, params.context.diagnostics,
+                                            ls.documents.uri)
     ls.session.expected.setdefault(path, set()).update(results)
     return offered
 
@@ -225,7 +237,7 @@ async def fix_all_command(ls: BufferlintServer, uri: str, version: int | None) -
 async def fixed_file(ls: BufferlintServer, uri: str, version: int | None) -> types.WorkspaceEdit | None:
     """The edit applying the document's safe fixes, verified on its current text (None: there
     is nothing to apply, or the document changed meanwhile; the user is told which)."""
-    path = _path(uri)
+    path = ls.path(uri)
     root = ls.session.roots.get(path) if path is not None else None
     if root is None:
         return None
@@ -241,15 +253,18 @@ async def fixed_file(ls: BufferlintServer, uri: str, version: int | None) -> typ
     return ls.client.edit(uri, version, [text_edit(Positions(texts[path], ls.workspace.position_codec), new)])
 
 
-def _path(uri: str) -> Path | None:
-    """The file a ``file:`` URI names (other schemes, such as unsaved ``untitled:`` buffers: None)."""
-    if not uri.startswith("file:"):
-        return None
-    path = to_fs_path(uri)
-    return absolute(path) if path else None
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: BufferlintServer, params: types.DidChangeConfigurationParams) -> None:
+    """bufferlint reads its settings from the project (pyproject.toml, setup.cfg), as the
+    command does, so an editor's settings change nothing; a saved configuration file is
+    picked up on save. Accepted quietly (no "unknown method" in the editor's log)."""
+    ls.log(types.MessageType.Log, "workspace/didChangeConfiguration: settings come from the project's "
+                                  "configuration files (pyproject.toml), re-read when one is saved")
 
 
 def serve() -> int:
-    """Serve on stdin/stdout until the client says exit."""
-    server.start_io()
-    return 0
+    """Serve on stdin/stdout until the client says exit: 0 after ``shutdown``, else 1 (also
+    when the client goes away without ``exit``)."""
+    transport.serve(server.protocol, server.protocol.stop)
+    code = server.protocol.exit_code
+    return 1 if code is None else code

@@ -15,13 +15,18 @@ corrupted data.
   CPython reports; a malformed, unknown or unused suppression comment is a Warning.
 
 Each finding's trace becomes ``relatedInformation``, one entry per step (``path:line`` and
-the step's note), so the editor can walk from the producer to the consumer.
+the step's note), so the editor can walk from the producer to the consumer; and the message
+ends with where the trace starts (`` (from `streamer.get_tensors(...)` at weights.py:10)``)
+for the editors that do not show ``relatedInformation`` (eglot, Neovim's float).
 """
 
 from __future__ import annotations
 
+import os
+import re
 import warnings
 from pathlib import Path
+from typing import Callable
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -41,9 +46,15 @@ SEVERITY = {
 }
 
 
-def file_diagnostics(report: Report, path: Path, text: Positions) -> list[types.Diagnostic]:
-    """Everything ``report`` says about ``path``, whose analysed text is ``text``."""
-    out = [finding_diagnostic(finding, text) for finding in report.findings_in(path)]
+def file_uri(path: Path) -> str:
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+def file_diagnostics(report: Report, path: Path, text: Positions,
+                     uri_of: Callable[[Path], str] = file_uri) -> list[types.Diagnostic]:
+    """Everything ``report`` says about ``path``, whose analysed text is ``text``; ``uri_of``:
+    the URI of a path a trace goes through (an open document's is the client's)."""
+    out = [finding_diagnostic(finding, text, uri_of) for finding in report.findings_in(path)]
     out += [error_diagnostic(error, text) for error in report.errors if error.path == path]
     out += [
         types.Diagnostic(range=text.range(w.line, w.column, w.line, w.column + 1), message=w.message,
@@ -59,12 +70,12 @@ def finding_key(finding: Finding) -> str:
     return f"{finding.rule}:{span.line}:{span.column}:{span.end_line}:{span.end_column}"
 
 
-def finding_diagnostic(finding: Finding, text: Positions) -> types.Diagnostic:
+def finding_diagnostic(finding: Finding, text: Positions, uri_of: Callable[[Path], str] = file_uri) -> types.Diagnostic:
     span = finding.span
     docs = rule_docs_uri(finding.rule)
     return types.Diagnostic(
         range=text.range(span.line, span.column, span.end_line, span.end_column),
-        message=finding.message,
+        message=finding.message + origin(finding),
         severity=SEVERITY.get(finding.rule, types.DiagnosticSeverity.Error),
         code=finding.rule,
         code_description=types.CodeDescription(href=docs) if docs else None,
@@ -72,7 +83,7 @@ def finding_diagnostic(finding: Finding, text: Positions) -> types.Diagnostic:
         related_information=[
             types.DiagnosticRelatedInformation(
                 location=types.Location(
-                    uri=from_fs_path(str(step.path)),
+                    uri=uri_of(step.path),
                     range=types.Range(start=types.Position(line=step.line - 1, character=0),
                                       end=types.Position(line=step.line, character=0)),
                 ),
@@ -82,6 +93,19 @@ def finding_diagnostic(finding: Finding, text: Positions) -> types.Diagnostic:
         ] or None,
         data=finding_key(finding),
     )
+
+
+def origin(finding: Finding) -> str:
+    """Where the finding's trace starts, in a few words for the message: `` (from
+    `streamer.get_tensors(...)` at weights.py:10)``. Editors that do not show
+    ``relatedInformation`` (eglot, Neovim's default float) still say where the view came from;
+    the path is relative to the finding's own folder."""
+    if not finding.trace:
+        return ""
+    step = finding.trace[0]
+    quoted = re.search(r"`[^`]+`", step.note)
+    what = quoted.group(0) if quoted else step.note
+    return f" (from {what} at {os.path.relpath(step.path, finding.path.parent)}:{step.line})"
 
 
 def error_diagnostic(error: FileError, text: Positions) -> types.Diagnostic:
