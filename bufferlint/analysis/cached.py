@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
 from bufferlint.analysis.index import ModuleInfo, ProjectIndex, module_name
-from bufferlint.analysis.interface import LineShift, file_interface
+from bufferlint.analysis.interface import LineShift, file_interface, line_shift
 from bufferlint.analysis.syntax_check import SyntaxCheck
 from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.cache import Cache, content_hash
@@ -308,8 +308,9 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
     new = file_interface(new_text, path, scan.root, analysed, words, groups)
     if old is None or new is None:
         return None
-    if old.digest == new.digest:
-        return LineShift(scan.root, old.ranges, new.ranges)
+    shift = line_shift(scan.root, old, new)
+    if shift is not None:
+        return shift
     from bufferlint.analysis.edits import check_edit  # the engine, only when a replay runs
     from bufferlint.analysis.replay import decode_logs
     from bufferlint.analysis.vocabmatch import VocabIndex

@@ -7,11 +7,14 @@ each such function is interpreted again against its recorded reads: if it writes
 produces exactly what it did, the analysis of the edited project is the recorded one.
 
 The logs speak in the analysed version's lines, so the edited functions are renumbered into
-them (``renumber``): a line the edit kept takes its old number; a line it added takes the
-number of the kept line before it, with its columns moved far past any real column, so every
-position stays distinct and in source order. Findings then move back through the inverse
-(``LineMap``); a finding on a kept line that added lines share a number with is not placed
-(the replay could not tell their trace steps apart), and the project is analysed again.
+them (``renumber``): a line the edit kept or changed takes its old number; a line it added
+takes the number of the kept line before it, with its columns moved far past any real column,
+so every position stays distinct and in source order. Findings then move back through the
+inverse (``LineMap``), which only lines kept character for character have: a changed line's
+columns (even its UTF-8 byte offsets) may name other characters, and a recorded position must
+land on the very text it was found on. A finding on a changed line, or on a kept line that
+added lines share a number with (the replay could not tell their trace steps apart), is not
+placed, and the project is analysed again.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ ADDED_COLUMN = 1 << 20  # columns of added lines start past this (real columns n
 
 @dataclass(frozen=True)
 class LineMap:
-    """Lines of the analysed version -> lines of the edited one (None: not kept, or shared
-    with added lines)."""
+    """Lines of the analysed version -> lines of the edited one (None: not kept as they
+    were, or shared with added lines)."""
 
     backward: dict[int, int]
     shared: frozenset
@@ -42,8 +45,8 @@ class LineMap:
 
 
 def renumber(old_lines: list[str], new_lines: list[str]) -> tuple[dict[int, tuple[int, int]], dict[int, int], set[int]]:
-    """(edited line -> (analysed line, column shift), analysed line -> edited line, the
-    analysed lines that added lines were numbered after)."""
+    """(edited line -> (analysed line, column shift), analysed line -> the edited line with
+    its very text, the analysed lines that added lines were numbered after)."""
     forward: dict[int, tuple[int, int]] = {}
     backward: dict[int, int] = {}
     shared: set[int] = set()
@@ -54,7 +57,8 @@ def renumber(old_lines: list[str], new_lines: list[str]) -> tuple[dict[int, tupl
         kept = j2 - j1 if tag == "equal" else min(i2 - i1, j2 - j1)
         for k in range(kept):
             forward[j1 + k + 1] = (i1 + k + 1, 0)
-            backward[i1 + k + 1] = j1 + k + 1
+            if tag == "equal":
+                backward[i1 + k + 1] = j1 + k + 1
         anchor = i1 + kept  # the analysed line before the added ones (0: the file's start)
         for k in range(kept, j2 - j1):
             forward[j1 + k + 1] = (anchor, ADDED_COLUMN * (k - kept + 1))
@@ -76,11 +80,15 @@ def _move_node(node: ast.AST, forward: dict[int, tuple[int, int]]) -> None:
 
 
 def edited_functions(old: Interface, new: Interface) -> set[str] | None:
-    """The analysed functions whose code changed, with the analysed functions nested in
-    them (their closures may have changed); None if the files differ elsewhere."""
+    """The analysed functions whose code or text changed (a comment or a space moves the
+    positions the replay checks), with the analysed functions nested in them (their closures
+    may have changed); None if the files differ elsewhere, or in an analysed range that is no
+    function (the module's own statements, which are not replayed)."""
     if old.outline != new.outline or old.bodies is None or new.bodies is None or set(old.bodies) != set(new.bodies):
         return None
-    changed = {q for q, body in new.bodies.items() if old.bodies[q] != body}
+    if any(old.segments.get(q) != text for q, text in new.segments.items() if q not in new.bodies):
+        return None
+    changed = {q for q, body in new.bodies.items() if old.bodies[q] != body or old.segments.get(q) != new.segments.get(q)}
     return {q for q in new.bodies if any(q == c or q.startswith(c + ".") for c in changed)}
 
 
@@ -99,7 +107,13 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
     if logs is None or set(logs) != changed:
         return None
     old_text, new_text = normalize_newlines(old_text), normalize_newlines(new_text)
-    forward, backward, shared = renumber(old_text.split("\n"), new_text.split("\n"))
+    old_lines, new_lines = old_text.split("\n"), new_text.split("\n")
+    forward, backward, shared = renumber(old_lines, new_lines)
+    # A changed line keeps its number but is read as it now is: character columns come from
+    # the text the byte offsets were taken in.
+    for edited_line, (analysed_line, column_shift) in forward.items():
+        if column_shift == 0:
+            old_lines[analysed_line - 1] = new_lines[edited_line - 1]
     name, is_package = module_name(path, root)
     old_tree, new_tree = old.tree, new.tree  # parsed for the interfaces; changed in place below
     if old_tree is None or new_tree is None:
@@ -114,7 +128,7 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
         if not _replace(old_tree, old_nodes[qualname], node):
             return None
     index = ProjectIndex()
-    index.add_module(ModuleInfo(name, path, old_tree, old_text, is_package))  # the analysed version, edits in place
+    index.add_module(ModuleInfo(name, path, old_tree, "\n".join(old_lines), is_package))  # the analysed version, edits in place
     modules = ModuleSource(lambda module: index if module == name else load(module), module_names)
     for qualname in sorted(changed):
         info: FunctionInfo | None = index.functions.get(qualname)

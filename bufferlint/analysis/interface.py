@@ -8,9 +8,15 @@ fields and their readers), the pack words its lines mention (which select functi
 analyse), the functions it nests, and the file's imports, constants, classes, attachments and
 ``def`` names. :func:`file_interface` puts all of that, plus the full syntax tree of every
 function that was analysed (without positions), into one digest. Two versions of a file with
-the same digest give the same analysis, up to where the analysed functions sit: the line
-shift of each, which :class:`LineShift` applies to the findings and traces recorded for the
-old version (``analysis.cached``).
+the same digest give the same analysis, up to where the analysed functions sit. Positions are
+never carried over on faith: a finding names lines and character columns, a fix edits a
+range, a baseline fingerprints a line's text, a ``# noqa`` sits on a line. So each analysed
+range's exact text (``Interface.segments``: whole lines, comments and spacing included) is
+kept too, and :class:`LineShift` moves recorded positions only when every segment is
+character for character the same, merely at other lines: every position inside then moves by
+its segment's line offset, with its columns, and lands on the same text. A segment that
+differs in any character (a comment, a space, a reformatted call) is an edit of that
+function, which ``analysis.edits`` replays or the project is analysed again.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ class Interface:
     # differ only inside analysed functions, which ``analysis.replay`` can check.
     outline: str = ""
     bodies: dict[str, str] | None = None
+    segments: dict[str, str] = field(default_factory=dict)  # the exact lines of each range
     tree: ast.Module | None = field(default=None, compare=False)  # what it was read from (``edits`` reuses it)
 
 
@@ -85,9 +92,10 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
         # the decorators and defaults of its definitions (in "functions" and "classes").
         for i, stmt in enumerate(top):
             ranges[f"{name}.<top:{i}>"] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
+    segments = {qualname: "\n".join(lines[first - 1:last]) for qualname, (first, last) in ranges.items()}
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
     outline = hashlib.sha256(json.dumps(outline_facts, sort_keys=True, default=str).encode()).hexdigest()
-    return Interface(digest, ranges, outline, bodies, tree)
+    return Interface(digest, ranges, outline, bodies, segments, tree)
 
 
 def _read_by_others(info: FunctionInfo) -> list:
@@ -140,10 +148,19 @@ def _function_facts(info: FunctionInfo, analysed: set[str], pattern, groups, lin
     return head + signature + [assigned, mentioned]
 
 
+def line_shift(root: Path, old: Interface, new: Interface) -> LineShift | None:
+    """The shift from ``old`` to ``new`` if the same analysis holds for both and every
+    analysed range kept its exact text (None: an edit, or another analysis)."""
+    if old.digest != new.digest or old.segments != new.segments:
+        return None
+    return LineShift(root, old.ranges, new.ranges)
+
+
 @dataclass(frozen=True)
 class LineShift:
-    """Where each analysed function of one file moved: a line inside one (the innermost
-    holding it) moves with it. A line in no analysed function cannot be placed (None)."""
+    """Where each analysed range of one file moved, its text unchanged (``line_shift``): a
+    line inside one (the innermost holding it) moves with it, and its columns stay. A line in
+    no analysed range cannot be placed (None)."""
 
     root: Path  # of the project (the file's module name is found from it)
     old: dict[str, tuple[int, int]]

@@ -130,7 +130,10 @@ class Program:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         if text.isascii():
             return byte_offset
-        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
+        encoded = text.encode("utf-8")
+        if byte_offset > len(encoded):  # a line added by an edit, numbered after this one (``analysis.edits``)
+            return len(text) + byte_offset - len(encoded)
+        return len(encoded[:byte_offset].decode("utf-8", "replace"))
 
     # -- the fixpoint ---------------------------------------------------------------------
 

@@ -1,0 +1,109 @@
+"""The cache is invisible: after each edit people make (a comment, a space, a reformatted
+call, another character before a sink), a warm run prints exactly what ``--no-cache`` prints,
+and so do the commands that act on positions (``--add-noqa``, ``--baseline``). One test per
+way a warm run once differed; each edits a small loader the analysis interprets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, write
+
+LOADER = """\
+import concurrent.futures
+
+from runai_model_streamer import SafetensorsStreamer
+
+
+def stream_into(files, weights):
+    with SafetensorsStreamer() as streamer:
+        streamer.stream_files(files)
+        with concurrent.futures.ThreadPoolExecutor(4) as workers:
+            for key, view in streamer.get_tensors():
+                workers.submit(weights[key].copy_, view)
+"""
+
+
+@pytest.fixture
+def loader(tmp_path: Path) -> Path:
+    write(tmp_path, {"pyproject.toml": "[tool.bufferlint]\n", "models/__init__.py": "", "models/loading.py": LOADER})
+    return tmp_path
+
+
+def run(root: Path, *args: str) -> tuple[int, str]:
+    proc = run_cli("check", *args, ".", cwd=root)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, proc.stdout
+
+
+def edit(root: Path, old: str, new: str) -> None:
+    path = root / "models" / "loading.py"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def assert_warm_is_cold(root: Path, *args: str) -> tuple[int, str]:
+    warm = run(root, *args)
+    assert warm == run(root, "--no-cache", *args)
+    return warm
+
+
+def test_a_comment_added_inside_an_interpreted_function_moves_its_findings(loader: Path) -> None:
+    run(loader)
+    edit(loader, "        with concurrent", "        # one pool for the whole stream\n        with concurrent")
+    code, out = assert_warm_is_cold(loader, "--format", "json")
+    assert code == 1 and json.loads(out)["findings"][0]["line"] == 12
+
+
+@pytest.mark.parametrize("old, new", [
+    ("weights[key].copy_, view)", "weights[key].copy_,  view)"),  # one space: another end column
+    ("weights[key].copy_, view)", "\n                    weights[key].copy_,\n                    view,\n                )"),  # black's split
+])
+def test_a_formatting_edit_gives_the_new_spans_and_fixes(loader: Path, old: str, new: str) -> None:
+    run(loader)
+    edit(loader, old, new)
+    code, out = assert_warm_is_cold(loader, "--format", "json")
+    finding = json.loads(out)["findings"][0]
+    assert code == 1 and finding["fix"] is not None
+
+
+def test_a_comment_deleted_never_lets_an_unrelated_noqa_hide_a_finding(loader: Path) -> None:
+    edit(loader, "                workers.submit", "                # hand each tensor over\n                workers.submit")
+    edit(loader, "streamer.get_tensors():", "streamer.get_tensors():  # noqa")
+    run(loader)
+    edit(loader, "                # hand each tensor over\n", "")
+    code, _ = assert_warm_is_cold(loader)
+    assert code == 1
+
+
+def test_a_baselined_finding_stays_baselined_after_lines_move(loader: Path) -> None:
+    baseline = loader / "baseline.json"
+    run(loader, "--write-baseline", str(baseline))
+    edit(loader, "            for key", "            # every tensor of every file\n            for key")
+    assert assert_warm_is_cold(loader, "--baseline", str(baseline))[0] == 0
+
+
+def test_add_noqa_after_lines_moved_writes_the_finding_s_line(loader: Path) -> None:
+    run(loader)
+    edit(loader, "        with concurrent", "\n        with concurrent")
+    cold_copy = loader.parent / "cold"
+    write(cold_copy, {p.relative_to(loader).as_posix(): p.read_bytes() for p in loader.rglob("*.py")})
+    write(cold_copy, {"pyproject.toml": "[tool.bufferlint]\n"})
+    run(loader, "--add-noqa")
+    run(cold_copy, "--no-cache", "--add-noqa")
+    written = (loader / "models" / "loading.py").read_text()
+    assert written == (cold_copy / "models" / "loading.py").read_text()
+    assert "view)  # noqa" in written
+
+
+def test_a_replayed_edit_gives_character_columns_of_the_new_text(loader: Path) -> None:
+    """Four bytes either way, two characters against four: the same UTF-8 offsets."""
+    edit(loader, "                workers.submit", '                tag = "éé"; workers.submit')
+    run(loader)
+    edit(loader, '"éé"', '"abcd"')
+    code, out = assert_warm_is_cold(loader, "--format", "json")
+    assert json.loads(out)["findings"][0]["column"] == 31
