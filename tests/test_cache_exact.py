@@ -107,3 +107,44 @@ def test_a_replayed_edit_gives_character_columns_of_the_new_text(loader: Path) -
     edit(loader, '"éé"', '"abcd"')
     code, out = assert_warm_is_cold(loader, "--format", "json")
     assert json.loads(out)["findings"][0]["column"] == 31
+
+
+def test_a_method_asked_for_in_an_earlier_round_decides_reuse(tmp_path: Path) -> None:
+    """``self.store.consume(view)`` is dispatched by name ("consume") while ``Store``'s class
+    is unknown, and typed once ``backing.py`` is parsed in a later round: its last round no
+    longer asks for "consume". A file the analysis did not read that now defines a
+    ``consume`` keeping the view for a pool is still read by a cold run, so the warm one
+    must analyse again."""
+    write(tmp_path, {
+        "pyproject.toml": "[tool.bufferlint]\n",
+        "app/__init__.py": "",
+        "app/reader.py": (
+            "from runai_model_streamer import SafetensorsStreamer\n\nfrom app.holder import Holder\n\n\n"
+            "class Reader:\n    def __init__(self):\n        self.holder = Holder()\n\n"
+            "    def read(self, files):\n        with SafetensorsStreamer() as streamer:\n"
+            "            streamer.stream_files(files)\n            for _, view in streamer.get_tensors():\n"
+            "                self.holder.check(view)\n                self.holder.store.consume(view)\n"
+        ),
+        "app/holder.py": (
+            "from app.backing import Backing, check_view\n\n\nclass Holder:\n    def __init__(self):\n"
+            "        self.store = Backing()\n\n    def check(self, view):\n        check_view(view)\n"
+        ),
+        "app/base.py": (
+            "import threading\n\n\nclass Base:\n    def consume(self, view):\n"
+            "        threading.Thread(target=print, args=(view,)).start()\n"
+        ),
+        "app/backing.py": (
+            "import threading\n\nfrom app.base import Base\n\n\nclass Backing(Base):\n    pass\n\n\n"
+            "def check_view(view):\n    threading.Thread(target=print, args=(view,)).start()\n"
+        ),
+        "app/spare.py": "def nothing():\n    return None\n",
+    })
+    run(tmp_path)
+    (tmp_path / "app" / "spare.py").write_text(
+        "import threading\n\n\ndef nothing():\n    return None\n\n\nclass Spare:\n"
+        "    def __init__(self):\n        self.held = None\n\n    def consume(self, view):\n        self.held = view\n\n"
+        "    def later(self):\n        threading.Thread(target=print, args=(self.held,)).start()\n"
+    )
+    code, out = assert_warm_is_cold(tmp_path, "--format", "json")
+    assert any(f["path"] == "app/spare.py" for f in json.loads(out)["findings"])
+

@@ -10,7 +10,8 @@ Two documents per cache key (``bufferlint.cache``):
   that a later run hashes only the files whose stat changed: ``_unchanged``), the files it parsed,
   the names whose mention makes a file matter (sources, markers, guards, producers found on
   the way, and the word groups of sources that need their arguments, BL005's copies) and the
-  method names it asked definitions of, and its findings and errors for
+  method names it asked definitions of in any round (an outcome's demands are only its last
+  round's: a name dispatched in round 2 and typed in round 3 was still asked), and its findings and errors for
   every file (so that a later run reporting other files, as pre-commit does, can reuse it).
 
 Why a run can be reused when some files changed: the analysis reads a file it did not parse
@@ -119,7 +120,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "parsed": sorted(scan.key(p) for p in analysis.parsed),
             "names": sorted(analysis.trigger_names),
             "groups": [list(group) for group in analysis.seed_groups],
-            "methods": sorted({name for o in analysis.program.outcomes.values() for kind, name in o.demands if kind == "method" and name}),
+            "methods": sorted(name for name in analysis.asked_methods if name),
             "result": _encode_result(stored, scan),
             "analysed": _analysed_ranges(analysis, scan),
             "callee_words": sorted(analysis.program.callee_words),

@@ -329,6 +329,9 @@ class ProjectAnalysis:
         self.defines: dict[str, set[Path]] = {}
         self.parsed: set[Path] = set()
         self.trigger_names: set[str] = set()
+        # Every method name whose definitions any round asked for (an outcome's demands are
+        # its last round's): a file defining one is read by the analysis (``analysis.cached``).
+        self.asked_methods: set[str] = set()
         self.new_triggers: set[str] = set()  # module constants holding a marker name
         self.seed_groups: list[tuple[str, ...]] = []  # words a source call names all of (see seed_word_groups)
         self.functions: list[FunctionInfo] = []
@@ -505,7 +508,11 @@ class ProjectAnalysis:
         wanted: set[Path] = set()
         for outcome in self.program.outcomes.values():
             for kind, name in outcome.demands:
-                wanted |= self.defines.get(name, set()) if kind == "method" else self.module_of(name)
+                if kind == "method":
+                    wanted |= self.defines.get(name, set())
+                    self.asked_methods.add(name)
+                else:
+                    wanted |= self.module_of(name)
         producers, self.new_triggers = self.new_triggers - self.trigger_names, set()
         for qualname, summary in self.program.summaries.items():
             short = qualname.rsplit(".", 1)[-1]
