@@ -39,7 +39,7 @@ from bufferlint.discovery import ProjectRoot, absolute, discover, expand_paths, 
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.fingerprint import fingerprints
 from bufferlint.reporters.base import count, display_path
-from bufferlint.cache import Cache, cache_directory, fingerprint, tool_fingerprint
+from bufferlint.cache import Cache, cache_directory, fingerprint, python_fingerprint, tool_fingerprint
 from bufferlint.source import SourceFile, overlaid, read_bytes, read_source, set_max_bytes
 from bufferlint.suppressions import directive_warnings, may_concern_bufferlint, suppressed
 
@@ -247,10 +247,11 @@ def _fix(options: CheckOptions, unsafe: bool, write: bool) -> FixReport | Report
 
 
 def project_cache(project: Project) -> Cache:
-    """The project's cache, under a key for bufferlint's own code and the settings that
-    shape the analysis (another vocabulary or file-size limit never reuses this one's)."""
+    """The project's cache, under a key for bufferlint's own code, the Python running it and
+    the settings that shape the analysis (another vocabulary, file-size limit or Python never
+    reuses this one's)."""
     settings = project.settings
-    key = fingerprint(tool_fingerprint(), settings.vocab, str(project.root), settings.max_file_size)
+    key = fingerprint(tool_fingerprint(), python_fingerprint(), settings.vocab, str(project.root), settings.max_file_size)
     return Cache(cache_directory(project.root, settings.cache_dir), key)
 
 

@@ -6,11 +6,14 @@ by ``BUFFERLINT_CACHE_DIR`` or the ``cache-dir`` setting; ``--no-cache`` turns i
 
 Everything in it is JSON or a plain copy of a source file (``texts/``, named and checked by
 its content hash), never pickle: a cache folder can come with a checkout, and reading it must
-not run code. Each file records the format and a key (the tool's own code, the
-vocabulary and the settings that shape the analysis); a file that is unreadable, corrupt or
-written under another key is ignored and rebuilt, never trusted and never a crash. Writes go
-to a temporary file renamed over the old one, so concurrent runs see one whole file or the
-other. What is cached and when it may be reused is ``bufferlint.analysis.cached``'s business.
+not run code. Each file records the format, a key (the tool's own code, the Python that
+runs it, the vocabulary and the settings that shape the analysis) and a digest of its body;
+a file that is unreadable, corrupt, edited since it was written or written under another key
+is ignored and rebuilt, never trusted and never a crash. Writes go to a temporary file
+renamed over the old one, so concurrent runs see one whole file or the other; the temporary
+file is locked while it is written, so a later run can tell (and remove) the leftovers of a
+run killed in between (``remove_leftovers``). What is cached and when it may be reused is
+``bufferlint.analysis.cached``'s business.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: documents carry a digest of their body
 DIRECTORY = ".bufferlint_cache"
 ENVIRONMENT = "BUFFERLINT_CACHE_DIR"
 PACKAGE = Path(__file__).resolve().parent
@@ -53,6 +58,13 @@ def tool_fingerprint() -> str:
         digest.update(str(path.relative_to(path.parents[1])).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def python_fingerprint() -> list[str]:
+    """The Python that runs the analysis: what ``ast.parse`` and ``compile`` accept (and so
+    every syntax error and parsed tree) depends on its version and implementation, and
+    pre-commit's environment is often another Python than the project's."""
+    return [sys.implementation.name, sys.implementation.cache_tag or "", sys.version]
 
 
 def fingerprint(*parts: Any) -> str:
@@ -89,12 +101,24 @@ class Cache:
 
     def _read(self, path: Path) -> dict | None:
         try:
-            document = json.loads(path.read_bytes())
-        except (OSError, ValueError, RecursionError):
+            data = path.read_bytes()
+        except OSError:
             return None
-        if not isinstance(document, dict) or document.get("format") != FORMAT or document.get("key") != self.key:
+        # The layout ``_encode`` writes: the header's fields, then the body's bytes, whose
+        # digest the header holds (a body edited, truncated or swapped is not this one).
+        cut = data.find(BODY)
+        if cut < 0 or not data.endswith(b"}"):
             return None
-        body = document.get("body")
+        body_bytes = data[cut + len(BODY):-1]
+        try:
+            header = json.loads(data[:cut] + b"}")
+            if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("key") != self.key:
+                return None
+            if header.get("digest") != content_hash(body_bytes):
+                return None
+            body = json.loads(body_bytes)
+        except (ValueError, RecursionError):
+            return None
         return body if isinstance(body, dict) else None
 
     def save(self, name: str, body: dict) -> None:
@@ -110,7 +134,25 @@ class Cache:
             self.problems.append(f"cache not written to {self.directory}: {exc.strerror or exc}")
 
     def _encode(self, body: dict) -> bytes:
-        return json.dumps({"format": FORMAT, "key": self.key, "body": body}, separators=(",", ":")).encode()
+        """One JSON object: format, key, the body's digest, then the body (``_read``)."""
+        body_bytes = json.dumps(body, separators=(",", ":")).encode()
+        header = json.dumps({"format": FORMAT, "key": self.key, "digest": content_hash(body_bytes)}, separators=(",", ":"))
+        return header[:-1].encode() + BODY + body_bytes + b"}"
+
+    def remove_leftovers(self) -> None:
+        """Remove the temporary files of writes that never finished (a run killed between
+        writing one and renaming it): those no live writer holds locked (``_replace``)."""
+        for folder in (self.directory, self.directory / "replay", self.directory / "texts"):
+            try:
+                names = [entry.path for entry in os.scandir(folder) if entry.name.endswith(".tmp")]
+            except OSError:
+                continue
+            for name in names:
+                if _abandoned(name):
+                    try:
+                        os.unlink(name)
+                    except OSError:
+                        pass
 
     # Documents per parsed file (``folder/<content hash>.json``): the logs of its analyses.
 
@@ -157,10 +199,26 @@ class Cache:
             self.problems.append(f"cache not written to {folder}: {exc.strerror or exc}")
 
 
+BODY = b',"body":'
+ABANDONED_AFTER_S = 3600  # without file locks (not POSIX), a temporary file this old is a leftover
+
+
 def _replace(path: Path, data: bytes) -> None:
+    for attempt in range(3):
+        try:
+            _write_and_rename(path, data)
+            return
+        except FileNotFoundError:
+            # ``remove_leftovers`` took the temporary file between its creation and its lock.
+            if attempt == 2 or not path.parent.is_dir():
+                raise
+
+
+def _write_and_rename(path: Path, data: bytes) -> None:
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
+            _lock(handle.fileno(), blocking=True)  # held until closed: this write is alive
             handle.write(data)
             os.fchmod(handle.fileno(), 0o644)  # mkstemp makes it private; a cache is not a secret
         os.replace(temporary, path)
@@ -170,3 +228,34 @@ def _replace(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _lock(fd: int, blocking: bool) -> bool:
+    """An exclusive advisory lock on ``fd`` (released when it closes, or its process dies);
+    True where file locks exist and it was taken."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
+
+
+def _abandoned(name: str) -> bool:
+    """Is the temporary file ``name`` a dead write's? Nobody holds its lock (or, with no file
+    locks, it is an hour old)."""
+    try:
+        fd = os.open(name, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        try:
+            import fcntl  # noqa: F401
+        except ImportError:
+            return time.time() - os.fstat(fd).st_mtime > ABANDONED_AFTER_S
+        return _lock(fd, blocking=False)
+    finally:
+        os.close(fd)

@@ -148,3 +148,45 @@ def test_a_method_asked_for_in_an_earlier_round_decides_reuse(tmp_path: Path) ->
     code, out = assert_warm_is_cold(tmp_path, "--format", "json")
     assert any(f["path"] == "app/spare.py" for f in json.loads(out)["findings"])
 
+
+def test_the_cache_key_holds_the_python_that_runs_the_analysis(loader: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``ast.parse`` accepts depends on the Python: another version or implementation
+    never reuses this one's cache (the other Python is named, not run: one may not be here)."""
+    from bufferlint.api import CheckOptions, open_project, project_cache
+
+    project = open_project(CheckOptions(paths=[loader]))
+    assert not isinstance(project, str)
+    key = project_cache(project).key
+    assert project_cache(project).key == key
+    monkeypatch.setattr("sys.version", "3.12.1 (main) [GCC]")
+    other_version = project_cache(project).key
+    monkeypatch.setattr("sys.implementation.name", "pypy")
+    assert len({key, other_version, project_cache(project).key}) == 3
+
+
+def test_a_cache_document_edited_after_it_was_written_is_not_trusted(loader: Path) -> None:
+    run(loader)
+    document = loader / ".bufferlint_cache" / "run.json"
+    content = json.loads(document.read_bytes())
+    content["body"]["result"]["findings"] = []  # still JSON, still under the right key
+    document.write_text(json.dumps(content, separators=(",", ":")))
+    assert assert_warm_is_cold(loader)[0] == 1
+    assert json.loads(document.read_bytes())["body"]["result"]["findings"]  # rewritten
+
+
+def test_the_temporary_files_of_a_killed_write_are_removed_by_the_next_run(loader: Path) -> None:
+    """A leftover (no process holds it) goes; a write in progress (its lock held, here by
+    this test) stays."""
+    import fcntl
+
+    run(loader)
+    cache = loader / ".bufferlint_cache"
+    leftovers = [cache / ".run.json.x1y2z3.tmp", cache / "replay" / ".0123.json.abcdef.tmp"]
+    for leftover in leftovers:
+        leftover.write_bytes(b'{"format":')
+    live = cache / ".files.json.live00.tmp"
+    with live.open("wb") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        run(loader)
+        assert live.exists()
+    assert not any(leftover.exists() for leftover in leftovers)

@@ -93,6 +93,7 @@ def analyze_cached(root: Path, files: Collection[Path], report_files: Collection
 def _analyze_cached(root: Path, files: Collection[Path], report_files: Collection[Path], vocab: Vocabulary,
                     cache: Cache, progress: Callable[[int, int], None] | None) -> AnalysisResult:
     paths = sorted(set(files) | set(report_files), key=path_order)
+    cache.remove_leftovers()
     record = cache.load("run")
     facts = _facts(cache.load("files") or {})
     scan = _read(root, paths, record, facts)
