@@ -54,20 +54,37 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Real-world tests must not skip in CI
+# No skip goes unnoticed in CI
 #
 # Tests of real-world claims (marked ``network``: real SGLang wheels, real pre-commit;
 # ``runtime``: torch, the real runai-model-streamer) skip on a developer machine without
 # the package or the network. In CI (``CI=true``, or ``BUFFERLINT_STRICT_SKIPS=1`` as
-# ``.ci/run`` sets) such a skip is a failure, as is any ``pytest.importorskip`` (of a test
-# or of a whole module at import): CI installs every extra, so a skip there means the claim
-# went untested.
+# ``.ci/run`` sets) every skip is a failure, of a test or of a whole module at import, unless
+# the test is on the ``allowed_skips`` list of the pytest configuration (pyproject.toml), one
+# ``<node id> = <why it may skip in CI>`` a line: CI installs every extra, so an unexpected
+# skip there means a claim went untested. Anywhere, a skip must say why.
 
 REAL_WORLD_MARKERS = ("network", "runtime")
 
 
+def pytest_addoption(parser) -> None:
+    parser.addini("allowed_skips", type="linelist", default=[],
+                  help="tests that may skip in CI: '<node id> = <why>' a line (see tests/conftest.py)")
+
+
 def strict_skips() -> bool:
     return os.environ.get("BUFFERLINT_STRICT_SKIPS") == "1" or os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def allowed_skips(config) -> dict[str, str]:
+    """``allowed_skips`` as {node id: why}; a line without a reason is a configuration error."""
+    allowed = {}
+    for line in config.getini("allowed_skips"):
+        node_id, _, why = line.partition(" = ")
+        if not why.strip():
+            raise pytest.UsageError(f"allowed_skips: {line!r} does not say why (write '<node id> = <why>')")
+        allowed[node_id.strip()] = why.strip()
+    return allowed
 
 
 def _skip_reason(report) -> str:
@@ -79,23 +96,36 @@ def _fail_skip(report, what: str) -> None:
     report.outcome = "failed"
 
 
+def _unexplained(report) -> bool:
+    """pytest's own reason for a bare ``pytest.skip()`` / ``skip`` mark says nothing."""
+    return _skip_reason(report).removeprefix("Skipped: ").strip() in ("", "unconditional skip")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    if not report.skipped or hasattr(report, "wasxfail") or not strict_skips():
+    if not report.skipped or hasattr(report, "wasxfail"):
         return
-    if any(item.get_closest_marker(m) for m in REAL_WORLD_MARKERS):
+    if _unexplained(report):
+        report.longrepr = "a skip must say why (give pytest.skip / the skip mark a reason)"
+        report.outcome = "failed"
+    elif not strict_skips() or item.nodeid in allowed_skips(item.config):
+        return
+    elif any(item.get_closest_marker(m) for m in REAL_WORLD_MARKERS):
         _fail_skip(report, "real-world test")
     elif "could not import" in _skip_reason(report):  # pytest.importorskip inside a test
         _fail_skip(report, "test needing a package")
+    else:
+        _fail_skip(report, "test not on allowed_skips")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     outcome = yield
     report = outcome.get_result()
-    if report.skipped and strict_skips() and isinstance(collector, pytest.Module):
+    if (report.skipped and strict_skips() and isinstance(collector, pytest.Module)
+            and collector.nodeid not in allowed_skips(collector.config)):
         _fail_skip(report, "test module")
 
 

@@ -1,5 +1,5 @@
 """Output formats: SARIF and rdjson validated against their official schemas (the real
-files in ``../shared/schemas/``), GitHub workflow commands and their escaping, the JSON
+files, vendored in ``tests/schemas/``), GitHub workflow commands and their escaping, the JSON
 ``fix`` object, and ``--statistics`` / ``--quiet`` / ``--output-file``.
 
 Findings with fixes are built by hand here (the fixers fill ``Finding.fix``); the engine
@@ -25,13 +25,11 @@ from bufferlint.fixes import runner
 from bufferlint.reporters import REPORTERS, github, rdjson, sarif
 from conftest import REPO, run_cli, write
 
-SCHEMAS = REPO.parent / "shared" / "schemas"
+SCHEMAS = REPO / "tests" / "schemas"
 
 
 def schema(relative: str) -> jsonschema.Draft4Validator:
     path = SCHEMAS / relative
-    if not path.is_file():
-        pytest.skip(f"official schema {path} not found (expected at <repo root>/../shared/schemas/{relative})")
     return jsonschema.Draft4Validator(json.loads(path.read_text(encoding="utf-8")), format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
 
 

@@ -16,7 +16,6 @@ import venv
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import REPO, write
 from test_formats import GUARD, GUARD_PATH, LOADER
@@ -26,10 +25,6 @@ pytestmark = [pytest.mark.network]
 TIMEOUT = 900  # the first hook run builds bufferlint and its virtualenv
 GIT = ["git", "-c", "user.name=bufferlint tests", "-c", "user.email=tests@bufferlint.invalid", "-c", "commit.gpgsign=false",
        "-c", "init.defaultBranch=main"]
-
-
-def hook_ids() -> set[str]:
-    return {hook["id"] for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
 
 
 @pytest.fixture(scope="session")
@@ -113,9 +108,6 @@ def test_check_hook_fails_and_names_the_finding(pre_commit, pre_commit_home, hoo
     assert "Passed" in proc.stdout
 
 
-# Needs the `bufferlint-fix` hook and the fixers, which come with the fixes branch (issue #5):
-# skipped until `.pre-commit-hooks.yaml` defines the hook, then it must pass as written.
-@pytest.mark.skipif("bufferlint-fix" not in hook_ids(), reason="the bufferlint-fix hook is not defined yet (fixes branch)")
 def test_fix_hook_rewrites_once_then_passes(pre_commit, pre_commit_home, hook_repo, tmp_path: Path) -> None:
     target = target_repo(tmp_path, {GUARD_PATH: GUARD})
     proc = try_repo(pre_commit, pre_commit_home, hook_repo, target, "bufferlint-fix")
