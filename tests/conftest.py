@@ -51,6 +51,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     for kind, lines in gaps.items():
         for line in lines:
             terminalreporter.write_line(f"  {kind}: {line}")
+    docs = sys.modules.get("test_docs")
+    if docs is not None and docs.NOT_RUN:  # documentation blocks that cannot run here, and why
+        terminalreporter.write_sep("-", f"documentation blocks not run: {len(docs.NOT_RUN)}")
+        for line in docs.NOT_RUN:
+            terminalreporter.write_line(f"  {line}")
 
 
 # ---------------------------------------------------------------------------
