@@ -11,6 +11,7 @@ of which is listed. Exit 1 when there is any internal error or a run without a r
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -56,14 +57,20 @@ def sweep(directory: Path) -> tuple[int, float, int, list[str], list[str]]:
     try:
         report = json.loads(run.stdout)
     except ValueError:
-        return files, seconds, 0, 0, [f"no report (exit {run.returncode}): {run.stderr.strip()[-500:]}"]
+        return files, seconds, 0, [], [f"no report (exit {run.returncode}): {run.stderr.strip()[-500:]}"]
     errors = [f"{e['path']}: {e['message']}" for e in report["errors"]]
     internal = [e for e in errors if "internal error" in e] + [line for line in run.stderr.splitlines() if "internal error" in line]
     return files, seconds, len(report["findings"]), [e for e in errors if e not in internal], internal
 
 
 def main() -> int:
-    dirs = [Path(d) for d in sys.argv[1:]] or default_dirs()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", nargs="*", type=Path, metavar="DIR",
+                        help="directories to check, each as its own project (default: the stdlib, then each site-packages)")
+    dirs = [d.resolve() for d in parser.parse_args().dirs] or default_dirs()  # each run has its directory as cwd
+    for directory in dirs:
+        if not directory.is_dir():
+            parser.error(f"{directory}: not a directory")
     failed = False
     for directory in dirs:
         files, seconds, findings, unanalysable, internal = sweep(directory)

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import textwrap
 import tomllib
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -385,7 +386,14 @@ def sandbox_copy(target: Path) -> Path:
 DOCS = Sybil(parsers=[parse_blocks, parse_directives])
 
 
-@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.relative_to(REPO).as_posix())
+def needs_registry(path: Path) -> bool:
+    """A page whose blocks install from the package index (pre-commit's hook environment, a
+    workflow's ``pip install``)."""
+    return bool(re.search(r"<!-- docs-test: (pre-commit|workflow) -->", path.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.network] * needs_registry(p)) for p in DOCUMENTS],
+                         ids=lambda p: p.relative_to(REPO).as_posix())
 def test_every_block_runs_as_written(path: Path, tmp_path: Path) -> None:
     document = DOCS.parse(path)
     (tmp_path / "home").mkdir()
@@ -395,7 +403,9 @@ def test_every_block_runs_as_written(path: Path, tmp_path: Path) -> None:
         try:
             example.evaluate()
         except Exception as error:  # every block is run; all failures are reported together
-            failures.append(f"{line_of(example)}: {type(error).__name__}: {error}")
+            lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
+            where = f" (failed at line {lines[-1]})" if lines else ""
+            failures.append(f"{line_of(example)}{where}: {type(error).__name__}: {error}")
     assert not failures, "\n\n".join(failures)
 
 
