@@ -28,6 +28,7 @@ by their command-line spelling (``--select``), which is also what the fields her
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
@@ -193,16 +194,21 @@ def _check(options: CheckOptions) -> Report:
     return report
 
 
-def plan_fixes(report: Report, overlays: Mapping[Path, str] | None = None) -> Report:
+def plan_fixes(report: Report, overlays: Mapping[Path, str] | None = None, *, editor: bool = False,
+               cancel: threading.Event | None = None) -> Report:
     """``report`` (made without ``fixes``) with the fix of each finding planned, as
     ``check`` plans them with ``fixes=True``: show the findings first, plan their fixes
-    after (an editor). ``overlays``: the ones the report was made with."""
+    after (an editor). ``overlays``: the ones the report was made with; ``editor``: plan
+    within an editor's time budget (``fixes.budget.EDITOR``), not the command's; ``cancel``:
+    set, it stops the planning (the findings not planned yet keep no fix, and say why)."""
     if report.error is not None:
         return report
+    from bufferlint.fixes import budget
     from bufferlint.fixes.runner import attach_fixes
 
     with overlaid(overlays or {}):
-        findings = attach_fixes(report.findings, _fix_project(report))
+        findings = attach_fixes(report.findings, _fix_project(report),
+                                time_budget=budget.EDITOR if editor else budget.COMMAND, cancel=cancel)
     return dataclasses.replace(report, findings=findings)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Sequence
 
 from bufferlint.atomic import write_atomic
+from bufferlint.deepstack import run_deep
 from bufferlint.findings import FileError, Finding
 from bufferlint.source import read_bytes, source_encoding
 from bufferlint.suppressions import ALL, line_directives, parse_comment
@@ -60,8 +61,8 @@ def _add_to_file(path: Path, wanted: dict[int, set[str]], report: NoqaReport) ->
     try:
         encoding = source_encoding(data)
         original = data.decode(encoding)
-        text, added, skipped = _with_directives(original, wanted)
-    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+        text, added, skipped = run_deep(_with_directives, original, wanted)
+    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
         report.errors.append(FileError(path, f"cannot add noqa directives: {exc}"))
         return
     report.skipped += [(path, line) for line in skipped]
@@ -84,9 +85,9 @@ def noqa_text(text: str, findings: Sequence[Finding]) -> str | None:
     wanted: dict[int, set[str]] = defaultdict(set)
     for finding in findings:
         wanted[finding.span.line].add(finding.rule.upper())
-    try:
-        new, _, skipped = _with_directives(text, wanted)
-    except (SyntaxError, ValueError):
+    try:  # deep: ast.dump recurses as deep as the file nests (a generated 1,500-term sum)
+        new, _, skipped = run_deep(_with_directives, text, wanted)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return None if skipped else new
 

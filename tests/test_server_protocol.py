@@ -189,10 +189,14 @@ async def test_code_actions_for_the_diagnostics_in_the_context_unsafe_last(clien
     [bl001] = await diagnostics(client, uri, ["BL001"])
     line = bl001.range.start.line
     cursor = types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=0))
-    found = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=cursor,
-        context=types.CodeActionContext(diagnostics=[bl001])))
-    titles = [a.title for a in found]
+    for _ in range(60):  # asked before its fix was planned, a finding has only its suppression
+        found = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=cursor,
+            context=types.CodeActionContext(diagnostics=[bl001])))
+        titles = [a.title for a in found]
+        if len(titles) > 1:
+            break
+        await asyncio.sleep(0.5)
     assert titles[0] == "Suppress BL001 with # noqa: BL001" and titles[1].startswith("Unsafe fix BL001")
     assert not any(a.is_preferred for a in found)
 
@@ -227,3 +231,23 @@ def test_frames_wait_for_a_body_split_across_reads():
 def test_nothing_in_a_body_is_taken_for_a_header():
     body = json.dumps({"text": "Content-Length: 3\r\n\r\nabc"}).encode()  # escaped: no raw CR LF
     assert frames(b"Content-Length: %d\r\n\r\n" % len(body) + body) == [body]
+
+
+@pytest.mark.asyncio
+async def test_a_fix_not_planned_is_a_disabled_action_saying_why(client: LanguageClient, example: Path) -> None:
+    """A generated 1,500-term sum: the file is never planned (LibCST would take minutes), so the
+    finding's fix is an action the editor shows greyed out, with the reason."""
+    await initialize(client, example)  # VS Code's capabilities: it shows disabled actions
+    path = example / "streamloader" / "generated.py"
+    uri = open_file(client, path, LOADER + "\nTOTAL = " + " + ".join(["1"] * 1_500) + "\n")
+    [bl001] = await diagnostics(client, uri, ["BL001"])
+    for _ in range(60):  # asked before planning ended, the action says that instead
+        found = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=bl001.range,
+            context=types.CodeActionContext(diagnostics=[bl001])))
+        [disabled] = [a for a in found if a.disabled is not None]
+        if disabled.disabled.reason != "its fix is still being planned: ask again in a moment":
+            break
+        await asyncio.sleep(0.5)
+    assert disabled.title == "Fix BL001" and disabled.disabled.reason.startswith("not planned: the file nests code")
+    assert found[-1] is disabled and found[0].title == "Suppress BL001 with # noqa: BL001"

@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import multiprocessing
 import os
 import shutil
 import tempfile
+import threading
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.atomic import write_atomic
+from bufferlint.fixes import budget
 from bufferlint.fixes.apply import EditConflict, apply_edits, conflicts, decode, encode, unified_diff
 from bufferlint.deepstack import run_deep
 from bufferlint.gcpause import paused_gc
@@ -59,32 +59,35 @@ def attach_fixes(
     project: Project,
     texts: dict[Path, str] | None = None,
     rejected: frozenset = frozenset(),
+    time_budget: budget.Budget = budget.COMMAND,
+    cancel: threading.Event | None = None,
 ) -> list[Finding]:
     """The findings with ``fix`` set where a fixer can repair them. ``texts``: file texts
     that differ from what is on disk (files fixed in memory); ``rejected``: (finding key,
-    fix message) pairs that failed verification, so the fixer offers its next candidate."""
+    fix message) pairs that failed verification, so the fixer offers its next candidate.
+    A file not planned within ``time_budget`` (``fixes.budget``) keeps its findings without
+    fixes, each with ``fix_error`` saying why (as do all left when ``cancel`` is set)."""
     findings = list(findings)
     by_file: dict[Path, list[int]] = {}
     for position, finding in enumerate(findings):
         by_file.setdefault(finding.path, []).append(position)
     jobs = [(path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
             for path, positions in by_file.items()]
-    # LibCST trees are acyclic: see bufferlint.gcpause.
+    # LibCST trees are acyclic: see bufferlint.gcpause. Each file is parsed with LibCST (the
+    # slow part) once, independently, in forked workers within the time budget: both cores
+    # when there are enough files; the project reaches each worker once, by fork (not
+    # pickled with every file), so its module map is built at most once per worker.
+    # Largest files first, so that the last file planned is a small one and neither worker
+    # waits long for the other at the end.
+    _use_project(project)
+    planners()  # every fixer imported here: a worker forked while another thread imports would deadlock
+    order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][0], jobs[i][2]))
     with paused_gc():
-        if len(jobs) >= PARALLEL_FILES and "fork" in multiprocessing.get_all_start_methods():
-            # Each file is parsed with LibCST (the slow part) once, independently: use both cores.
-            # The project reaches each worker once, by fork (not pickled with every file), so
-            # its module map is built at most once per worker.
-            # Largest files first, so that the last file planned is a small one and neither
-            # worker waits long for the other at the end.
-            order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][0], jobs[i][2]))
-            with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"),
-                                     initializer=_use_project, initargs=(project,)) as pool:
-                results = dict(zip(order, pool.map(_plan_file, [jobs[i] for i in order])))
-            planned = [results[i] for i in range(len(jobs))]
-        else:
-            _use_project(project)
-            planned = [_plan_file(job) for job in jobs]
+        results = budget.plan_all([jobs[i] for i in order], _plan_file, _out_of_budget, time_budget,
+                                  workers=2 if len(jobs) >= PARALLEL_FILES else 1, cancel=cancel)
+    planned = [None] * len(jobs)
+    for i, result in zip(order, results):
+        planned[i] = result
     out = list(findings)
     for (path, positions), fixes in zip(by_file.items(), planned):
         for position, (fix, error) in zip(positions, fixes):
@@ -111,6 +114,12 @@ def _use_project(project: Project) -> None:
     _project = project
 
 
+def _out_of_budget(job, why: str) -> list[tuple[Fix | None, str | None]]:
+    """What a file not planned in time gets: each fixable finding says why it has no fix."""
+    fixable = planners()
+    return [(None, why if finding.rule in fixable else None) for finding in job[1]]
+
+
 def _plan_file(job) -> list[tuple[Fix | None, str | None]]:
     """The (fix, why there is none) of one file's findings (top level, so a worker process
     can run it). LibCST recurses as deep as the syntax tree: see bufferlint.deepstack."""
@@ -129,6 +138,9 @@ def _plan_file_here(job) -> list[tuple[Fix | None, str | None]]:
     context = FixContext(project, path, rejected, focus)
     fixable = planners()
     if any(finding.rule in fixable for finding in findings):
+        too_deep = budget.too_deep(text)
+        if too_deep is not None:
+            return _out_of_budget(job, too_deep)
         try:
             context.source(text)  # the LibCST tree every fixer plans on, parsed once here
         except Exception as exc:  # LibCST rejects some files CPython compiles

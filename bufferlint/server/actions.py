@@ -37,6 +37,7 @@ from lsprotocol import types
 
 from bufferlint.api import Report
 from bufferlint.fixes.apply import apply_edits
+from bufferlint.fixes.base import planners
 from bufferlint.fixes.runner import applicable
 from bufferlint.noqa import noqa_text
 from bufferlint.server.diagnostics import file_uri, finding_diagnostic
@@ -54,6 +55,7 @@ class Client:
 
     document_changes: bool = False  # workspace.workspaceEdit.documentChanges
     resolves_edits: bool = False  # textDocument.codeAction.resolveSupport has "edit"
+    shows_disabled: bool = False  # textDocument.codeAction.disabledSupport
 
     @classmethod
     def of(cls, capabilities: types.ClientCapabilities) -> Client:
@@ -61,7 +63,8 @@ class Client:
         code_action = capabilities.text_document and capabilities.text_document.code_action
         resolve = code_action and code_action.resolve_support
         return cls(bool(workspace_edit and workspace_edit.document_changes),
-                   bool(resolve and "edit" in resolve.properties))
+                   bool(resolve and "edit" in resolve.properties),
+                   bool(code_action and code_action.disabled_support))
 
     def edit(self, uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
         if self.document_changes:
@@ -73,7 +76,7 @@ class Client:
 def code_actions(client: Client, uri: str, version: int | None, path: Path, report: Report, text: Positions | None,
                  where: types.Range, only: list[str] | None = None,
                  asked: list[types.Diagnostic] | None = None,
-                 uri_of: Callable[[Path], str] = file_uri
+                 uri_of: Callable[[Path], str] = file_uri, pending: str | None = None
                  ) -> tuple[list[types.CodeAction | types.Command], set[str]]:
     """The actions for the findings of ``path`` that ``where`` touches or that the client
     names in ``asked`` (the request's ``context.diagnostics``: Neovim asks with the cursor at
@@ -81,10 +84,13 @@ def code_actions(client: Client, uri: str, version: int | None, path: Path, repo
     produce. Safe fixes come first, then the suppressions, and unsafe fixes last: a client
     that applies the first or preferred action never applies an unsafe edit. ``text``: the
     document's text if it is still the one the report was made from; else (None) only "fix
-    all" is offered, which is computed on the text of the moment it is chosen."""
+    all" is offered, which is computed on the text of the moment it is chosen. A fix that
+    was not planned (``pending``: planning is still running; a finding's ``fix_error``: it
+    ran out of its budget) is a disabled action saying why, last, for clients that show them."""
     safe_fixes: list[types.CodeAction | types.Command] = []
     suppressions: list[types.CodeAction | types.Command] = []
     unsafe_fixes: list[types.CodeAction | types.Command] = []
+    missing: list[types.CodeAction | types.Command] = []
     results: set[str] = set()
     findings = report.findings_in(path)
     named = {_identity(d) for d in asked or ()}
@@ -99,12 +105,16 @@ def code_actions(client: Client, uri: str, version: int | None, path: Path, repo
             title = f"{'Fix' if safe else 'Unsafe fix'} {finding.rule}: {finding.fix.message}"
             (safe_fixes if safe else unsafe_fixes).append(_action(title, client.edit(uri, version, edits), diagnostic, safe))
             results.add(apply_edits(text.text, finding.fix.edits))
+        elif (pending or finding.fix_error) and client.shows_disabled and finding.rule in planners():
+            missing.append(types.CodeAction(title=f"Fix {finding.rule}", kind=types.CodeActionKind.QuickFix,
+                                            diagnostics=[diagnostic],
+                                            disabled=types.CodeActionDisabled(reason=pending or finding.fix_error)))
         suppressed = noqa_text(text.text, [finding])
         if suppressed is not None and suppressed != text.text:
             title = f"Suppress {finding.rule} with # noqa: {finding.rule}"
             suppressions.append(_action(title, client.edit(uri, version, [text_edit(text, suppressed)]), diagnostic, False))
             results.add(suppressed)
-    out = safe_fixes + suppressions + unsafe_fixes
+    out = safe_fixes + suppressions + unsafe_fixes + missing
     if only:
         out = [a for a in out if any(a.kind == kind or a.kind.startswith(f"{kind}.") for kind in only)]
     if any(applicable(f.fix, unsafe=False) for f in findings) and (

@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 
 from bufferlint import __version__
 from bufferlint.discovery import PYTHON_SUFFIXES
+from bufferlint.fixes import budget
 from bufferlint.server import actions, transport
 from bufferlint.server.diagnostics import file_diagnostics
 from bufferlint.server.documents import Documents
@@ -32,6 +33,7 @@ from bufferlint.server.scheduler import Scheduler
 from bufferlint.server.session import Session, analyse, fix_all, plan_fixes
 
 TYPING_DELAY = 0.3  # seconds without a keystroke before a warm project is analysed again
+PLANNING_WAIT = 0.8  # seconds a code action waits for the fixes being planned (then answers without)
 
 
 class BufferlintServer(LanguageServer):
@@ -67,6 +69,9 @@ class BufferlintServer(LanguageServer):
         current = self.texts(root)
         if not current:
             return
+        last = self.session.last.get(root)
+        if last is not None:
+            last.cancel.set()  # its fixes are for texts this analysis replaces: do not wait for them
         texts = {path: text for path, (text, _) in current.items()}
         shown = self.show_progress and not self.session.warm(root)
         progress = AnalysisProgress(self, root) if shown else None
@@ -202,8 +207,12 @@ async def code_action(ls: BufferlintServer, params: types.CodeActionParams) -> l
     analysed = ls.session.analysed(path) if path is not None else None
     if analysed is None:
         return []
-    try:
-        await asyncio.shield(analysed.planned)  # the fixes of this analysis' findings
+    pending = None
+    try:  # the fixes of this analysis' findings, if they are planned in time
+        await asyncio.wait_for(asyncio.shield(analysed.planned), PLANNING_WAIT)
+    except asyncio.TimeoutError:
+        pending = "its fix is still being planned: ask again in a moment"
+        ls.log(types.MessageType.Log, f"{path}: code actions answered before the fixes were planned")
     except Exception as exc:
         ls.internal_error(path, exc)  # the actions without fixes are still offered
     document = ls.workspace.get_text_document(params.text_document.uri)
@@ -212,7 +221,7 @@ async def code_action(ls: BufferlintServer, params: types.CodeActionParams) -> l
     text = Positions(document.source, ls.workspace.position_codec) if current else None
     offered, results = actions.code_actions(ls.client, document.uri, document.version, path, analysed.report, text,
                                             params.range, params.context.only, params.context.diagnostics,
-                                            ls.documents.uri)
+                                            ls.documents.uri, pending)
     ls.session.expected.setdefault(path, set()).update(results)
     return offered
 
@@ -266,5 +275,6 @@ def serve() -> int:
     """Serve on stdin/stdout until the client says exit: 0 after ``shutdown``, else 1 (also
     when the client goes away without ``exit``)."""
     transport.serve(server.protocol, server.protocol.stop)
+    budget.stop_workers()
     code = server.protocol.exit_code
     return 1 if code is None else code

@@ -13,6 +13,7 @@ names whose mention makes a file matter).
 
 from __future__ import annotations
 
+import threading
 import time
 from asyncio import Future
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ class Analysed:
     texts: dict[Path, str]
     seconds: float
     planned: Future | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)  # stops planning: a newer analysis comes
 
 
 @dataclass
@@ -96,7 +98,7 @@ def analyse(root: Path, texts: dict[Path, str], progress: Callable[[int, int], N
 
 def plan_fixes(analysed: Analysed) -> None:
     """Plan the fixes of the findings (what the code actions offer)."""
-    analysed.report = api.plan_fixes(analysed.report, analysed.texts)
+    analysed.report = api.plan_fixes(analysed.report, analysed.texts, editor=True, cancel=analysed.cancel)
 
 
 def fix_all(root: Path, path: Path, texts: dict[Path, str]) -> str | None:
