@@ -4,7 +4,9 @@ Sybil finds the blocks (and the ``<!-- docs-test: ... -->`` directive before a b
 how to run it when its language alone does not); this module runs them:
 
 - ``console``: each ``$ command`` runs in bash, in a scratch copy of the repository (the
-  documented paths exist there), with this environment's ``bufferlint`` on PATH; output shown
+  documented paths exist there; directed ``in DIR``: in that directory of it; ``copy FROM to
+  TO``: with a copy made first), with this environment's ``bufferlint`` on PATH (directed
+  ``venv``: a fresh virtualenv's, for commands that install); output shown
   under a command must be exactly what it prints (stdout and stderr); a command with no output
   shown must exit 0 or 1 (bufferlint's "findings" status), never with an error.
 - ``python``: executed in order in one namespace per document, in that scratch copy; a block
@@ -135,15 +137,20 @@ def commands(source: str) -> list[tuple[str, list[str]]]:
 
 def run_console(example: Example, block: Block, sandbox: Sandbox, argument: str) -> None:
     """Each command in one bash session (``cd`` and ``export`` carry over), output compared."""
-    cwd = sandbox.root
-    if block.directive.startswith("in "):
+    cwd, env = sandbox.root, environment(sandbox)
+    if block.directive == "venv":  # commands that install: into a fresh virtualenv, first on PATH
+        venv_dir = sandbox.root.parent / f"venv-{example.line}"
+        subprocess.run([sys.executable, "-m", "venv", str(venv_dir)], check=True, timeout=300)
+        env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{os.environ['PATH']}"
+        env.pop("PYTHONPATH")
+    elif block.directive.startswith("in "):
         cwd = sandbox.root / argument
     elif block.directive.startswith("copy "):  # "copy FROM to TO": a project the commands name
         source, _, target = argument.partition(" to ")
         shutil.copytree(sandbox.root / source, sandbox.root / target)
     marker = "@@docs-test-status"
     script = "".join(f"{{\n{command}\n}} 2>&1\necho \"{marker} $?\"\n" for command, _ in commands(block.source))
-    proc = subprocess.run(["bash", "-c", script], cwd=cwd, env=environment(sandbox), capture_output=True,
+    proc = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600, stdin=subprocess.DEVNULL)
     outputs = re.split(rf"\n?{marker} (\d+)\n", proc.stdout)
     for index, (command, shown) in enumerate(commands(block.source)):
@@ -351,6 +358,7 @@ RUNNERS = {
     ("console", ""): run_console,
     ("console", "in"): run_console,
     ("console", "copy"): run_console,
+    ("console", "venv"): run_console,
     ("python", ""): run_python,
     ("python", "in"): run_python,
     ("python", "pytest-file"): run_pytest_file,
@@ -388,8 +396,8 @@ DOCS = Sybil(parsers=[parse_blocks, parse_directives])
 
 def needs_registry(path: Path) -> bool:
     """A page whose blocks install from the package index (pre-commit's hook environment, a
-    workflow's ``pip install``)."""
-    return bool(re.search(r"<!-- docs-test: (pre-commit|workflow) -->", path.read_text(encoding="utf-8")))
+    workflow's ``pip install``, a console session's in a fresh virtualenv)."""
+    return bool(re.search(r"<!-- docs-test: (pre-commit|workflow|venv) -->", path.read_text(encoding="utf-8")))
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.network] * needs_registry(p)) for p in DOCUMENTS],
