@@ -13,6 +13,7 @@ install neovim emacs-nox elpa-eglot`); a missing editor is reported, not failed.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -176,7 +177,14 @@ def emacs() -> dict:
 EDITORS = {"neovim": ("nvim", neovim), "emacs": ("emacs", emacs)}
 
 
-def main(names: list[str]) -> int:
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("editors", nargs="*", metavar="EDITOR",
+                        help=f"the editors to drive: {', '.join(sorted(EDITORS))} (default: all)")
+    names = parser.parse_args(argv).editors
+    for name in names:
+        if name not in EDITORS:
+            parser.error(f"unknown editor {name!r} (choose from {', '.join(sorted(EDITORS))})")
     failed = False
     for name in names or list(EDITORS):
         program, drive = EDITORS[name]
