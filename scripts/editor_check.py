@@ -43,9 +43,29 @@ local function diagnostics_of(file)
   for _, d in ipairs(vim.diagnostic.get(buf)) do table.insert(found, { code = d.code, message = d.message, line = d.lnum }) end
   return buf, seen, found
 end
-local _, seen_models, models = diagnostics_of(os.getenv("BL_MODELS"))
+local models_buf, seen_models, models = diagnostics_of(os.getenv("BL_MODELS"))
 out.models = models
 step("diagnostics (models.py)", seen_models)
+step("the message says where the view came from", seen_models and models[1].message:find("(from `", 1, true) ~= nil)
+if seen_models then
+  local first = nil
+  for _ = 1, 60 do  -- asked before the fixes are planned, the unsafe fix is not offered yet
+    local line = models[1].line
+    local responses = vim.lsp.buf_request_sync(models_buf, "textDocument/codeAction", {
+      textDocument = { uri = vim.uri_from_bufnr(models_buf) },
+      range = { start = { line = line, character = 0 }, ["end"] = { line = line, character = 0 } },
+      context = { diagnostics = vim.lsp.diagnostic.get_line_diagnostics(models_buf, line) },
+    }, 30000) or {}
+    local titles = {}
+    for _, response in pairs(responses) do
+      for _, action in ipairs(response.result or {}) do table.insert(titles, action.title) end
+    end
+    first = titles[1]
+    if #titles > 1 then out.models_actions = titles; break end
+    vim.wait(500)
+  end
+  step("the first action on BL001 is not its unsafe fix", first ~= nil and first:sub(1, 6) ~= "Unsafe")
+end
 local buf, seen, found = diagnostics_of(os.getenv("BL_GUARD"))
 out.guard = found
 step("diagnostics (executor_utils.py)", seen)
@@ -97,6 +117,8 @@ EMACS_DRIVER = r'''
     (progn
       (bl-step "diagnostics (models.py)" (bl-open (getenv "BL_MODELS")))
       (push (cons 'models (vconcat (bl-diagnostics))) bl-result)
+      (bl-step "the message says where the view came from"
+               (string-match-p "(from `" (or (car (bl-diagnostics)) "")))
       (bl-step "diagnostics (executor_utils.py)" (bl-open (getenv "BL_GUARD")))
       (push (cons 'guard (vconcat (bl-diagnostics))) bl-result)
       (goto-char (flymake-diagnostic-beg (car (flymake-diagnostics))))
@@ -197,7 +219,7 @@ def main(argv: list[str]) -> int:
         for step in result["steps"]:
             print(f"  {'ok  ' if step['ok'] is True else 'FAIL'} {step['name']}")
             failed |= step["ok"] is not True
-        for key in ("models", "guard", "asked", "actions", "applied", "error"):
+        for key in ("models", "models_actions", "guard", "asked", "actions", "applied", "error"):
             if result.get(key):
                 print(f"  {key}: {json.dumps(result[key], indent=None)[:1500]}")
     return 1 if failed else 0
