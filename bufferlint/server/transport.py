@@ -34,6 +34,7 @@ logger = logging.getLogger(__name__)
 HEADER_END = b"\r\n\r\n"
 LENGTH = re.compile(rb"content-length:[ \t]*(\d+)", re.IGNORECASE)
 HEADER_LINE = re.compile(rb"content-length:[ \t]*\d+\r\n", re.IGNORECASE)
+HEADER_LOOKBACK = 64  # bytes of a header line that may have arrived before the rest of it
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -72,12 +73,14 @@ class Frames:
             return self._body(length)
 
     def _body(self, length: int) -> bytes:
+        searched = 0  # where the search for a header resumes after more bytes came (a large body is scanned once)
         while True:
-            header = HEADER_LINE.search(self._buffer)
+            header = HEADER_LINE.search(self._buffer, max(0, searched - HEADER_LOOKBACK))
             if header is not None and header.start() < length:
                 length = header.start()  # announced too long: the next message starts here
                 break
-            if len(self._buffer) >= length or not self._fill():
+            searched = len(self._buffer)
+            if searched >= length or not self._fill():
                 break
         body = bytes(self._buffer[:length])
         del self._buffer[:length]
