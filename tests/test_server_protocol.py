@@ -112,6 +112,20 @@ def test_a_wrong_content_length_costs_one_message(pipe, tmp_path, delta):
     assert pipe.reply(3)["result"] == []  # the next message is read whole
 
 
+def test_a_cancelled_request_still_gets_one_response(pipe, tmp_path):
+    """$/cancelRequest: the request is answered all the same, with its result or -32800."""
+    pipe.initialize(tmp_path)
+    uri = (tmp_path / "m.py").as_uri()
+    pipe.send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}}})
+    pipe.send(code_action(2, uri))
+    pipe.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 2}})
+    answer = pipe.reply(2)
+    assert answer.get("result") == [] or answer["error"]["code"] == -32800
+    pipe.send(code_action(3, uri))
+    assert pipe.reply(3)["result"] == []
+
+
 def test_after_shutdown_requests_get_32600_and_exit_is_0(pipe, tmp_path):
     pipe.initialize(tmp_path)
     pipe.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
