@@ -36,9 +36,11 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from bufferlint import analysis, baseline
 from bufferlint.catalog import RULES
 from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
-from bufferlint.discovery import ProjectRoot, absolute, discover, expand_paths, locate_project_root, path_order
+from bufferlint.discovery import (ProjectRoot, absolute, discover, expand_paths, ignored_matcher, locate_project_root,
+                                  path_order)
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.fingerprint import fingerprints
+from bufferlint.progress import announce
 from bufferlint.reporters.base import count, display_path
 from bufferlint.cache import Cache, cache_directory, fingerprint, python_fingerprint, tool_fingerprint
 from bufferlint.source import SourceFile, overlaid, read_bytes, read_source, set_max_bytes
@@ -75,7 +77,12 @@ class CheckOptions:
     project_root: Path | None = None
     config: Path | None = None
     select: Sequence[str] | None = None
+    extend_select: Sequence[str] | None = None
     ignore: Sequence[str] | None = None
+    exclude: Sequence[str] | None = None  # replaces the configured exclude
+    extend_exclude: Sequence[str] | None = None  # added to the configured extend-exclude
+    respect_gitignore: bool | None = None
+    force_exclude: bool | None = None
     max_file_size: float | None = None  # MiB
     baseline: Path | None = None
     write_baseline: Path | None = None
@@ -84,7 +91,9 @@ class CheckOptions:
     warn_unused_noqa: bool = False
     cache: bool = True
     overlays: Mapping[Path, str] = field(default_factory=dict)
-    # Hears (files parsed, functions analysed) while the analysis runs (the CLI's progress line).
+    # Hears (files parsed, functions analysed) while the analysis runs (the CLI's progress line);
+    # also each phase and each function's name, if it has ``phase``/``function_started``
+    # (bufferlint.progress.announce).
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
@@ -96,9 +105,11 @@ class Project:
     settings: Settings
     reason: str = ""  # why this folder is the root (``-v`` says it)
 
-    def files(self) -> list[Path]:
-        """Every Python file of the project the analysis sees (excludes applied)."""
-        return discover(self.root, self.settings.excludes)
+    def files(self, covered: Callable[[str], bool] | None = None) -> list[Path]:
+        """Every Python file of the project the analysis sees (excludes and, with
+        ``respect-gitignore``, git's ignore rules applied). ``covered``: the predicate
+        ``ignored_matcher`` makes of them, when the caller has it."""
+        return discover(self.root, covered or ignored_matcher(self.settings))
 
 
 @dataclass(frozen=True)
@@ -188,10 +199,37 @@ def _check(options: CheckOptions) -> Report:
     except baseline.BaselineError as exc:
         return Report(error=str(exc), suppression_warnings=report.suppression_warnings)
     if options.fixes:
-        from bufferlint.fixes.runner import attach_fixes
-
-        report.findings = attach_fixes(report.findings, _fix_project(report))
+        _plan_verified_fixes(report, options.progress)
     return report
+
+
+def _plan_verified_fixes(report: Report, progress: Callable[[int, int], None] | None = None, *,
+                         editor: bool = False, cancel: threading.Event | None = None) -> None:
+    """Plan each finding's fix and keep only fixes that remove their finding
+    (bufferlint.fixes.verify): what every report shows. ``editor``, ``cancel``: as for
+    :func:`plan_fixes` (a cancelled verification offers none of the fixes it did not verify)."""
+    from bufferlint.fixes import budget
+    from bufferlint.fixes.runner import attach_fixes
+    from bufferlint.fixes.verify import verify_fixes
+
+    project = _fix_project(report)
+    announce(progress, f"planning fixes for {count(len(report.findings), 'finding')}")
+    report.findings = attach_fixes(report.findings, project, time_budget=budget.EDITOR if editor else budget.COMMAND,
+                                   cancel=cancel)
+    report.findings, notices = verify_fixes(report, project, report.files, report.report_files,
+                                            _reanalyser(report.project.settings, progress), progress, cancel)
+    report.notices = report.notices + notices
+
+
+def _reanalyser(settings: Settings, progress: Callable[[int, int], None] | None = None
+                ) -> Callable[[Path, list[Path], list[Path]], AnalysisResult]:
+    """Analyse a (shadow) project as this run does, to verify fixes: the reportable findings."""
+    def reanalyse(root: Path, all_files: list[Path], reported: list[Path]) -> AnalysisResult:
+        again = analysis.analyze_project(root, all_files, reported, settings.vocab, progress=progress)
+        again.findings = _reportable(again.findings, settings)
+        return again
+
+    return reanalyse
 
 
 def plan_fixes(report: Report, overlays: Mapping[Path, str] | None = None, *, editor: bool = False,
@@ -203,29 +241,29 @@ def plan_fixes(report: Report, overlays: Mapping[Path, str] | None = None, *, ed
     set, it stops the planning (the findings not planned yet keep no fix, and say why)."""
     if report.error is not None:
         return report
-    from bufferlint.fixes import budget
-    from bufferlint.fixes.runner import attach_fixes
-
+    planned = dataclasses.replace(report)
     with overlaid(overlays or {}):
-        findings = attach_fixes(report.findings, _fix_project(report),
-                                time_budget=budget.EDITOR if editor else budget.COMMAND, cancel=cancel)
-    return dataclasses.replace(report, findings=findings)
+        _plan_verified_fixes(planned, editor=editor, cancel=cancel)
+    return planned
 
 
-def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True) -> FixReport | Report:
+def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True,
+        verify_remaining: bool = False) -> FixReport | Report:
     """Apply the safe fixes (and with ``unsafe`` the unsafe ones) to the reported files,
     each verified by re-analysis; write the fixed files when ``write``. Returns the Report
     alone when the run could not start (its ``error`` says why). Baselines do not apply:
     fixing repairs what is there, baselined or not. With ``options.overlays`` the fixes
     apply to the overlaid text, so only ``write=False`` is allowed (writing would replace
-    the files on disk with text the user has not saved)."""
+    the files on disk with text the user has not saved). ``verify_remaining``: the findings
+    that remain keep only fixes that remove them (as :func:`check` verifies them), for a
+    report that shows them (after writing only); else they have none."""
     if write and options.overlays:
         return Report(error="fixes of overlaid (unsaved) files cannot be written; use write=False")
     with overlaid(options.overlays):
-        return _fix(options, unsafe, write)
+        return _fix(options, unsafe, write, verify_remaining)
 
 
-def _fix(options: CheckOptions, unsafe: bool, write: bool) -> FixReport | Report:
+def _fix(options: CheckOptions, unsafe: bool, write: bool, verify_remaining: bool) -> FixReport | Report:
     from bufferlint.fixes import runner
 
     report = _analyse(options)
@@ -233,19 +271,18 @@ def _fix(options: CheckOptions, unsafe: bool, write: bool) -> FixReport | Report
         return report
     project = _fix_project(report)
     report.findings = runner.attach_fixes(report.findings, project)
-    settings = report.project.settings
-
-    def reanalyse(root: Path, all_files: list[Path], reported: list[Path]) -> AnalysisResult:
-        again = analysis.analyze_project(root, all_files, reported, settings.vocab)
-        again.findings = _reportable(again.findings, settings)
-        return again
-
-    outcome = runner.fix_project(report, project, report.files, report.report_files, reanalyse, unsafe=unsafe, write=write)
+    announce(options.progress, f"fixing {count(len(report.findings), 'finding')}", len(report.files))
+    outcome = runner.fix_project(report, project, report.files, report.report_files,
+                                 _reanalyser(report.project.settings, options.progress), unsafe=unsafe, write=write)
     known = {e.path for e in report.path_errors}
     errors = report.path_errors + [e for e in outcome.result.errors if e.path not in known] + outcome.write_errors
     final = _as_report(outcome.result, errors=errors, project=report.project, files=report.files,
                        report_files=report.report_files, path_errors=report.path_errors,
                        suppression_warnings=report.suppression_warnings)
+    # The remaining findings' fixes were planned on the fixed text but not all tried.
+    final.findings = [dataclasses.replace(f, fix=None) for f in final.findings]
+    if verify_remaining and write and final.findings:  # the files on disk are what was analysed
+        _plan_verified_fixes(final, options.progress)
     return FixReport(final, outcome)
 
 
@@ -268,12 +305,15 @@ def _analyse(options: CheckOptions) -> Report:
         return Report(error=project)
     settings = project.settings
     set_max_bytes(settings.max_file_size)
-    project_files = project.files()
-    report_files, path_errors = expand_paths([absolute(p) for p in options.paths], project.root, settings, project_files)
+    covered = ignored_matcher(settings)
+    project_files = project.files(covered)
+    report_files, path_errors = expand_paths([absolute(p) for p in options.paths], project.root, settings,
+                                             project_files, covered)
     result = AnalysisResult()
     files: list[Path] = []
     if report_files:
         files = sorted(set(project_files) | set(report_files), key=path_order)
+        announce(options.progress, "analysing", len(files))
         result = analysis.analyze_project(project.root, files, report_files, settings.vocab,
                                           project_cache(project) if options.cache else None, options.progress)
     warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
@@ -306,9 +346,20 @@ def _project_root(option: Path | None, paths: list[Path]) -> ProjectRoot:
 
 def _with_options(settings: Settings, options: CheckOptions) -> Settings:
     """``select`` replaces the configured selection, ``ignore`` adds to it (as in Ruff)."""
-    changes = {}
+    changes: dict = {}
     if options.select is not None:
         changes["select"] = rule_selectors(list(options.select), "--select")
+        changes["extend_select"] = ()  # as in Ruff: the command line's selection is the selection
+    if options.extend_select is not None:
+        changes["extend_select"] = changes.get("extend_select", settings.extend_select) + rule_selectors(
+            list(options.extend_select), "--extend-select")
+    if options.exclude is not None:
+        changes["exclude"] = tuple(options.exclude)
+    if options.extend_exclude is not None:
+        changes["extend_exclude"] = settings.extend_exclude + tuple(options.extend_exclude)
+    for name in ("respect_gitignore", "force_exclude"):
+        if getattr(options, name) is not None:
+            changes[name] = getattr(options, name)
     if options.ignore is not None:
         changes["ignore"] = settings.ignore + rule_selectors(list(options.ignore), "--ignore")
     if options.max_file_size is not None:
@@ -316,7 +367,8 @@ def _with_options(settings: Settings, options: CheckOptions) -> Settings:
     settings = dataclasses.replace(settings, **changes)
     if not any(settings.is_enabled(code) for code in RULES):
         # As Ruff: a selection that checks nothing is a mistake, not a clean result.
-        where = "--select/--ignore" if options.select is not None or options.ignore is not None else (
+        chosen = options.select is not None or options.ignore is not None or options.extend_select is not None
+        where = "--select/--ignore" if chosen else (
             f"{settings.config_path}: [tool.bufferlint]" if settings.config_path else "select")
         raise UsageError(
             f"{where}: no rule is selected (select = {list(settings.select)}, ignore = {list(settings.ignore)}); "
@@ -330,7 +382,7 @@ def _reportable(findings: list[Finding], settings: Settings) -> list[Finding]:
     sources: dict[Path, SourceFile | None] = {}
     kept = []
     for finding in findings:
-        if not settings.is_enabled(finding.rule):
+        if not settings.is_enabled(finding.rule) or _per_file_ignored(finding, settings):
             continue
         if finding.path not in sources:
             source = read_source(finding.path)
@@ -339,6 +391,16 @@ def _reportable(findings: list[Finding], settings: Settings) -> list[Finding]:
         if source is None or not suppressed(finding, source.text):
             kept.append(finding)
     return kept
+
+
+def _per_file_ignored(finding: Finding, settings: Settings) -> bool:
+    if not settings.per_file_ignores:
+        return False
+    try:
+        relative = finding.path.relative_to(settings.root).as_posix()
+    except ValueError:
+        relative = finding.path.name
+    return settings.ignored_in(finding.rule, relative)
 
 
 def _suppression_warnings(report_files: list[Path], findings: list[Finding], settings: Settings,

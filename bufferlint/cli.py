@@ -33,15 +33,17 @@ from bufferlint import __version__, api
 from bufferlint.api import UsageError
 from bufferlint.atomic import write_atomic
 from bufferlint.catalog import RULES, get_rule
+from bufferlint.config import OUTPUT_FORMATS
 from bufferlint.discovery import ProjectRoot, absolute
 from bufferlint.noqa import add_noqa
 from bufferlint.progress import Progress, verbose_line
-from bufferlint.reporters import REPORTERS, statistics
+from bufferlint.reporters import REPORTERS, github, statistics
 from bufferlint.reporters.base import count, display_path
 from bufferlint.reporters.text import summary
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FORMATS_WITH_FIXES = frozenset({"json", "sarif", "rdjson", "rdjsonl"})
+STATISTICS_FORMATS = ("full", "concise", "json")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,14 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bufferlint",
         description="Find zero-copy views of reused buffers that reach async consumers.",
+        allow_abbrev=False,  # as Ruff: `--out json` is an error, never `--output-file json`
     )
     parser.add_argument("--version", action="version", version=f"bufferlint {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = commands.add_parser("check", help="analyse files and report findings")
+    check = commands.add_parser("check", help="analyse files and report findings", allow_abbrev=False)
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
                        help="files or directories to report on (default: .)")
-    check.add_argument("--format", choices=sorted(REPORTERS), default="text", help="output format (default: text)")
+    check.add_argument("--output-format", "--format", dest="output_format", choices=OUTPUT_FORMATS, metavar="FORMAT",
+                       help="how findings are printed: full (the default: each finding with its trace), concise "
+                            "(one line per finding), json, sarif, github, rdjson, rdjsonl (text: old name of full; "
+                            "--format: old name of this option)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (still 2 on errors)")
     check.add_argument("--project-root", type=Path, metavar="DIR",
                        help="the project the paths belong to (default: the nearest directory above them with a "
@@ -92,8 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, metavar="PATH", help="pyproject.toml to read [tool.bufferlint] from")
     check.add_argument("--select", action="append", metavar="CODES",
                        help="comma-separated rule codes or prefixes to report (replaces the configured select)")
+    check.add_argument("--extend-select", action="append", metavar="CODES",
+                       help="comma-separated rule codes or prefixes to report in addition to the selected ones")
     check.add_argument("--ignore", action="append", metavar="CODES",
                        help="comma-separated rule codes or prefixes not to report (added to the configured ignore)")
+    check.add_argument("--exclude", action="append", metavar="PATTERNS",
+                       help="comma-separated file patterns not to analyse (replaces the configured exclude)")
+    check.add_argument("--extend-exclude", action="append", metavar="PATTERNS",
+                       help="comma-separated file patterns not to analyse, in addition to the excluded ones")
+    check.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                       help="skip files git ignores (default: on)")
+    check.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
+                       help="apply the excludes to files named on the command line too, as pre-commit passes them "
+                            "(default: off)")
     check.add_argument("--max-file-size", type=float, metavar="MIB",
                        help="do not analyse files larger than this many MiB (default: 5)")
     check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
@@ -111,14 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("fix", help="alias of `check --fix` (takes the same options)", add_help=False)
 
-    rule = commands.add_parser("rule", help="show the documentation of one rule")
+    rule = commands.add_parser("rule", help="show the documentation of one rule", allow_abbrev=False)
     rule.add_argument("code", help="rule code (BL001) or name")
     rule.set_defaults(handler=show_rule)
 
-    rules = commands.add_parser("rules", help="list all rules")
+    rules = commands.add_parser("rules", help="list all rules", allow_abbrev=False)
     rules.set_defaults(handler=list_rules)
 
-    shim = commands.add_parser("shim", help="write a start-up module that makes the flagged loaders safe at runtime")
+    shim = commands.add_parser("shim", help="write a start-up module that makes the flagged loaders safe at runtime",
+                               allow_abbrev=False)
     shim.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH")
     shim.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the module to write")
     shim.add_argument("--policy", choices=("sync", "copy", "raise"), default="sync",
@@ -127,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     shim.add_argument("--config", type=Path, metavar="PATH")
     shim.set_defaults(handler=write_shim, select=None, ignore=None)
 
-    server = commands.add_parser("server", help="run the language server on stdin/stdout (needs bufferlint[lsp])")
+    server = commands.add_parser("server", help="run the language server on stdin/stdout (needs bufferlint[lsp])",
+                                 allow_abbrev=False)
     server.set_defaults(handler=run_server)
     return parser
 
@@ -135,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_check(args: argparse.Namespace) -> int:
     if args.show_settings:
         return _show_settings(args)
+    args.format = _output_format(args)
     _check_report_options(args)
     options = _options(args, fixes=bool(args.fix or args.diff or args.statistics or args.format in FORMATS_WITH_FIXES))
     if args.fix or args.diff:
@@ -147,6 +167,16 @@ def run_check(args: argparse.Namespace) -> int:
     _say_verbose(args, report)
     _warn_lost_fixes(args, report)
     return _report(args, report)
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    """``--output-format``, else the configuration's ``output-format``, else ``full``
+    (``text`` is full's old name). A project that cannot be opened is reported by the check."""
+    chosen = args.output_format
+    if chosen is None:
+        project = api.open_project(_options(args))
+        chosen = project.settings.output_format if not isinstance(project, str) else None
+    return "full" if chosen in (None, "text") else chosen
 
 
 def _say_verbose(args: argparse.Namespace, report: api.Report) -> None:
@@ -165,7 +195,12 @@ def _options(args: argparse.Namespace, fixes: bool = False) -> api.CheckOptions:
         project_root=args.project_root,
         config=args.config,
         select=_split_codes(args.select) if args.select else None,
+        extend_select=_split(getattr(args, "extend_select", None)),
         ignore=_split_codes(args.ignore) if args.ignore else None,
+        exclude=_split(getattr(args, "exclude", None)),
+        extend_exclude=_split(getattr(args, "extend_exclude", None)),
+        respect_gitignore=getattr(args, "respect_gitignore", None),
+        force_exclude=getattr(args, "force_exclude", None),
         max_file_size=getattr(args, "max_file_size", None),
         baseline=getattr(args, "baseline", None),
         write_baseline=getattr(args, "write_baseline", None),
@@ -215,8 +250,8 @@ def _add_report_options(check: argparse.ArgumentParser) -> None:
 def _check_report_options(args: argparse.Namespace) -> None:
     if args.write_baseline and (args.baseline or args.add_noqa):
         raise UsageError("--write-baseline cannot be combined with --baseline or --add-noqa")
-    if args.statistics and args.format not in ("text", "json"):
-        raise UsageError(f"--statistics prints text or json, not {args.format}")
+    if args.statistics and args.format not in STATISTICS_FORMATS:
+        raise UsageError(f"--statistics prints {', '.join(STATISTICS_FORMATS)}, not {args.format}")
 
 
 def _report(args: argparse.Namespace, report: api.Report) -> int:
@@ -229,7 +264,8 @@ def _report(args: argparse.Namespace, report: api.Report) -> int:
     to_stdout = args.output_file is None
     color = to_stdout and _color(args)
     if args.statistics:
-        output = statistics.render_json(report) if args.format == "json" else statistics.render_text(report)
+        shown = statistics.render_json if args.format == "json" else statistics.render_text
+        output = shown(report, unsafe=args.unsafe_fixes)
     else:
         output = REPORTERS[args.format](report, cwd, color=color, root=report.project.root)
     if to_stdout:
@@ -241,19 +277,42 @@ def _report(args: argparse.Namespace, report: api.Report) -> int:
             raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
     for notice in report.notices:  # a limit of the analysis is never silent, even with --quiet
         print(f"bufferlint: warning: {notice}", file=sys.stderr)
-    if not args.quiet:
-        if args.format == "text":
-            line = summary(report, len(report.report_files))
-            print(f"{line} {notes[0][0].upper()}{notes[0][1:]}." if notes else line, file=sys.stderr)
-        else:
-            for note in notes:
-                print(f"bufferlint: {note}", file=sys.stderr)
+    line = summary(report, len(report.report_files), _fixable(args, report))
+    line = f"{line} {notes[0][0].upper()}{notes[0][1:]}." if notes else line
+    if not args.quiet:  # every format: the report is on stdout (or in a file), this line on stderr
+        print(line, file=sys.stderr)
+    if args.format == "github" and not args.statistics:
+        _write_job_summary(report, cwd, line)
     return _exit_code(args, report)
+
+
+def _write_job_summary(report: api.Report, cwd: Path, headline: str) -> None:
+    """``github``: every finding in the job summary, when the step has one
+    (``$GITHUB_STEP_SUMMARY``): annotations beyond GitHub's limit are not shown."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as summary_file:
+            summary_file.write(github.job_summary(report, cwd, headline))
+    except OSError as exc:
+        print(f"bufferlint: warning: cannot write the job summary to {target}: {exc.strerror or exc}", file=sys.stderr)
+
+
+def _fixable(args: argparse.Namespace, report: api.Report) -> tuple[int, int, bool] | None:
+    """(fixes ``--fix`` would apply under these flags, unsafe ones it would apply only with
+    ``--unsafe-fixes``, whether unsafe fixes are on); None when no fix was planned."""
+    if not (args.fix or args.diff or args.statistics or args.format in FORMATS_WITH_FIXES):
+        return None
+    fixes = [f.fix for f in report.findings if f.fix is not None]
+    safe = sum(fix.applicability == "safe" for fix in fixes)
+    unsafe = len(fixes) - safe
+    return (len(fixes), 0, True) if args.unsafe_fixes else (safe, unsafe, False)
 
 
 def _color(args: argparse.Namespace) -> bool:
     """Colour text written to a terminal, unless told not to (``--no-color``, ``NO_COLOR``)."""
-    return args.format == "text" and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    return args.format in ("full", "concise") and not args.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
 
 
 def _exit_code(args: argparse.Namespace, report: api.Report) -> int:
@@ -264,7 +323,9 @@ def _exit_code(args: argparse.Namespace, report: api.Report) -> int:
 
 def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
     """``--fix`` / ``--diff``: apply the fixes with verification (see bufferlint.fixes.runner)."""
-    fixed = api.fix(options, unsafe=args.unsafe_fixes, write=not args.diff)
+    with Progress(sys.stderr, enabled=not args.quiet) as progress:
+        fixed = api.fix(dataclasses.replace(options, progress=progress.callback), unsafe=args.unsafe_fixes,
+                        write=not args.diff, verify_remaining=True)
     if isinstance(fixed, api.Report):  # the run could not start
         raise UsageError(fixed.error)
     final, outcome = fixed.report, fixed.outcome
@@ -276,19 +337,29 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
     remaining = len(final.findings)
     if args.diff:
         sys.stdout.write(outcome.diff(lambda path: display_path(path, cwd)))
-        print(f"Would fix {count(outcome.fixed, 'finding')} ({remaining} remaining).", file=sys.stderr)
+        print(f"Would fix {_fixed(outcome)} ({remaining} remaining).", file=sys.stderr)
         if final.errors:
             for error in final.errors:
                 print(f"{display_path(error.path, cwd)}: error: {error.message}", file=sys.stderr)
             return EXIT_ERROR
         return EXIT_FINDINGS if outcome.changed else EXIT_OK
     sys.stdout.write(REPORTERS[args.format](final, cwd, color=_color(args), root=final.project.root))
-    if args.format == "text":
-        analysed = dataclasses.replace(final, errors=[e for e in final.errors if e not in outcome.write_errors])
-        print(summary(analysed, len(final.report_files)), file=sys.stderr)
+    analysed = dataclasses.replace(final, errors=[e for e in final.errors if e not in outcome.write_errors])
+    line = summary(analysed, len(final.report_files), _fixable(args, final))
+    if not args.quiet:
+        print(line, file=sys.stderr)
+    if args.format == "github":
+        _write_job_summary(final, cwd, line)
     unwritten = f" {count(len(outcome.write_errors), 'fixed file')} could not be written." if outcome.write_errors else ""
-    print(f"Fixed {count(outcome.fixed, 'finding')} ({remaining} remaining).{unwritten}", file=sys.stderr)
+    print(f"Fixed {_fixed(outcome)} ({remaining} remaining).{unwritten}", file=sys.stderr)
     return _exit_code(args, final)
+
+
+def _fixed(outcome) -> str:
+    """``2 findings``, or ``2 findings with 1 fix`` when fixes removed other findings too (a
+    guard's fix removes the findings at every call it decides); ``--statistics`` counts fixes."""
+    found = count(outcome.fixed, "finding")
+    return f"{found} with {count(outcome.applied, 'fix', 'fixes')}" if outcome.fixed > outcome.applied else found
 
 
 def _add_noqa(args: argparse.Namespace, report: api.Report) -> int:
@@ -306,6 +377,11 @@ def _add_noqa(args: argparse.Namespace, report: api.Report) -> int:
 
 def _split_codes(values: list[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    """A repeatable comma-separated option's values (None: not given)."""
+    return _split_codes(values) if values else None
 
 
 def run_server(args: argparse.Namespace) -> int:

@@ -17,7 +17,12 @@ from bufferlint.catalog import RULES
 from bufferlint.source import MAX_BYTES
 from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, read_toml, vocabulary_from_dict
 
-CONFIG_KEYS = frozenset({"rule-packs", "select", "ignore", "exclude", "extend-exclude", "max-file-size", "cache-dir"})
+CONFIG_KEYS = frozenset({
+    "rule-packs", "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
+    "respect-gitignore", "force-exclude", "max-file-size", "cache-dir", "output-format",
+})
+OUTPUT_FORMATS = ("full", "concise", "text", "json", "sarif", "github", "rdjson", "rdjsonl")
+"""``output-format`` / ``--output-format`` values; ``text`` is the old name of ``full``."""
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
@@ -36,11 +41,17 @@ class Settings:
     root: Path
     config_path: Path | None = None  # the pyproject.toml that was read, if any
     select: tuple[str, ...] = ("BL",)
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    # (file pattern, rule selectors): findings of those rules in matching files are not reported
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True  # git-ignored files are neither analysed nor reported
+    force_exclude: bool = False  # excludes apply to files named on the command line too (pre-commit)
     max_file_size: int = MAX_BYTES  # bytes; larger files are reported, not analysed
     cache_dir: Path | None = None  # `cache-dir`, relative to the configuration file's folder
+    output_format: str | None = None  # `output-format`; None: the command's default (full)
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -50,11 +61,20 @@ class Settings:
         """Ruff's rule: the most specific matching selector decides, ``ignore`` wins ties.
 
         So ``select = ["BL"]`` with ``ignore = ["BL002"]`` runs BL001 only, and
-        ``select = ["BL002"]`` with ``ignore = ["BL"]`` runs BL002 only.
+        ``select = ["BL002"]`` with ``ignore = ["BL"]`` runs BL002 only. ``extend-select``
+        adds to ``select`` (as in Ruff).
         """
-        selected = max((len(s) for s in self.select if code.startswith(s)), default=-1)
+        selected = max((len(s) for s in self.select + self.extend_select if code.startswith(s)), default=-1)
         ignored = max((len(s) for s in self.ignore if code.startswith(s)), default=-1)
         return selected > ignored
+
+    def ignored_in(self, code: str, relative: str) -> bool:
+        """Whether ``per-file-ignores`` turns rule ``code`` off in the file at ``relative``
+        (its path below the project root; patterns match it or its name, as excludes do)."""
+        from bufferlint.discovery import exclude_matcher
+
+        return any(exclude_matcher([pattern])(relative) and any(code.startswith(s) for s in selectors)
+                   for pattern, selectors in self.per_file_ignores)
 
 
 def rule_selectors(values: Any, where: str) -> tuple[str, ...]:
@@ -65,6 +85,14 @@ def rule_selectors(values: Any, where: str) -> tuple[str, ...]:
         if not value or not any(code.startswith(value) for code in RULES):
             raise ConfigError(f"{where}: unknown rule code or prefix {value!r} (known rules: {', '.join(RULES)})")
     return tuple(values)
+
+
+def per_file_ignores(table: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Validate ``{"tests/*" = ["BL003"], ...}``: file patterns to rule codes or prefixes."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table of file patterns to rule codes, such as "
+                          "{\"tests/*\" = [\"BL003\"]}")
+    return tuple((pattern, rule_selectors(codes, f"{where} {pattern!r}")) for pattern, codes in table.items())
 
 
 def _string_list(table: dict, key: str, where: str) -> tuple[str, ...]:
@@ -112,8 +140,22 @@ def load_settings(root: Path, config_path: Path | None = None) -> Settings:
         raise ConfigError(str(exc)) from None
     if "select" in table:
         settings.select = rule_selectors(table["select"], f"{where} select")
+    if "extend-select" in table:
+        settings.extend_select = rule_selectors(table["extend-select"], f"{where} extend-select")
     if "ignore" in table:
         settings.ignore = rule_selectors(table["ignore"], f"{where} ignore")
+    if "per-file-ignores" in table:
+        settings.per_file_ignores = per_file_ignores(table["per-file-ignores"], f"{where} per-file-ignores")
+    for key in ("respect-gitignore", "force-exclude"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{where} {key}: expected true or false, got {table[key]!r}")
+            setattr(settings, key.replace("-", "_"), table[key])
+    if "output-format" in table:
+        if table["output-format"] not in OUTPUT_FORMATS:
+            raise ConfigError(f"{where} output-format: expected one of {', '.join(OUTPUT_FORMATS)}, "
+                              f"got {table['output-format']!r}")
+        settings.output_format = table["output-format"]
     if "exclude" in table:
         settings.exclude = _string_list(table, "exclude", where)
     if "extend-exclude" in table:

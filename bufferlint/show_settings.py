@@ -31,8 +31,14 @@ def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]
         f"project root: {settings.root}",
         f"config: {settings.config_path or '(none: defaults)'}",
         f"select = {list(settings.select)}",
+        f"extend-select = {list(settings.extend_select)}",
         f"ignore = {list(settings.ignore)}",
-        f"exclude = {list(settings.excludes)}",
+        f"per-file-ignores = {_table(settings.per_file_ignores)}",
+        f"exclude = {list(settings.exclude)}",
+        f"extend-exclude = {list(settings.extend_exclude)}",
+        f"respect-gitignore = {str(settings.respect_gitignore).lower()}",
+        f"force-exclude = {str(settings.force_exclude).lower()}",
+        f"output-format = {settings.output_format or 'full'}",
         f"files: {len(files)}",
     ]
     warnings = []
@@ -50,6 +56,10 @@ def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]
             if unused and not origin.startswith(shipped):
                 warnings.append(f"{origin}: {section} entry {entry!r} matches nothing: no project file mentions {_name(entry)!r}")
     return "\n".join(lines) + "\n", warnings
+
+
+def _table(pairs: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
+    return "{" + ", ".join(f"{pattern!r}: {list(codes)}" for pattern, codes in pairs) + "}"
 
 
 def _name(entry: str) -> str:

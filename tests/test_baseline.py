@@ -146,7 +146,7 @@ def test_baseline_workflow(project: Path) -> None:
     proc = run_cli("check", "--baseline", "bufferlint-baseline.json", "--format", "json", ".", cwd=project)
     assert proc.returncode == 1
     assert [(f["rule"], f["line"]) for f in json.loads(proc.stdout)["findings"]] == [("BL001", 19)]
-    assert proc.stderr == "bufferlint: 2 baselined findings not shown, 0 fixed\n"
+    assert proc.stderr == "Found 1 finding (1 BL001) in 2 files. 2 baselined findings not shown, 0 fixed.\n"
     assert run_cli("check", "--baseline", "bufferlint-baseline.json", "--format", "json", "-q", ".", cwd=project).stderr == ""
 
     # fixing a baselined finding is counted, but only when its file is checked
@@ -164,4 +164,5 @@ def test_sarif_with_a_baseline_reports_only_new_findings(project: Path) -> None:
     proc = run_cli("check", "--baseline", "bl.json", "--format", "sarif", ".", cwd=project)
     assert proc.returncode == 1
     assert [r["ruleId"] for r in json.loads(proc.stdout)["runs"][0]["results"]] == ["BL002"]
-    assert proc.stderr == "bufferlint: 1 baselined finding not shown, 0 fixed\n"
+    assert proc.stderr == ("Found 1 finding (1 BL002) in 2 files. 1 fixable with `--fix`. "
+                           "1 baselined finding not shown, 0 fixed.\n")

@@ -35,7 +35,7 @@ FINDING_SCHEMA = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
-                             "fix_error"],
+                             "fix_error", "severity"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^BL[0-9]{3}$"},
                     "path": {"type": "string", "pattern": "^[^\\\\]+$"},
@@ -88,6 +88,7 @@ FINDING_SCHEMA = {
                         ]
                     },
                     "fix_error": {"type": ["string", "null"]},
+                    "severity": {"enum": ["error", "warning"]},
                 },
             },
         },
@@ -302,7 +303,7 @@ def test_json_format(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
     assert fix is None or fix["edits"]
     assert report["findings"] == [{
         "rule": "BL001", "path": "pkg/loader.py", "line": 7, "column": 13, "end_line": 7, "end_column": 51,
-        "message": MESSAGE, "function": "pkg.loader:load", "fix_error": None,
+        "message": MESSAGE, "function": "pkg.loader:load", "fix_error": None, "severity": "error",
         "trace": [
             {"path": "pkg/stream.py", "line": 2, "note": "yields a view of the streamer's reused buffer"},
             {"path": "pkg/loader.py", "line": 6, "note": "bound to 'w'"},
@@ -310,7 +311,8 @@ def test_json_format(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
         ],
     }]
     assert report["errors"] == [{"path": "pkg/stream.py", "message": "syntax error at line 1, column 1: invalid syntax"}]
-    assert err == ""  # stdout is the whole report; nothing else to parse around it
+    # stdout is the whole report; the one-line summary goes to stderr, as with every format
+    assert err == "Found 1 finding (1 BL001) in 4 files. 1 path could not be analysed.\n"
 
 
 def test_json_paths_outside_cwd_are_absolute(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -421,6 +423,7 @@ def test_colour_only_on_a_tty(project: Path, monkeypatch: pytest.MonkeyPatch, ca
     assert "\x1b[" not in capsys.readouterr().out
 
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "200")  # the terminal's width: the message is not wrapped
     cli.main(["check", "pkg/loader.py"])
     out = capsys.readouterr().out
     assert "\x1b[1;31mBL001\x1b[0m" in out

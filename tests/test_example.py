@@ -54,3 +54,65 @@ def test_fixing_the_guard_silences_both(tmp_path: Path) -> None:
     )
     proc = run("check", ".", cwd=project)
     assert proc.returncode == 0, proc.stdout
+
+
+# ---------------------------------------------------------------------------
+# Nothing offered is wrong: every fix a report offers removes its finding on its own.
+
+
+def _fix_check():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fix_check", EXAMPLE.parents[1] / "benchmarks" / "fix_check.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_fix_offered_in_sarif_removes_its_finding_alone(capsys) -> None:
+    """The BL001 copy fix once copied the guard's argument (``should_async_load(w.clone())``)
+    and left the payload borrowed; --fix rejected it, but SARIF offered it."""
+    assert _fix_check().main([str(EXAMPLE)]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("2 fixes offered") and "2 of 2 fixes remove their finding alone" in out
+
+
+def _checked_copy(tmp_path: Path):
+    import shutil
+
+    from bufferlint import api
+
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project)
+    report = api.check(api.CheckOptions(paths=(project,), fixes=True, cache=False))
+    return {f.rule: f.fix for f in report.findings}
+
+
+def _no_op_fix(finding):
+    """A fix that changes nothing the analysis sees: its finding stays."""
+    from bufferlint.findings import Edit, Fix
+
+    return Fix("safe", "Add a comment", (Edit(finding.span.line, 1, finding.span.line, 1, "# changed\n"),))
+
+
+def test_a_fix_that_leaves_its_finding_is_not_offered(tmp_path: Path, monkeypatch) -> None:
+    """Verified apart from the guard's fix: with it, the BL001 finding goes away whatever
+    the BL001 fix does, so trying both together would wrongly accept a useless fix."""
+    from bufferlint.fixes import bl001
+
+    monkeypatch.setattr(bl001, "candidates", lambda finding, text, context: [_no_op_fix(finding)])
+    fixes = _checked_copy(tmp_path)
+    assert fixes["BL001"] is None
+    assert fixes["BL002"] is not None and fixes["BL002"].applicability == "safe"
+
+
+def test_the_next_candidate_is_offered_when_the_first_fails(tmp_path: Path, monkeypatch) -> None:
+    from bufferlint.fixes import bl001
+
+    planned = bl001.candidates
+    monkeypatch.setattr(bl001, "candidates",
+                        lambda finding, text, context: [_no_op_fix(finding), *planned(finding, text, context)])
+    fixes = _checked_copy(tmp_path)
+    assert fixes["BL001"].message == "Hand over a copy: `loaded_weight.clone()`"
+    assert [(e.line, e.replacement) for e in fixes["BL001"].edits] == [(15, ".clone()")]

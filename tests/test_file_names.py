@@ -39,10 +39,13 @@ def check(root: Path, *args: str):
 
 
 def test_text_escapes_the_names(odd_names: Path) -> None:
-    out = check(odd_names)
-    starts = [line.split(":")[0] for line in out.splitlines() if not line.startswith(" ")]
-    assert starts == ["pkg/bad\\xff.py", "pkg/new\\nline.py"]  # one line per finding
-    assert all(line.startswith(("pkg/", "    pkg/")) for line in out.splitlines())
+    out = check(odd_names, "--output-format", "concise")
+    assert [line.split(":")[0] for line in out.splitlines()] == ["pkg/bad\\xff.py", "pkg/new\\nline.py"]  # one line each
+    full = check(odd_names)
+    starts = [line.split(":")[0] for line in full.splitlines() if not line.startswith(" ")]
+    assert starts == ["pkg/bad\\xff.py", "pkg/new\\nline.py"]
+    assert all(line.startswith(("pkg/", "    pkg/", "    ... same first ")) for line in full.splitlines()
+               if not line.startswith("  ") or line.startswith("    "))
 
 
 def test_json_names_round_trip(odd_names: Path) -> None:

@@ -369,7 +369,7 @@ def test_guard_fix_removes_the_findings_it_controls(tmp_path: Path) -> None:
     assert '"BL001"' in checked.stdout and '"BL002"' in checked.stdout
     done = run_cli("check", "--fix", ".", cwd=root)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Fixed 2 findings (0 remaining)." in done.stderr
+    assert "Fixed 2 findings with 1 fix (0 remaining)." in done.stderr  # the guard's fix removed both
     assert loader.read_bytes() == before
     assert guard.read_bytes() == expected("bl002_string")
 

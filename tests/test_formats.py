@@ -21,7 +21,7 @@ import bufferlint.analysis
 from bufferlint import cli
 from bufferlint.catalog import RULES
 from bufferlint.findings import AnalysisResult, Edit, FileError, Finding, Fix, Span, TraceStep
-from bufferlint.fixes import runner
+from bufferlint.fixes import runner, verify
 from bufferlint.reporters import REPORTERS, github, rdjson, sarif
 from conftest import REPO, run_cli, write
 
@@ -111,12 +111,15 @@ def use_result(monkeypatch: pytest.MonkeyPatch, result: AnalysisResult) -> None:
     fixes are the ones rendered."""
     monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None, progress=None: result)
     monkeypatch.setattr(runner, "attach_fixes", lambda findings, *args, **kwargs: list(findings))
+    monkeypatch.setattr(verify, "verify_fixes", lambda result, *args: (list(result.findings), []))
 
 
 def test_every_format_is_registered() -> None:
-    assert set(REPORTERS) == {"text", "json", "sarif", "github", "rdjson", "rdjsonl"}
-    formats = next(a for a in cli.build_parser()._subparsers._group_actions[0].choices["check"]._actions if a.dest == "format")
-    assert set(formats.choices) == set(REPORTERS)
+    assert set(REPORTERS) == {"full", "concise", "json", "sarif", "github", "rdjson", "rdjsonl"}
+    formats = next(a for a in cli.build_parser()._subparsers._group_actions[0].choices["check"]._actions
+                   if a.dest == "output_format")
+    assert set(formats.choices) == set(REPORTERS) | {"text"}  # text: full's old name
+    assert set(formats.option_strings) == {"--output-format", "--format"}
 
 
 # ---------------------------------------------------------------------------
@@ -202,7 +205,8 @@ def test_sarif_from_the_real_engine(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "cannot write" in proc.stderr  # out/ does not exist
     (tmp_path / "out").mkdir()
     proc = run_cli("check", "--format", "sarif", "--output-file", "out/bufferlint.sarif", ".", cwd=tmp_path)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == "Found 2 findings (1 BL001, 1 BL002) in 2 files. 1 fixable with `--fix` (1 more with `--unsafe-fixes`).\n"
     log = json.loads((tmp_path / "out/bufferlint.sarif").read_text(encoding="utf-8"))
     valid(schema("sarif-schema-2.1.0.json"), log)
     results = log["runs"][0]["results"]
@@ -326,11 +330,34 @@ def test_github_escaping(project: Path) -> None:
 def test_github_from_the_real_engine(tmp_path: Path) -> None:
     real_project(tmp_path)
     proc = run_cli("check", "--format", "github", ".", cwd=tmp_path)
-    assert (proc.returncode, proc.stderr) == (1, "")
+    assert (proc.returncode, proc.stderr) == (1, "Found 2 findings (1 BL001, 1 BL002) in 2 files.\n")
     lines = proc.stdout.splitlines()
     assert len(lines) == 2
     assert re.fullmatch(r"::error file=loader\.py,line=13,col=13,endLine=13,endColumn=\d+,title=bufferlint \(BL001\)::[^\n]+", lines[0])
     assert lines[1].startswith(f"::error file={GUARD_PATH},line=1,col=1,")
+
+
+def test_github_writes_every_finding_to_the_job_summary(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """GitHub shows 10 annotations per step: the job summary holds all of them."""
+    result = hand_built(project)
+    result.errors = []
+    mod = project / "pkg/mod.py"
+    result.findings += [Finding("BL003", Span(mod, line, 1, line, 2), f"kept | {line}", "pkg.mod:load") for line in range(1, 13)]
+    use_result(monkeypatch, result)
+    summary_file = project / "summary.md"
+    summary_file.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_file))
+    assert cli.main(["check", "--output-format", "github", "pkg"]) == 1
+    out, err = capsys.readouterr()
+    assert out.count("::warning file=pkg/mod.py") == 12 and out.count("::error ") == 2  # BL003 is a warning
+    table = summary_file.read_text(encoding="utf-8")
+    assert table.startswith("earlier step\n### bufferlint\n\nFound 14 findings (1 BL001, 1 BL002, 12 BL003) in 2 files.\n")
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    assert len(rows) == 14
+    assert "| warning | BL003 | `pkg/mod.py:12:1` | kept \\| 12 |" in rows
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    assert cli.main(["check", "--output-format", "github", "pkg"]) == 1  # no summary file: annotations only
+    assert summary_file.read_text(encoding="utf-8") == table
 
 
 # ---------------------------------------------------------------------------
@@ -352,7 +379,8 @@ def test_json_fix_object(project: Path, monkeypatch: pytest.MonkeyPatch, capsys)
         ],
     }
     assert list(borrowed) == ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
-                             "fix_error"]
+                             "fix_error", "severity"]
+    assert (guard["severity"], borrowed["severity"]) == ("error", "error")
 
 
 def test_statistics(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -363,9 +391,14 @@ def test_statistics(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> N
     use_result(monkeypatch, result)
     assert cli.main(["check", "--statistics", "pkg"]) == 1
     out, err = capsys.readouterr()
+    # the one fix is unsafe: fixable only with --unsafe-fixes, as --fix would apply it
+    assert out == "2  BL001  borrowed-value-to-async-sink\n1  BL002  guard-ignores-marker\n"
+    assert err == "Found 3 findings (2 BL001, 1 BL002) in 2 files. 0 fixable with `--fix` (1 more with `--unsafe-fixes`).\n"
+    assert cli.main(["check", "--statistics", "--unsafe-fixes", "pkg"]) == 1
+    out, err = capsys.readouterr()
     assert out == "2  BL001  borrowed-value-to-async-sink (1 fixable)\n1  BL002  guard-ignores-marker\n"
-    assert err == "Found 3 findings (2 BL001, 1 BL002) in 2 files.\n"
-    assert cli.main(["check", "--statistics", "--format", "json", "--exit-zero", "pkg"]) == 0
+    assert err == "Found 3 findings (2 BL001, 1 BL002) in 2 files. 1 fixable with `--fix --unsafe-fixes`.\n"
+    assert cli.main(["check", "--statistics", "--format", "json", "--exit-zero", "--unsafe-fixes", "pkg"]) == 0
     assert json.loads(capsys.readouterr().out) == [
         {"code": "BL001", "name": "borrowed-value-to-async-sink", "count": 2, "fixable": 1},
         {"code": "BL002", "name": "guard-ignores-marker", "count": 1, "fixable": 0},
@@ -376,7 +409,7 @@ def test_statistics_only_as_text_or_json(project: Path, monkeypatch: pytest.Monk
     called = []
     monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda *args, **kwargs: called.append(args))
     assert cli.main(["check", "--statistics", "--format", "sarif", "pkg"]) == 2
-    assert capsys.readouterr().err == "bufferlint: error: --statistics prints text or json, not sarif\n"
+    assert capsys.readouterr().err == "bufferlint: error: --statistics prints full, concise, json, not sarif\n"
     assert called == []  # refused before any analysis
 
 
@@ -399,7 +432,8 @@ def test_output_file(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
     assert text.startswith("pkg/mod.py:1:1: BL002 ") and "\x1b[" not in text
     assert cli.main(["check", "--format", "rdjson", "--output-file", "report.json", "pkg"]) == 1
     assert json.loads((project / "report.json").read_text(encoding="utf-8"))["diagnostics"][0]["code"] == {"value": "BL002"}
-    assert capsys.readouterr() == ("", "")
+    assert capsys.readouterr() == (
+        "", "Found 2 findings (1 BL001, 1 BL002) in 2 files. 0 fixable with `--fix` (1 more with `--unsafe-fixes`).\n")
 
 
 # ---------------------------------------------------------------------------
@@ -428,7 +462,7 @@ def test_readme_ci_snippets() -> None:
         words = shlex.split(command.replace("\\\n", " "))
         args = words[1 : words.index("|")] if "|" in words else words[1:]
         parsed = parser.parse_args(args)
-        assert parsed.handler is cli.run_check and parsed.format in ("sarif", "rdjson") and parsed.exit_zero
+        assert parsed.handler is cli.run_check and parsed.output_format in ("sarif", "rdjson") and parsed.exit_zero
         if "|" in words:
             assert words[words.index("|") + 1 :][:4] == ["reviewdog", "-f=rdjson", "-name=bufferlint", "-reporter=github-pr-review"]
     [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif")]

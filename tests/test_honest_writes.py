@@ -54,7 +54,7 @@ def test_fix_that_cannot_be_written_is_not_counted(tmp_path: Path) -> None:
 
     guard.chmod(0o644)
     proc = run_cli("check", "--fix", "--format", "json", ".", cwd=tmp_path)
-    assert proc.returncode == 0 and proc.stderr.endswith("Fixed 2 findings (0 remaining).\n"), proc.stderr
+    assert proc.returncode == 0 and proc.stderr.endswith("Fixed 2 findings with 1 fix (0 remaining).\n"), proc.stderr
     assert json.loads(proc.stdout)["findings"] == []
     assert FIXED_GUARD in guard.read_text() and stat.S_IMODE(guard.stat().st_mode) == 0o644
 

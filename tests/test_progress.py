@@ -4,15 +4,18 @@ report."""
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+import bufferlint.progress as progress_module
 from bufferlint.progress import Progress
 from conftest import REPO, write
 
@@ -33,22 +36,63 @@ def read_all(fd: int) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def test_drawn_on_a_terminal_and_erased_at_the_end() -> None:
+def on_terminal(work) -> str:
+    """What a Progress (no delay) writes to a pseudo-terminal while ``work(progress)`` runs."""
     master, slave = pty.openpty()
     try:
         with open(slave, "w", encoding="utf-8", closefd=False) as stream:
             with Progress(stream, delay=0) as progress:
-                assert progress.callback is not None
-                progress.callback(3, 17)
-                progress.callback(4, 18)  # within 1/RATE of the first: not drawn
+                work(progress)
             os.close(slave)
             slave = -1
-        output = read_all(master)
+        return read_all(master)
     finally:
         os.close(master)
         if slave != -1:
             os.close(slave)
-    assert output == f"{ERASE}bufferlint: 3 files parsed, 17 functions analysed (0 s){ERASE}"
+
+
+def test_drawn_on_a_terminal_and_erased_at_the_end() -> None:
+    def work(progress: Progress) -> None:
+        assert progress.callback is not None
+        progress.callback(3, 17)
+        progress.callback(4, 18)  # within 1/RATE of the first: not drawn
+
+    output = on_terminal(work)
+    assert output == f"{ERASE}bufferlint: analysing: 3 files parsed, 17 functions analysed (0 s){ERASE}"
+
+
+def test_phase_totals_plurals_and_a_slow_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The line says the phase and done/total, "1 file" (never "1 files"), and names a
+    function whose analysis has taken more than SLOW_FUNCTION seconds."""
+    clock = [100.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    progress = Progress(io.StringIO(), delay=0)
+    progress.phase("analysing", 4719)
+    progress.update(427, 1)
+    assert progress.line(clock[0]) == "bufferlint: analysing: 427 of 4,719 files parsed, 1 function analysed (0 s)"
+    progress.phase("planning fixes for 3 findings")
+    progress.update(1, 2)
+    progress.function_started("pkg.loader:load_weights")
+    clock[0] += 1
+    assert progress.line(clock[0]) == "bufferlint: planning fixes for 3 findings: 1 file parsed, 2 functions analysed (1 s)"
+    clock[0] += 4
+    assert progress.line(clock[0]).endswith("(5 s); in pkg.loader:load_weights for 5 s")
+    progress.update(1, 3)  # that function is done
+    assert progress.line(clock[0]).endswith("(5 s)")
+
+
+def test_the_line_moves_while_nothing_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long step that reports nothing (one slow function) still redraws every TICK."""
+    monkeypatch.setattr(progress_module, "TICK", 0.05)
+
+    def work(progress: Progress) -> None:
+        progress.function_started("pkg.m:f")
+        time.sleep(0.5)
+
+    output = on_terminal(work)
+    assert output.count(f"{ERASE}bufferlint: analysing: 0 files parsed") >= 3
+    assert output.endswith(ERASE)
 
 
 def test_nothing_before_the_delay() -> None:

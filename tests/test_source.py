@@ -166,7 +166,7 @@ def test_what_cpython_does_not_compile_is_a_file_error(tmp_path: Path, code: str
     proc = run_cli("check", "--format", "json", ".", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert json.loads(proc.stdout)["errors"] == [{"path": "bad.py", "message": message}]
-    assert proc.stderr == ""
+    assert proc.stderr == "No findings in 2 files. 1 path could not be analysed.\n"
 
 
 def test_a_cookie_line_that_is_not_utf8_is_read_as_cpython_reads_it(tmp_path: Path) -> None:

@@ -224,8 +224,9 @@ class Program:
             self.flight_hot.add((callee, param))
             self.activate(callee)
 
-    def solve(self, tick: Callable[[], None] | None = None) -> None:
-        """Run the worklist to a fixpoint; ``tick`` after each function analysed (progress)."""
+    def solve(self, tick: Callable[[], None] | None = None, starting: Callable[[str], None] | None = None) -> None:
+        """Run the worklist to a fixpoint; ``tick`` after each function analysed, ``starting``
+        with its name before (progress)."""
         while self.has_work:
             qualname = self._next()
             info = self.index.functions.get(qualname)
@@ -239,6 +240,8 @@ class Program:
                 )
                 continue
             self.analyses[qualname] = count + 1
+            if starting is not None:
+                starting(info.display)
             log = None
             if self.logs is not None:
                 log = AnalysisLog()
@@ -313,7 +316,9 @@ class ProjectAnalysis:
         the files to check for syntax and compile errors (default: ``report_files``);
         ``record``: log every analysis for the cache (``Program.logs``)."""
         self.root = root
-        self.progress = progress  # (files parsed, functions analysed), for the progress line
+        # (files parsed, functions analysed), for the progress line; it may also hear each
+        # function's name as its analysis starts (``function_started``: bufferlint.progress)
+        self.progress = progress
         self.files = sorted(set(files) | set(report_files))
         self.report_files = set(report_files)
         self.check_files = self.report_files if check_files is None else set(check_files)
@@ -351,7 +356,8 @@ class ProjectAnalysis:
                         raise
                     self.error(path, internal_error("this file", exc))
                 self.tick()
-            self.program.solve(self.tick if self.progress is not None else None)
+            self.program.solve(self.tick if self.progress is not None else None,
+                               getattr(self.progress, "function_started", None))
             pending = self.next_files()
             for qualname in self.functions_to_revisit(pending):
                 self.program.enqueue(qualname)

@@ -8,7 +8,14 @@ from bufferlint.catalog.rule import Invalid, Rule, Valid
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in (bl001.RULE, bl002.RULE, bl003.RULE, bl004.RULE, bl005.RULE)}
 
-__all__ = ["RULES", "Invalid", "Rule", "Valid", "get_rule"]
+__all__ = ["RULES", "Invalid", "Rule", "Valid", "get_rule", "severity"]
+
+
+def severity(code: str) -> str:
+    """The rule's severity, ``error`` or ``warning`` (``error`` for a code no rule has): the
+    one table (each rule's ``severity``) every output format and the editor take it from."""
+    rule = RULES.get(code)
+    return rule.severity if rule is not None else "error"
 
 
 def get_rule(code: str) -> Rule:

@@ -131,6 +131,7 @@ at the hand-off).
     ),
     step_note="`{sink}` never checks {marker}",
     fixer="bufferlint.fixes.bl002",
+    fix_reaches_callers=True,
     invalid=(
         Invalid(
             _HEAD

@@ -140,6 +140,7 @@ is not known at that line.
     ),
     step_note="kept in `{sink}`, which outlives the producer's step",
     fixer="bufferlint.fixes.bl003",
+    severity="warning",
     invalid=(
         Invalid(
             _FUSED_A_PROJ.replace("<STORE>", ""),

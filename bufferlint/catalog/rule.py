@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+SEVERITIES = ("error", "warning")
+"""A finding is an ``error`` when its trace ends where wrong bytes are read, a ``warning``
+when it ends where a view is kept (it corrupts data only if what was kept is read later)."""
+
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
 # Ruff's optional sections, after the core ones and in this order, where they apply.
 OPTIONAL_SECTIONS = ("## Fix safety", "## Known problems", "## Options", "## References")
@@ -62,3 +66,8 @@ class Rule:
     message: str = ""
     step_note: str = ""  # the trace step where the value is consumed, kept or checked
     fixer: str = ""  # module whose ``candidates(finding, text, context)`` plans the fixes
+    # "error" or "warning": the one severity every channel shows (SEVERITIES; README's Rules table)
+    severity: str = "error"
+    # Its fix changes a function other findings' flows call (a guard): fixing it may remove
+    # them too, so its fixes are verified apart from theirs (bufferlint.fixes.verify).
+    fix_reaches_callers: bool = False

@@ -81,8 +81,8 @@ def _plan_copy_at_handoff(src: SourceModule, call: cst.Call, finding: Finding, c
         return None
     name = _last_name(call.func)
     eager = any(spec.eager and any(p.last_name == name for p in spec.calls) for spec in context.vocab.sinks)
-    node = next((n for arg in call.args for n in _walk(arg.value) if isinstance(n, cst.BaseExpression)
-                 and finding.subject and _text(src, n) == finding.subject), None)
+    node = next((n for arg in call.args for n in _payload(arg.value) if finding.subject
+                 and _text(src, n) == finding.subject), None)
     iterables = [arg.value for arg in call.args[1:] if arg.keyword is None and not arg.star]
     if node is None and eager and len(iterables) == 1 and len(call.args) == 2:
         node = iterables[0]  # map(f, stream): the one stream is what is queued
@@ -97,6 +97,21 @@ def _plan_copy_at_handoff(src: SourceModule, call: cst.Call, finding: Finding, c
         return Fix(UNSAFE, f"Hand over copies: map over `{generator}`", (edit,))
     copied = kind.copy_of(finding.subject)
     return Fix(UNSAFE, f"Hand over a copy: `{copied}`", copy_edits(src, node, kind))
+
+
+def _payload(node: cst.BaseExpression):
+    """The expressions an argument hands over: the argument itself, and what a tuple, list,
+    dict or set it is built of holds (``args=(w,)``); never what it passes to another call
+    (in ``maybe_submit(ex, guard(w), fn, w)`` the guard's argument is not handed over, and
+    copying it would leave the payload borrowed)."""
+    stack = [node]
+    while stack:
+        current = stack.pop(0)
+        yield current
+        if isinstance(current, (cst.Tuple, cst.List, cst.Set)):
+            stack.extend(element.value for element in current.elements)
+        elif isinstance(current, cst.Dict):
+            stack.extend(element.value for element in current.elements if isinstance(element, cst.DictElement))
 
 
 def _switch(call: cst.Call, spec) -> cst.Arg | None:

@@ -215,6 +215,7 @@ def fix_project(
     state = result
     opened: dict[Path, _File] = {}
     rejected: set[tuple] = set()
+    solo: set[tuple] = set()  # keys whose findings are tried one per round (see judge)
     outcome = FixOutcome(result)
     shadow: _Shadow | None = None
     report_set = set(report_files)
@@ -227,6 +228,7 @@ def fix_project(
             ]
             if not candidates:
                 break
+            candidates = one_per_key(candidates, solo)
             proposal: dict[Path, tuple[str, list[Finding]]] = {}
             for path, group in _by_path(candidates).items():
                 if path not in opened:
@@ -258,12 +260,11 @@ def fix_project(
                 if path in errors:
                     failed = [(f, "makes the file unanalysable") for f in chosen]
                 else:
-                    applied = Counter(_key(f) for f in chosen)
-                    failed = [
-                        (f, "did not remove the finding")
-                        for f in chosen
-                        if now[_key(f)] > before[_key(f)] - applied[_key(f)]
-                    ]
+                    _, removed_none, undecided = judge(chosen, before, now)
+                    failed = [(f, "did not remove the finding") for f in removed_none]
+                    if undecided:
+                        retry = True
+                        solo.update(_key(f) for f in undecided)
                 if failed:
                     retry = True
                     for finding, reason in failed:
@@ -320,6 +321,37 @@ def _recount(outcome: FixOutcome, initial: Counter, project: Project, files: lis
 def _replan(result: AnalysisResult, project: Project, opened: dict, rejected: set) -> AnalysisResult:
     texts = {path: entry.text for path, entry in opened.items()}
     return dataclasses.replace(result, findings=attach_fixes(result.findings, project, texts, frozenset(rejected)))
+
+
+def judge(chosen: list[Finding], before: Counter, now: Counter) -> tuple[list[Finding], list[Finding], list[Finding]]:
+    """The findings whose fixes were applied together, as (fixed, not fixed, undecided), from
+    how many findings of each ``finding_key`` were reported before and are now. Findings
+    are told apart across edits by their key alone, so when a function hands one value over
+    twice and only some of its findings went away, which fix failed is undecided: those
+    findings are tried again one per round (``one_per_key``), never rejected together."""
+    groups: dict[tuple, list[Finding]] = {}
+    for finding in chosen:
+        groups.setdefault(_key(finding), []).append(finding)
+    fixed: list[Finding] = []
+    failed: list[Finding] = []
+    undecided: list[Finding] = []
+    for key, group in groups.items():
+        removed = before[key] - now[key]
+        (fixed if removed >= len(group) else failed if removed <= 0 else undecided).extend(group)
+    return fixed, failed, undecided
+
+
+def one_per_key(findings: list[Finding], solo: set[tuple]) -> list[Finding]:
+    """``findings`` with only the first (in file order) of each key in ``solo``."""
+    seen: set[tuple] = set()
+    out = []
+    for finding in sorted(findings, key=Finding.sort_key):
+        key = _key(finding)
+        if key in solo and key in seen:
+            continue
+        seen.add(key)
+        out.append(finding)
+    return out
 
 
 def _by_path(findings: list[Finding]) -> dict[Path, list[Finding]]:

@@ -1,5 +1,6 @@
-"""GitHub Actions workflow commands: one ``::error`` annotation per finding, shown on the
-pull request's diff and in the run summary without any upload step.
+"""GitHub Actions workflow commands: one annotation per finding (``::error``, or
+``::warning`` for a rule whose severity is warning), shown on the pull request's diff and in
+the run summary without any upload step.
 
     ::error file=pkg/loader.py,line=7,col=13,endLine=7,endColumn=51,title=bufferlint (BL001)::message
 
@@ -8,12 +9,19 @@ The message carries the trace on further lines. Escaping is GitHub's (the
 ``%0D`` and ``%0A``; property values additionally escape ``:`` and ``,`` as ``%3A``
 and ``%2C``. Paths are relative to the current directory, which in a workflow is the
 checkout root that GitHub resolves them against.
+
+GitHub shows at most 10 annotations of each kind per step (and 50 per job), so a run with
+more findings loses the rest on the pull request. So when ``$GITHUB_STEP_SUMMARY`` names a
+file (it does in every Actions step), ``job_summary`` is appended to it: a Markdown table of
+every finding and file error, shown on the run's summary page (cut at
+``SUMMARY_LIMIT`` bytes, GitHub's limit being 1 MiB, with a line saying how many rows were left out).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from bufferlint.catalog import severity
 from bufferlint.findings import AnalysisResult
 from bufferlint.reporters.base import display_path, printable, shown_path
 
@@ -37,6 +45,37 @@ def _printable(text: str) -> str:
     return printable(text, line_breaks=True)
 
 
+SUMMARY_LIMIT = 900 * 1024
+
+
+def job_summary(result: AnalysisResult, cwd: Path, headline: str) -> str:
+    """Markdown for the job summary: ``headline`` (the run's one-line summary) and a table of
+    every finding and file error."""
+    rows = [
+        (severity(f.rule), f.rule, f"{shown_path(f.path, cwd)}:{f.span.line}:{f.span.column}", f.message)
+        for f in sorted(result.findings, key=lambda f: f.sort_key())
+    ] + [("error", "", shown_path(e.path, cwd), e.message) for e in sorted(result.errors, key=lambda e: str(e.path))]
+    head = f"### bufferlint\n\n{_cell(headline)}\n"
+    if not rows:
+        return head
+    lines = [head, "| severity | rule | location | message |", "| --- | --- | --- | --- |"]
+    size = sum(len(line.encode("utf-8")) + 1 for line in lines)
+    for shown, (level, rule, where, message) in enumerate(rows):
+        line = f"| {level} | {rule} | `{_cell(where)}` | {_cell(message)} |"
+        size += len(line.encode("utf-8")) + 1
+        if size > SUMMARY_LIMIT:
+            lines.append(f"\n{len(rows) - shown} more rows left out (GitHub's job summary size limit); "
+                         "run `bufferlint check` for all of them.")
+            break
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text that stays in one Markdown table cell."""
+    return printable(text).replace("|", "\\|")
+
+
 def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
     lines = []
     for f in sorted(result.findings, key=lambda f: f.sort_key()):
@@ -44,7 +83,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
         if f.fix is not None:
             message += f"\nfix available ({f.fix.applicability}): {_printable(f.fix.message)}"
         lines.append(command(
-            "error",
+            severity(f.rule),
             message,
             file=_printable(display_path(f.path, cwd)),
             line=f.span.line,

@@ -1,5 +1,6 @@
 """Machine-readable output: ``{"version": 1, "findings": [...], "errors": [...], "notices": [...]}``
-(``notices``: analysis limits hit, so results may be incomplete).
+(``notices``: analysis limits hit, so results may be incomplete). Each finding's
+``severity`` is its rule's (``error`` or ``warning``).
 
 The shape is a public contract (editor plugins and CI scripts parse it): fields are only
 ever added, and a breaking change bumps ``version``. Each finding has a ``fix``: null, or
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bufferlint.catalog import severity
 from bufferlint.findings import AnalysisResult, Fix
 from bufferlint.reporters.base import display_path
 
@@ -34,6 +36,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
             "trace": [{"path": display_path(s.path, cwd), "line": s.line, "note": s.note} for s in f.trace],
             "fix": fix_object(f.fix),
             "fix_error": f.fix_error,
+            "severity": severity(f.rule),
         }
         for f in sorted(result.findings, key=lambda f: f.sort_key())
     ]

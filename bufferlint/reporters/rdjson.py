@@ -3,7 +3,7 @@
 
     bufferlint check --format rdjson . | reviewdog -f=rdjson -reporter=github-pr-review
 
-Each finding is an ERROR diagnostic with its rule as ``code``, the trace as
+Each finding is an ERROR or WARNING diagnostic (its rule's severity) with its rule as ``code``, the trace as
 ``related_locations`` and, when it has a fix, one suggestion: reviewdog's GitHub reporters
 post a suggestion as a ```` ```suggestion ```` block, which GitHub turns into a one-click
 "Commit suggestion" and which must replace whole lines, all of them at once. So a fix is
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bufferlint.catalog import severity
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
 from bufferlint.fixes.apply import EditConflict, apply_edits
 from bufferlint.reporters.base import display_path, json_text
@@ -52,7 +53,7 @@ def _finding(f: Finding, cwd: Path, sources: SourceCache) -> dict:
             "path": display_path(f.path, cwd),
             "range": {"start": position(f.span.line, f.span.column), "end": position(f.span.end_line, f.span.end_column)},
         },
-        "severity": "ERROR",
+        "severity": severity(f.rule).upper(),
         "source": SOURCE,
         "code": {"value": f.rule},
     }

@@ -21,7 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from bufferlint import __version__
-from bufferlint.catalog import RULES, Rule
+from bufferlint.catalog import RULES, Rule, severity
 from bufferlint.findings import AnalysisResult, Finding, Span
 from bufferlint.fingerprint import fingerprints
 from bufferlint.reporters.base import display_path, json_text
@@ -90,7 +90,7 @@ def _descriptor(rule: Rule) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": _what_it_does(rule.doc) or rule.summary},
         "help": {"text": rule.doc, "markdown": f"# {rule.code} {rule.name}\n\n{rule.summary}\n\n{rule.doc}"},
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": rule.severity},
         "properties": {"tags": ["correctness", "concurrency", "buffer-ownership"]},
     }
     if DOCS_URL:
@@ -110,7 +110,7 @@ def _result(finding: Finding, fingerprint: str, index: dict[str, int], cwd: Path
     if finding.rule in index:
         result["ruleIndex"] = index[finding.rule]
     result.update({
-        "level": "error",
+        "level": severity(finding.rule),
         "message": {"text": finding.message},
         "locations": [{
             "physicalLocation": {"artifactLocation": _artifact(finding.path, cwd), "region": _region(finding.span)},

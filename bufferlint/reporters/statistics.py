@@ -1,5 +1,7 @@
 """``--statistics``: how many findings each rule has, instead of the findings themselves
-(text: one line per rule; JSON: a list of objects)."""
+(text: one line per rule; JSON: a list of objects). ``fixable`` counts the findings whose
+(verified) fix ``--fix`` applies under the flags given: safe fixes, and unsafe ones too with
+``--unsafe-fixes``; so it is what ``--fix`` with the same flags would apply."""
 
 from __future__ import annotations
 
@@ -10,17 +12,18 @@ from bufferlint.catalog import RULES
 from bufferlint.findings import AnalysisResult
 
 
-def rows(result: AnalysisResult) -> list[dict]:
+def rows(result: AnalysisResult, unsafe: bool = False) -> list[dict]:
     counts = Counter(f.rule for f in result.findings)
-    fixable = Counter(f.rule for f in result.findings if f.fix is not None)
+    allowed = ("safe", "unsafe") if unsafe else ("safe",)  # the fixes' applicabilities (no LibCST import here)
+    fixable = Counter(f.rule for f in result.findings if f.fix is not None and f.fix.applicability in allowed)
     return [
         {"code": code, "name": RULES[code].name if code in RULES else "", "count": n, "fixable": fixable[code]}
         for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     ]
 
 
-def render_text(result: AnalysisResult) -> str:
-    table = rows(result)
+def render_text(result: AnalysisResult, unsafe: bool = False) -> str:
+    table = rows(result, unsafe)
     if not table:
         return ""
     width = max(len(str(row["count"])) for row in table)
@@ -33,5 +36,5 @@ def render_text(result: AnalysisResult) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def render_json(result: AnalysisResult) -> str:
-    return json.dumps(rows(result), indent=2) + "\n"
+def render_json(result: AnalysisResult, unsafe: bool = False) -> str:
+    return json.dumps(rows(result, unsafe), indent=2) + "\n"

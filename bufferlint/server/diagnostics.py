@@ -1,18 +1,9 @@
 """A report's findings, file errors and suppression warnings for one file, as LSP diagnostics.
 
-Severity (the "Severity" section of docs/editors.md says the same to users): every finding
-is a bug on some path, so none is a hint, but they differ in how directly the trace ends in
-corrupted data.
-
-* **Error**: BL001 (a borrowed view reaches an async consumer that may read it after the
-  buffer is refilled), BL002 (the guard that lets those views through: fixing it fixes
-  them), BL004 (a non-blocking copy from the view may still be running when the buffer is
-  refilled) and BL005 (a host read before the device copy finished). The trace ends where
-  wrong bytes are read.
-* **Warning**: BL003 (a view kept past its step). Keeping it is the hazard; it corrupts data
-  only when what was kept is read later, which may be outside the analysed code.
-* A file that cannot be analysed (a syntax error in the buffer) is an Error at the place
-  CPython reports; a malformed, unknown or unused suppression comment is a Warning.
+Severity is the rule's (``Rule.severity``, the one table every format uses; README's Rules
+table shows it): Error or Warning. A file that cannot be analysed (a syntax error in the buffer)
+is an Error at the place CPython reports; a malformed, unknown or unused suppression
+comment is a Warning.
 
 Each finding's trace becomes ``relatedInformation``, one entry per step (``path:line`` and
 the step's note), so the editor can walk from the producer to the consumer; and the message
@@ -32,18 +23,13 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from bufferlint.api import Report
+from bufferlint.catalog import severity
 from bufferlint.findings import FileError, Finding
 from bufferlint.server.positions import Positions
 from bufferlint.server.ruledocs import rule_docs_uri
 
 SOURCE = "bufferlint"
-SEVERITY = {
-    "BL001": types.DiagnosticSeverity.Error,
-    "BL002": types.DiagnosticSeverity.Error,
-    "BL003": types.DiagnosticSeverity.Warning,
-    "BL004": types.DiagnosticSeverity.Error,
-    "BL005": types.DiagnosticSeverity.Error,
-}
+SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning}
 
 
 def file_uri(path: Path) -> str:
@@ -76,7 +62,7 @@ def finding_diagnostic(finding: Finding, text: Positions, uri_of: Callable[[Path
     return types.Diagnostic(
         range=text.range(span.line, span.column, span.end_line, span.end_column),
         message=finding.message + origin(finding),
-        severity=SEVERITY.get(finding.rule, types.DiagnosticSeverity.Error),
+        severity=SEVERITY[severity(finding.rule)],
         code=finding.rule,
         code_description=types.CodeDescription(href=docs) if docs else None,
         source=SOURCE,
