@@ -14,7 +14,7 @@ So that logic lives here, once, and returns plain data; front ends only render i
   verified new text of each file is in ``FixReport.changed`` ("all safe fixes in this
   file" for an editor).
 * :func:`open_project` resolves the project root and settings alone (``--show-settings``).
-* :func:`plan_fixes` plans the fixes of a report made without them (an editor shows the
+* :func:`plan_fixes` plans and verifies the fixes of a report made without them (an editor shows the
   findings first). ``CheckOptions.overlays`` gives unsaved editor text to read instead of
   the files on disk.
 
@@ -149,7 +149,8 @@ class Report(AnalysisResult):
     def safe_fixes(self, path: Path, unsafe: bool = False) -> list[Fix]:
         """The fixes of one file's findings that ``--fix`` would apply (with ``unsafe``, as
         with ``--unsafe-fixes``); planned only when the report was made with ``fixes=True``.
-        Unverified: :func:`fix` applies them together and verifies the result."""
+        Each was verified on its own (bufferlint.fixes.verify); :func:`fix` applies them
+        together and verifies the result again."""
         from bufferlint.fixes.runner import applicable
 
         return [f.fix for f in self.findings_in(path) if applicable(f.fix, unsafe)]

@@ -41,7 +41,6 @@ from bufferlint.progress import announce
 MAX_BATCHES = 6
 
 
-
 def verify_fixes(
     result: AnalysisResult,
     project: Project,

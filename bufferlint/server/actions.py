@@ -6,7 +6,8 @@ For each finding under the cursor (or in the selection):
   behaviour is titled ``Unsafe fix BL001: ...`` and is never the preferred action, nor
   listed before a safe one or a suppression (eglot applies the first action when none is
   preferred) (Ruff's applicability levels, as ``--unsafe-fixes``). The edit is the fix as planned on the
-  analysed text (not verified, as a quick fix in Ruff);
+  analysed text, verified on its own as every report's fixes are (``api.plan_fixes``:
+  one that leaves its finding is never offered);
 * ``Suppress BL001 with # noqa: BL001``: the directive ``--add-noqa`` would add
   (``noqa.noqa_text``), when one can be placed.
 
