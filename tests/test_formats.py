@@ -140,7 +140,7 @@ def test_sarif_is_valid_and_complete(project: Path) -> None:
         assert descriptor["shortDescription"]["text"] == rule.summary
         assert descriptor["fullDescription"]["text"].startswith("Finds ")
         assert rule.doc in descriptor["help"]["markdown"] and descriptor["help"]["text"]
-        assert descriptor["defaultConfiguration"] == {"level": "error"}
+        assert descriptor["defaultConfiguration"] == {"level": rule.severity}  # BL003: warning
         assert "helpUri" not in descriptor  # the docs are not published anywhere yet
 
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.as_uri() + "/"
