@@ -498,7 +498,7 @@ def test_text_output_plans_no_fixes(tmp_path: Path, monkeypatch) -> None:
     project.mkdir()
     (project / "loader.py").write_text((FIXTURES / "bl001_guarded_submit.py").read_text())
     planned = []
-    monkeypatch.setattr(runner, "attach_fixes", lambda findings, project: planned.append(1) or findings)
+    monkeypatch.setattr(runner, "attach_fixes", lambda findings, project, **budget: planned.append(1) or findings)
     monkeypatch.chdir(project)
     assert cli.main(["check", "loader.py"]) == 1
     assert planned == []
