@@ -307,9 +307,28 @@ def github_redirected(sandbox: Sandbox) -> dict[str, str]:
     return env
 
 
+def documented_revs_resolve(example: Example, block: Block) -> bool:
+    """Whether every revision the block names (``rev: X``, ``bufferlint@X``) is a commit of this
+    repository. A clone without tags (``--depth``, ``--no-tags``) cannot tell: the block is listed
+    as not run, with that reason. A clone with tags must hold each named revision."""
+    revs = set(re.findall(r"^\s*rev:\s*(\S+)", block.source, re.MULTILINE))
+    revs |= set(re.findall(re.escape(GITHUB) + r"@([\w.-]+)", block.source))
+    tags = subprocess.run(["git", "tag", "--list"], cwd=REPO, capture_output=True, text=True).stdout.split()
+    missing = sorted(rev for rev in revs if subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=REPO, capture_output=True).returncode)
+    if missing and not tags:
+        NOT_RUN.append(f"{line_of(example)}: this clone has no tags (shallow or --no-tags), so the documented "
+                       f"revision {', '.join(missing)} cannot be fetched from it; a full clone has it")
+        return False
+    assert not missing, f"{line_of(example)}: the documented revision {missing} is not in this repository ({tags})"
+    return True
+
+
 def run_pre_commit(example: Example, block: Block, sandbox: Sandbox, argument: str) -> None:
     """The ``.pre-commit-config.yaml`` as written (``<owner>``'s repository: a clone of this one,
     see ``github_redirected``), run by the real pre-commit on a project with a finding."""
+    if not documented_revs_resolve(example, block):
+        return
     config = yaml.safe_load(block.source)
     target = sandbox.root.parent / "pre-commit-target"
     shutil.copytree(REPO / "examples" / "runai_loader", target)
@@ -330,6 +349,8 @@ def run_workflow(example: Example, block: Block, sandbox: Sandbox, argument: str
     repository: a clone of this one, see ``github_redirected``), in a fresh virtualenv on a checkout of the example; the
     ``uses`` steps are GitHub's (listed as not run), and so is a step needing a program that is
     not installed here."""
+    if not documented_revs_resolve(example, block):
+        return
     workflow = yaml.safe_load(block.source)
     assert workflow["on"] if "on" in workflow else workflow[True]
     checkout = sandbox.root.parent / f"workflow-{example.line}"
