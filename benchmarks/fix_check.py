@@ -32,6 +32,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from bufferlint import api
+from bufferlint.reporters import statistics
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,7 @@ def fix_counts(tree: Path, unsafe: bool) -> tuple[int, int]:
     """(findings with a fix ``--statistics`` counts as fixable, fixes ``--fix`` applies),
     with or without ``--unsafe-fixes`` (through the API the command uses; nothing written)."""
     options = api.CheckOptions(paths=(tree,), fixes=True)
-    allowed = ("safe", "unsafe") if unsafe else ("safe",)
-    fixable = sum(f.fix is not None and f.fix.applicability in allowed for f in api.check(options).findings)
+    fixable = len(statistics.fixable(api.check(options), unsafe))
     fixed = api.fix(dataclasses.replace(options, fixes=False), unsafe=unsafe, write=False)
     return fixable, fixed.outcome.applied
 

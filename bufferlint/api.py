@@ -133,6 +133,9 @@ class Report(AnalysisResult):
     report_files: list[Path] = field(default_factory=list)  # the files reported on
     path_errors: list[FileError] = field(default_factory=list)  # missing or unlistable paths
     suppression_warnings: list[SuppressionWarning] = field(default_factory=list)
+    # findings whose fix works only with the guards' fixes (counted as --fix fixes them, never
+    # offered), each with the guard fixes' applicabilities: bufferlint.fixes.verify
+    fixable_after_guards: list[tuple[Finding, tuple[str, ...]]] = field(default_factory=list)
     baseline_note: str | None = None  # "wrote N findings to the baseline F" / "N baselined findings not shown, M fixed"
     error: str | None = None  # why the run could not be done; then only suppression_warnings may be set
 
@@ -217,9 +220,10 @@ def _plan_verified_fixes(report: Report, progress: Callable[[int, int], None] | 
     announce(progress, f"planning fixes for {count(len(report.findings), 'finding')}")
     report.findings = attach_fixes(report.findings, project, time_budget=budget.EDITOR if editor else budget.COMMAND,
                                    cancel=cancel)
-    report.findings, notices = verify_fixes(report, project, report.files, report.report_files,
-                                            _reanalyser(report.project.settings, progress), progress, cancel)
-    report.notices = report.notices + notices
+    verified = verify_fixes(report, project, report.files, report.report_files,
+                            _reanalyser(report.project.settings, progress), progress, cancel)
+    report.findings, report.fixable_after_guards = verified.findings, verified.after_guards
+    report.notices = report.notices + verified.notices
 
 
 def _reanalyser(settings: Settings, progress: Callable[[int, int], None] | None = None

@@ -304,10 +304,8 @@ def _fixable(args: argparse.Namespace, report: api.Report) -> tuple[int, int, bo
     ``--unsafe-fixes``, whether unsafe fixes are on); None when no fix was planned."""
     if not (args.fix or args.diff or args.statistics or args.format in FORMATS_WITH_FIXES):
         return None
-    fixes = [f.fix for f in report.findings if f.fix is not None]
-    safe = sum(fix.applicability == "safe" for fix in fixes)
-    unsafe = len(fixes) - safe
-    return (len(fixes), 0, True) if args.unsafe_fixes else (safe, unsafe, False)
+    safe, every = len(statistics.fixable(report)), len(statistics.fixable(report, unsafe=True))
+    return (every, 0, True) if args.unsafe_fixes else (safe, every - safe, False)
 
 
 def _color(args: argparse.Namespace) -> bool:

@@ -516,3 +516,30 @@ def test_a_check_without_fixes_does_not_import_libcst(tmp_path: Path) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
     assert proc.stdout.split()[-2:] == ["1", "False"], proc.stderr
+
+
+def test_statistics_count_the_fixes_that_work_once_the_guard_is_fixed(tmp_path: Path) -> None:
+    """`if should_async_load(w): submit(...)` fixes nothing while the guard ignores the marker,
+    so it is never offered; --fix applies it after the guard's fix, so --statistics counts it
+    (SGLang 0.5.16: counted 3, --fix applied 5)."""
+    guard = make_project(tmp_path, "bl002_string")
+    loader = guard.parents[1] / "models" / "llama.py"
+    loader.parent.mkdir()
+    loader.write_text(
+        "from sglang.srt.model_loader.weight_utils import runai_safetensors_weights_iterator\n\n\n"
+        "def load_weights(params, files, executor, futures, weight_loader):\n"
+        "    for name, loaded_weight in runai_safetensors_weights_iterator(files):\n"
+        "        futures.append(executor.submit(weight_loader, params[name], loaded_weight))\n",
+        encoding="utf-8",
+    )
+    root = guard.parents[3]
+    report = json.loads(run_cli("check", "--output-format", "json", ".", cwd=root).stdout)
+    offered = {f["rule"]: f["fix"] for f in report["findings"]}
+    assert offered["BL002"]["applicability"] == "safe"
+    assert offered["BL001"]["applicability"] == "unsafe"  # guarded_submit: the if/else alone fails
+    stats = run_cli("check", "--statistics", ".", cwd=root)
+    assert stats.stderr.endswith(" 2 fixable with `--fix`.\n"), stats.stderr  # without the guards' context: 1 (1 more)
+    assert stats.stdout == "1  BL001  borrowed-value-to-async-sink (1 fixable)\n1  BL002  guard-ignores-marker (1 fixable)\n"
+    diff = run_cli("check", "--diff", ".", cwd=root)
+    assert "+        if should_async_load(loaded_weight):\n" in diff.stdout
+    assert diff.stderr.endswith("Would fix 2 findings (0 remaining).\n"), diff.stderr

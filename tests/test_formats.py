@@ -111,7 +111,7 @@ def use_result(monkeypatch: pytest.MonkeyPatch, result: AnalysisResult) -> None:
     fixes are the ones rendered."""
     monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None, progress=None: result)
     monkeypatch.setattr(runner, "attach_fixes", lambda findings, *args, **kwargs: list(findings))
-    monkeypatch.setattr(verify, "verify_fixes", lambda result, *args: (list(result.findings), []))
+    monkeypatch.setattr(verify, "verify_fixes", lambda result, *args: verify.Verified(list(result.findings)))
 
 
 def test_every_format_is_registered() -> None:
@@ -206,7 +206,8 @@ def test_sarif_from_the_real_engine(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     proc = run_cli("check", "--format", "sarif", "--output-file", "out/bufferlint.sarif", ".", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr == "Found 2 findings (1 BL001, 1 BL002) in 2 files. 1 fixable with `--fix` (1 more with `--unsafe-fixes`).\n"
+    # the BL001's safe fix (submit only when the guard approves) works once the guard's fix is in
+    assert proc.stderr == "Found 2 findings (1 BL001, 1 BL002) in 2 files. 2 fixable with `--fix`.\n"
     log = json.loads((tmp_path / "out/bufferlint.sarif").read_text(encoding="utf-8"))
     valid(schema("sarif-schema-2.1.0.json"), log)
     results = log["runs"][0]["results"]

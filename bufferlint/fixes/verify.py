@@ -22,6 +22,13 @@ verification close to "applied alone":
 
 A fix still untried after ``MAX_BATCHES`` batches is not offered, and the report's notices
 say so (a limit is never silent).
+
+``--fix`` works in rounds and plans again after each, so a fix that only works once a guard's
+fix is in (``if guard(w): submit(...)`` around a call, while the guard ignores the marker) is
+applied by ``--fix`` though never offered. So that counts of what ``--fix`` fixes are true,
+such first-choice fixes are tried once more with the verified guard fixes applied, and those
+that then remove their finding (which the guard's fix alone does not) are returned apart
+(``Verified.after_guards``): counted, never shown.
 """
 
 from __future__ import annotations
@@ -29,16 +36,26 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bufferlint.catalog import RULES
-from bufferlint.findings import AnalysisResult, Finding
+from bufferlint.findings import AnalysisResult, Finding, Fix
 from bufferlint.fixes.apply import encode
 from bufferlint.fixes.base import Project, finding_key
 from bufferlint.fixes.runner import Analyse, _apply_group, _File, _Shadow, attach_fixes, judge, one_per_key
 from bufferlint.progress import announce
 
 MAX_BATCHES = 6
+
+
+@dataclass
+class Verified:
+    findings: list[Finding]  # every fix verified on its own, or none
+    notices: list[str] = field(default_factory=list)
+    # findings whose first-choice fix works only together with the guard fixes (and those guard
+    # fixes' applicabilities): what --fix will also apply, never offered
+    after_guards: list[tuple[Finding, tuple[str, ...]]] = field(default_factory=list)
 
 
 def verify_fixes(
@@ -49,7 +66,7 @@ def verify_fixes(
     analyse: Analyse,
     progress: object = None,
     cancel: threading.Event | None = None,
-) -> tuple[list[Finding], list[str]]:
+) -> Verified:
     """``result.findings`` (fixes attached) with every fix that does not remove its finding
     replaced by the fixer's next candidate that does, or by none; and the notices to add
     to the report (fixes left untried). ``progress`` hears each round (bufferlint.progress);
@@ -57,12 +74,16 @@ def verify_fixes(
     findings = list(result.findings)
     pending = {i for i, finding in enumerate(findings) if finding.fix is not None}
     if not pending:
-        return findings, []
+        return Verified(findings)
     before = Counter(finding_key(f) for f in findings)
     rejected: set[tuple] = set()
     solo: set[tuple] = set()
     opened: dict[Path, _File] = {}
     shadow: _Shadow | None = None
+    guards_alone: Counter | None = None  # the findings left with the guard fixes applied
+    guard_fixes: dict[int, Fix] = {}  # verified guard fixes
+    first_failed: dict[int, Fix] = {}  # other findings' first fix, where it failed alone
+    after_guards: list[tuple[Finding, tuple[str, ...]]] = []
     try:
         for round_number in range(1, MAX_BATCHES + 1):
             if not pending or (cancel is not None and cancel.is_set()):
@@ -94,6 +115,8 @@ def verify_fixes(
                     shadow.write(path, None)
                 unanalysable = {e.path for e in after.errors}
                 now = Counter(finding_key(f) for f in after.findings)
+                if all(_reaches_callers(findings[i].rule) for i in batch) and guards_alone is None:
+                    guards_alone = now
                 for path, (_, kept) in proposal.items():
                     if path in unanalysable:
                         failed += kept
@@ -101,12 +124,22 @@ def verify_fixes(
                     position = {id(findings[i]): i for i in kept}
                     fixed, not_fixed, undecided = judge([findings[i] for i in kept], before, now)
                     pending.difference_update(position[id(f)] for f in fixed)
+                    for f in fixed:
+                        if _reaches_callers(f.rule):
+                            guard_fixes[position[id(f)]] = f.fix
+                    for f in not_fixed:
+                        if not _reaches_callers(f.rule) and (finding_key(f), f.fix.message) not in rejected:
+                            first_failed.setdefault(position[id(f)], f.fix)
                     failed += [position[id(f)] for f in not_fixed]
                     solo.update(finding_key(f) for f in undecided)
             for i in failed:
                 rejected.add((finding_key(findings[i]), findings[i].fix.message))
             findings = _replan(findings, failed, project, frozenset(rejected))
             pending = (pending - set(failed)) | {i for i in failed if findings[i].fix is not None}
+        if guard_fixes and first_failed and guards_alone is not None and not (cancel is not None and cancel.is_set()):
+            announce(progress, f"verifying {len(first_failed)} fixes after the guards' fixes", len(files))
+            shadow = shadow or _Shadow(project.root, files, report_files)
+            after_guards = _with_guard_fixes(findings, guard_fixes, first_failed, guards_alone, opened, shadow, analyse)
     finally:
         if shadow is not None:
             shadow.close()
@@ -116,7 +149,44 @@ def verify_fixes(
                        "and are not offered")
     if pending:
         findings = [dataclasses.replace(f, fix=None) if i in pending else f for i, f in enumerate(findings)]
-    return findings, notices
+    return Verified(findings, notices, after_guards)
+
+
+def _with_guard_fixes(findings: list[Finding], guard_fixes: dict[int, Fix], first_failed: dict[int, Fix],
+                      guards_alone: Counter, opened: dict[Path, _File], shadow: _Shadow,
+                      analyse: Analyse) -> list[tuple[Finding, tuple[str, ...]]]:
+    """The ``first_failed`` fixes that remove their finding once the guard fixes are applied
+    too, where the guard fixes alone leave it; with the guard fixes' applicabilities."""
+    tried = {i: dataclasses.replace(findings[i], fix=fix) for i, fix in {**guard_fixes, **first_failed}.items()
+             if guards_alone[finding_key(findings[i])] > 0 or i in guard_fixes}
+    candidates = [i for i in tried if i in first_failed]
+    if not candidates:
+        return []
+    groups: dict[Path, list[Finding]] = {}
+    for i in sorted(tried, key=lambda i: tried[i].sort_key()):
+        groups.setdefault(tried[i].path, []).append(tried[i])
+    written = []
+    for path, group in groups.items():
+        new, chosen, _ = _apply_group(opened[path], group)
+        if not all(any(c is g for c in chosen) for g in group if _reaches_callers(g.rule)):
+            for done in written:
+                shadow.write(done, None)
+            return []  # a guard fix did not fit with the others: count nothing extra
+        shadow.write(path, encode(new, opened[path].encoding))
+        written.append(path)
+        for g in group:
+            if not any(c is g for c in chosen):
+                tried = {k: v for k, v in tried.items() if v is not g}
+    after = shadow.analyse(analyse)
+    for path in written:
+        shadow.write(path, None)
+    if {e.path for e in after.errors} & set(written):
+        return []
+    now = Counter(finding_key(f) for f in after.findings)
+    applicabilities = tuple(sorted({fix.applicability for fix in guard_fixes.values()}))
+    checked = [tried[i] for i in candidates if i in tried]
+    fixed, _, _ = judge(checked, guards_alone, now)
+    return [(finding, applicabilities) for finding in fixed]
 
 
 def _batch(findings: list[Finding], pending: set[int], solo: set[tuple]) -> set[int]:

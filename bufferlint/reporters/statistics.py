@@ -9,15 +9,28 @@ import json
 from collections import Counter
 
 from bufferlint.catalog import RULES
-from bufferlint.findings import AnalysisResult
+from bufferlint.findings import AnalysisResult, Finding
+
+
+def fixable(result: AnalysisResult, unsafe: bool = False) -> list[Finding]:
+    """The findings ``--fix`` fixes with (``unsafe``) or without ``--unsafe-fixes``: those
+    whose verified fix it applies, and those whose fix works once the guards' fixes are in
+    (a report's ``fixable_after_guards``), when it applies all of those fixes."""
+    allowed = ("safe", "unsafe") if unsafe else ("safe",)  # the fixes' applicabilities (no LibCST import here)
+    out = [f for f in result.findings if f.fix is not None and f.fix.applicability in allowed]
+    counted = {(f.sort_key(), f.message) for f in out}
+    for finding, guards in getattr(result, "fixable_after_guards", []):
+        if finding.fix.applicability in allowed and set(guards) <= set(allowed) \
+                and (finding.sort_key(), finding.message) not in counted:
+            out.append(finding)
+    return out
 
 
 def rows(result: AnalysisResult, unsafe: bool = False) -> list[dict]:
     counts = Counter(f.rule for f in result.findings)
-    allowed = ("safe", "unsafe") if unsafe else ("safe",)  # the fixes' applicabilities (no LibCST import here)
-    fixable = Counter(f.rule for f in result.findings if f.fix is not None and f.fix.applicability in allowed)
+    fixable_ones = Counter(f.rule for f in fixable(result, unsafe))
     return [
-        {"code": code, "name": RULES[code].name if code in RULES else "", "count": n, "fixable": fixable[code]}
+        {"code": code, "name": RULES[code].name if code in RULES else "", "count": n, "fixable": fixable_ones[code]}
         for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     ]
 
