@@ -296,10 +296,11 @@ def _fix(options: CheckOptions, unsafe: bool, write: bool, verify_remaining: boo
 
 def project_cache(project: Project) -> Cache:
     """The project's cache, under a key for bufferlint's own code, the Python running it and
-    the settings that shape the analysis (another vocabulary, file-size limit or Python never
-    reuses this one's)."""
+    the settings that shape the analysis (another vocabulary, declared library versions,
+    file-size limit or Python never reuses this one's)."""
     settings = project.settings
-    key = fingerprint(tool_fingerprint(), python_fingerprint(), settings.vocab, str(project.root), settings.max_file_size)
+    key = fingerprint(tool_fingerprint(), python_fingerprint(), settings.vocab, settings.declarations, str(project.root),
+                      settings.max_file_size)
     return Cache(cache_directory(project.root, settings.cache_dir), key)
 
 
@@ -325,7 +326,7 @@ def _analyse(options: CheckOptions) -> Report:
         if options.suppression_warnings else []
     return _as_report(result, findings=_reportable(result.findings, settings), errors=path_errors + result.errors,
                       project=project, files=files, report_files=report_files, path_errors=path_errors,
-                      suppression_warnings=warnings)
+                      suppression_warnings=warnings, notices=settings.declarations.problems + result.notices)
 
 
 def _as_report(result: AnalysisResult, **fields) -> Report:

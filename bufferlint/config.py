@@ -9,17 +9,18 @@ the key: a misconfigured run must stop rather than silently check less than aske
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bufferlint.catalog import RULES
+from bufferlint.declarations import Declarations, apply_declarations, assumed_versions, condition_packages, read_declarations
 from bufferlint.source import MAX_BYTES
 from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, read_toml, vocabulary_from_dict
 
 CONFIG_KEYS = frozenset({
     "rule-packs", "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
-    "respect-gitignore", "force-exclude", "max-file-size", "cache-dir", "output-format",
+    "respect-gitignore", "force-exclude", "max-file-size", "cache-dir", "output-format", "assume-versions",
 })
 OUTPUT_FORMATS = ("full", "concise", "text", "json", "sarif", "github", "rdjson", "rdjsonl")
 """``output-format`` / ``--output-format`` values; ``text`` is the old name of ``full``."""
@@ -52,6 +53,9 @@ class Settings:
     max_file_size: int = MAX_BYTES  # bytes; larger files are reported, not analysed
     cache_dir: Path | None = None  # `cache-dir`, relative to the configuration file's folder
     output_format: str | None = None  # `output-format`; None: the command's default (full)
+    # The declared versions of the packages the vocabulary's version conditions name
+    # (bufferlint.declarations); ``vocab`` has been narrowed by them.
+    declarations: Declarations = field(default_factory=Declarations)
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -117,13 +121,23 @@ def _read_table(pyproject: Path) -> dict | None:
 
 def load_settings(root: Path, config_path: Path | None = None) -> Settings:
     """Settings for the project at ``root``: from ``config_path`` when given (it must
-    exist), else from ``root/pyproject.toml`` when there is one, else the defaults."""
+    exist), else from ``root/pyproject.toml`` when there is one, else the defaults; the
+    vocabulary narrowed by the versions the project declares."""
+    settings, assumed = _configured(root, config_path)
+    where = f"{settings.config_path}: [tool.bufferlint] assume-versions"
+    settings.declarations = read_declarations(root, condition_packages(settings.vocab), assumed, where)
+    settings.vocab = apply_declarations(settings.vocab, settings.declarations)
+    return settings
+
+
+def _configured(root: Path, config_path: Path | None) -> tuple[Settings, dict[str, str]]:
+    """The settings the configuration file states, and its ``assume-versions``."""
     pyproject = config_path if config_path is not None else root / "pyproject.toml"
     if config_path is None and not pyproject.is_file():
-        return Settings(vocab=_builtin(), root=root)
+        return Settings(vocab=_builtin(), root=root), {}
     table = _read_table(pyproject)
     if table is None:
-        return Settings(vocab=_builtin(), root=root, config_path=pyproject)
+        return Settings(vocab=_builtin(), root=root, config_path=pyproject), {}
 
     where = f"{pyproject}: [tool.bufferlint]"
     try:
@@ -166,7 +180,11 @@ def load_settings(root: Path, config_path: Path | None = None) -> Settings:
         if not isinstance(table["cache-dir"], str) or not table["cache-dir"]:
             raise ConfigError(f"{where} cache-dir: expected a folder name such as \".bufferlint_cache\"")
         settings.cache_dir = (pyproject.parent / Path(table["cache-dir"]).expanduser()).absolute()
-    return settings
+    try:
+        assumed = assumed_versions(table.get("assume-versions", {}), f"{where} assume-versions")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return settings, assumed
 
 
 def file_size(mib: Any, where: str) -> int:

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from bufferlint.versions import VersionRange, version_range
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -182,6 +184,9 @@ class OwnedIf:
     kwarg: str
     equals: Any
     receiver_call: str | None = None
+    # The parameter defaults to ``equals`` (``owned=True`` from runai-model-streamer 0.17):
+    # a call that leaves it out is owned too; only another value, or one not known, lends.
+    default: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,13 @@ class BorrowKind:
     copy: str = ""
     remedy: str = ""
     origin: str = ""
+    # A value the project marks with one of ``markers`` is borrowed only in these versions of
+    # the library (``lends-in``); ``condition``, ``floor`` and ``lends`` as on a source, set
+    # from the project's declarations (``lends`` False: no admitted version lends).
+    lends_in: VersionRange | None = None
+    condition: str = ""
+    floor: str = ""
+    lends: bool = True
 
     def copy_of(self, text: str) -> str:
         return self.copy.replace("{}", text, 1)
@@ -217,6 +229,12 @@ class SourceSpec:
     # Attributes that are views of a reused buffer (``SharedMemory.buf``): reading one is
     # borrowing, like calling a source (``pkg.Class.attr``: on objects of that class).
     attributes: tuple[CallPattern, ...] = ()
+    # The library versions in which the source lends (``lends-in``); None: every version.
+    lends_in: VersionRange | None = None
+    # Set from the project's declarations (bufferlint.declarations.apply_declarations): the
+    # versions under which it is a hazard, in words, and the requirement that avoids them.
+    condition: str = ""
+    floor: str = ""
 
 
 @dataclass(frozen=True)
@@ -282,6 +300,8 @@ class Vocabulary:
     # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
+    # Sources no version the project admits lends in: (pattern, why), for --show-settings.
+    not_lending: list[tuple[str, str]] = field(default_factory=list)
     # (key, pattern or name) -> where it was declared, for `check --show-settings`
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -324,6 +344,7 @@ class Vocabulary:
         self.host_reads += other.host_reads
         self.not_one_value += [entry for entry in other.not_one_value if entry not in self.not_one_value]
         self.packs += other.packs
+        self.not_lending += other.not_lending
 
 
 
@@ -339,7 +360,7 @@ def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
     kinds: dict[str, BorrowKind] = {}
     for i, table in enumerate(_table_list(data, "kinds", origin)):
         where = f"{origin}: kinds[{i}]"
-        _check_keys(table, {"name", "markers", "copy", "remedy", "doc"}, where)
+        _check_keys(table, {"name", "markers", "copy", "remedy", "doc", "lends-in"}, where)
         name, copy, remedy = table.get("name"), table.get("copy", ""), table.get("remedy", "")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][\w-]*", name):
             raise PackError(f"{where}: 'name' must be a name such as \"numpy\"")
@@ -351,8 +372,19 @@ def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
             raise PackError(f"{where}: 'copy' must be a method (\".clone()\") or a template with one {{}} (\"bytes({{}})\")")
         if name in kinds:
             raise PackError(f"{where}: kind {name!r} is defined twice")
-        kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin)
+        kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
+                                 _lends_in(table, where))
     return kinds
+
+
+def _lends_in(table: dict, where: str) -> VersionRange | None:
+    """A source's or kind's ``lends-in = { package = "...", versions = "..." }``."""
+    if "lends-in" not in table:
+        return None
+    try:
+        return version_range(table["lends-in"], f"{where}.lends-in")
+    except ValueError as exc:
+        raise PackError(str(exc)) from None
 
 
 def _signatures(data: dict, origin: str) -> dict[str, tuple[str, ...]]:
@@ -455,7 +487,7 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
     for i, table in enumerate(_table_list(data, "sources", origin)):
         where = f"{origin}: sources[{i}]"
-        _check_keys(table, {"call", "attribute", "produces", "owned-if", "doc", "kind", "until", "advances"}, where)
+        _check_keys(table, {"call", "attribute", "produces", "owned-if", "doc", "kind", "until", "advances", "lends-in"}, where)
         advances = _patterns(table["advances"], f"{where}.advances") if "advances" in table else ()
         attributes = _patterns(table["attribute"], f"{where}.attribute") if "attribute" in table else ()
         if any(p.method is not None or p.qualname.count(".") < 1 or p.required_kwargs for p in attributes):
@@ -470,12 +502,15 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
             raise PackError(f"{where}: produces: {exc}") from None
         owned_if = []
         for j, cond in enumerate(_table_list(table, "owned-if", where)):
-            _check_keys(cond, {"kwarg", "equals", "receiver-call"}, f"{where}.owned-if[{j}]")
+            _check_keys(cond, {"kwarg", "equals", "receiver-call", "default"}, f"{where}.owned-if[{j}]")
             if not isinstance(cond.get("kwarg"), str) or "equals" not in cond:
                 raise PackError(f"{where}.owned-if[{j}]: needs 'kwarg' (string) and 'equals'")
-            owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call")))
+            if not isinstance(cond.get("default", False), bool):
+                raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
+            owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call"), cond.get("default", False)))
         kind = _kind_of(table, vocab.kinds, where)
-        vocab.sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, kind, until, advances, attributes))
+        vocab.sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, kind, until, advances, attributes,
+                                        _lends_in(table, where)))
 
     for i, table in enumerate(_table_list(data, "sinks", origin)):
         where = f"{origin}: sinks[{i}]"

@@ -41,6 +41,11 @@ def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]
         f"output-format = {settings.output_format or 'full'}",
         f"files: {len(files)}",
     ]
+    if settings.declarations.asked:  # the versions the packs' version conditions are decided by
+        lines.append("\n[declared versions]")
+        lines += [f"  {line}" for line in settings.declarations.listing()]
+        lines += [f"  owned, not a source: {pattern}: {why}" for pattern, why in vocab.not_lending]
+        lines += [f"  warning: {problem}" for problem in settings.declarations.problems]
     warnings = []
     for section in SECTIONS:
         entries = sorted(entry for key, entry in vocab.origins if key == section)

@@ -557,10 +557,10 @@ class Call:
     def source(self, spec: SourceSpec) -> Value:
         for cond in spec.owned_if:
             if cond.receiver_call is None:
-                known, value = self.args.constant_kwarg(cond.kwarg)
-                if known and value == cond.equals:
+                how, value = self.args.argument(cond.kwarg)
+                if (how == "const" and value == cond.equals) or (how == "absent" and cond.default):
                     return EMPTY
-            elif self.receiver_called_with(cond.receiver_call, cond.kwarg, cond.equals):
+            elif self.receiver_called_with(cond.receiver_call, cond.kwarg, cond.equals, cond.default):
                 return EMPTY
         if spec.until:
             return self.in_flight_copy(spec)
@@ -579,11 +579,14 @@ class Call:
         self.effects.append(Issue(copy))
         return join(self.vocabulary(skip="sources") or EMPTY, copy)
 
-    def receiver_called_with(self, method: str, kwarg: str, expected: object) -> bool:
-        """Did this function call ``<same receiver>.method(..., kwarg=expected)``?"""
+    def receiver_called_with(self, method: str, kwarg: str, expected: object, default: bool = False) -> bool:
+        """Did this function call ``<same receiver>.method(..., kwarg=expected)``? With
+        ``default`` (the parameter defaults to ``expected``): did no such call pass another
+        value, or one not known (``**options``)?"""
         receiver_name = dotted_name(self.node.func.value) if isinstance(self.node.func, ast.Attribute) else None
         if receiver_name is None:
-            return False
+            return default
+        otherwise = False
         for child in ast.walk(self.it.info.node):
             if (
                 isinstance(child, ast.Call)
@@ -594,7 +597,9 @@ class Call:
                 for kw in child.keywords:
                     if kw.arg == kwarg and isinstance(kw.value, ast.Constant) and kw.value.value == expected:
                         return True
-        return False
+                    if kw.arg in (kwarg, None):
+                        otherwise = True
+        return default and not otherwise
 
     def sink(self, spec: SinkSpec) -> Value:
         assume: frozenset = frozenset()
@@ -995,8 +1000,11 @@ def _drop_params(leaf):
 def borrowed_from(it: "FunctionInterpreter", node: ast.AST, spec: SourceSpec, what: str) -> Value:
     """What source ``spec`` hands out at ``node`` (a call, or an attribute read ``what``)."""
     site = (it.info.qualname, node.lineno, node.col_offset)
-    step = it.step(node, f"`{what}` hands out borrowed views of a reused buffer")
-    step = replace(step, fact=("source", spec.kind, str(spec.produces)))  # for words and fixes
+    condition = f" {spec.condition}" if spec.condition else ""
+    step = it.step(node, f"`{what}` hands out borrowed views of a reused buffer{condition}")
+    # for words and fixes; a version-conditioned source adds when it lends and the floor
+    version = (spec.condition, spec.floor) if spec.condition else ()
+    step = replace(step, fact=("source", spec.kind, str(spec.produces), *version))
     return _shape_value(spec.produces, Borrow(site, False, (step,), kind=spec.kind))
 
 

@@ -224,12 +224,17 @@ class EffectsMixin:
     def mark(self, target: ast.expr, stmt: ast.AST, kind: str) -> None:
         """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)
         of the kind that names the marker."""
+        spec = self.vocab.vocab.kinds.get(kind)
+        if spec is not None and not spec.lends:
+            return  # no version of the library the project admits lends (``lends-in``)
         if isinstance(target, ast.Name) and self.st is not None:
             old = self.st.vars.get(target.id, EMPTY)
             if any(isinstance(leaf, Borrow) and not leaf.view for leaf in old.leaves):
                 return  # already known borrowed (from a source): one origin, one trace
-            note = f"`{target.id}` is marked borrowed (zero-copy view of a reused buffer)"
-            step = replace(self.step(stmt, note), fact=("source", kind, "borrowed"))  # for words and fixes
+            condition = f" {spec.condition}" if spec is not None and spec.condition else ""
+            note = f"`{target.id}` is marked borrowed (zero-copy view of a reused buffer){condition}"
+            version = (spec.condition, spec.floor) if condition else ()
+            step = replace(self.step(stmt, note), fact=("source", kind, "borrowed", *version))  # for words and fixes
             leaf = Borrow((self.info.qualname, stmt.lineno, stmt.col_offset), False, (step,), kind=kind)
             self.st.vars[target.id] = Value(
                 leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types

@@ -39,9 +39,20 @@ def _render(finding: Finding, vocab: Vocabulary) -> Finding:
     name = kind_of(finding)
     words = _kind_words(vocab.kind(name), kind_markers(finding, vocab) or tuple(sorted(vocab.markers)))
     rule = RULES[finding.rule]
-    message = finding.message or rule.message.format(sink=finding.sink, **words)
+    message = finding.message or _version_condition(finding) + rule.message.format(sink=finding.sink, **words)
     trace = tuple(_note(step, words) for step in finding.trace)
     return dataclasses.replace(finding, message=message, trace=trace, kind=name)
+
+
+def _version_condition(finding: Finding) -> str:
+    """For a producer that lends only in some versions of its library: those versions and,
+    first, the one-line fix that leaves them out (``runai-model-streamer>=0.17``)."""
+    fact = next((step.fact for step in finding.trace if step.fact[:1] == ("source",)), ())
+    if len(fact) < 5:
+        return ""
+    _, _, _, condition, floor = fact[:5]
+    fix = f"; raise the floor to `{floor}` to leave them out, or" if floor else ";"
+    return f"a hazard only {condition}{fix} "
 
 
 def _note(step: TraceStep, words: dict[str, str]) -> TraceStep:

@@ -1,0 +1,152 @@
+"""A producer that lends only in some versions of its library (runai-model-streamer before
+0.17), checked on projects that declare those versions in each way, with real runs of
+``python -m bufferlint``: silent where no admitted version lends, reported with the condition
+and the floor fix first where some do, and never a stale cached answer after the declaration
+changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, write
+
+# The shipped pack's two RunAI producers: SGLang's iterator (never passes `owned`) and the
+# streamer itself.
+LOADERS = {
+    "sglang_loader.py": """\
+from concurrent.futures import ThreadPoolExecutor
+
+from sglang.srt.model_loader.weight_utils import runai_safetensors_weights_iterator
+
+
+def load(files, model):
+    pool = ThreadPoolExecutor()
+    for name, tensor in runai_safetensors_weights_iterator(files):
+        pool.submit(model.load_one, name, tensor)
+""",
+    "streamer_loader.py": """\
+from concurrent.futures import ThreadPoolExecutor
+
+from runai_model_streamer import SafetensorsStreamer
+
+
+def load(paths, model):
+    pool = ThreadPoolExecutor()
+    with SafetensorsStreamer() as streamer:
+        streamer.stream_files(paths)
+        for name, tensor in streamer.get_tensors():
+            pool.submit(model.load_one, name, tensor)
+
+
+def load_borrowed(paths, model):
+    pool = ThreadPoolExecutor()
+    with SafetensorsStreamer() as streamer:
+        streamer.stream_files(paths, owned=False)
+        for name, tensor in streamer.get_tensors():
+            pool.submit(model.load_one, name, tensor)
+""",
+    # SGLang's own iterator marks what the streamer yields, in every version.
+    "marking_loader.py": """\
+from concurrent.futures import ThreadPoolExecutor
+
+
+def stream(tensors):
+    for name, tensor in tensors:
+        setattr(tensor, "_sglang_runai_streamer_tensor", True)
+        yield name, tensor
+
+
+def load(tensors, model):
+    pool = ThreadPoolExecutor()
+    for name, tensor in stream(tensors):
+        pool.submit(model.load_one, name, tensor)
+""",
+}
+ALL_SITES = [("marking_loader.py", 13), ("sglang_loader.py", 9), ("streamer_loader.py", 11), ("streamer_loader.py", 19)]
+
+
+def pyproject(*dependencies: str, table: str = "") -> str:
+    return f"[project]\nname = 'app'\nversion = '1'\ndependencies = {list(dependencies)!r}\n{table}"
+
+
+def check(root: Path, *extra: str) -> dict:
+    proc = run_cli("check", "--format", "json", "--exit-zero", *extra, ".", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def sites(report: dict) -> list[tuple[str, int]]:
+    return sorted((f["path"], f["line"]) for f in report["findings"])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write(tmp_path, LOADERS)
+    return tmp_path
+
+
+@pytest.mark.parametrize("declaration", [
+    {"pyproject.toml": pyproject("runai-model-streamer>=0.17")},
+    {"requirements.txt": "runai-model-streamer==0.17.1\n"},
+    {"uv.lock": 'version = 1\n[[package]]\nname = "runai-model-streamer"\nversion = "0.17.1"\n',
+     "pyproject.toml": pyproject("runai-model-streamer>=0.15.7")},
+    {"pyproject.toml": "[tool.bufferlint]\nassume-versions = { 'runai-model-streamer' = '>=0.17' }\n"},
+])
+def test_no_admitted_version_lends_so_only_an_explicit_owned_false_is_reported(project: Path, declaration: dict) -> None:
+    write(project, declaration)
+    assert sites(check(project, "--no-cache")) == [("streamer_loader.py", 19)]
+
+
+@pytest.mark.parametrize("declaration, admits", [
+    ({"pyproject.toml": pyproject("runai-model-streamer>=0.15.7")},
+     ", which runai-model-streamer>=0.15.7 (pyproject.toml [project] dependencies) admits"),
+    ({}, " (nothing declares runai-model-streamer: any version may be installed)"),
+    ({"requirements.txt": "runai-model-streamer~=0.16.0\n"}, ", which runai-model-streamer~=0.16.0 (requirements.txt) admits"),
+])
+def test_some_admitted_version_lends_so_the_findings_say_which_and_the_floor_fix_first(
+        project: Path, declaration: dict, admits: str) -> None:
+    write(project, declaration)
+    report = check(project, "--no-cache")
+    assert sites(report) == ALL_SITES
+    for finding in report["findings"]:
+        if finding["line"] == 19:
+            continue  # streamed with owned=False: lends in every version
+        assert finding["message"].startswith(
+            f"a hazard only with runai-model-streamer<0.17{admits}; raise the floor to `runai-model-streamer>=0.17`")
+        source = finding["trace"][0]["note"]
+        assert source.endswith((f"hands out borrowed views of a reused buffer with runai-model-streamer<0.17{admits}",
+                                f"is marked borrowed (zero-copy view of a reused buffer) with runai-model-streamer<0.17{admits}"))
+
+
+def test_an_unreadable_declaration_is_reported_and_counts_as_undeclared(project: Path) -> None:
+    write(project, {"requirements.txt": "runai-model-streamer>=0.17,<<1\n"})
+    proc = run_cli("check", "--exit-zero", ".", cwd=project)
+    assert "Traceback" not in proc.stderr
+    assert "requirements.txt:1: cannot read requirement 'runai-model-streamer>=0.17,<<1'" in proc.stderr
+    assert len(check(project, "--no-cache")["findings"]) == len(ALL_SITES)
+
+
+def test_show_settings_lists_the_declared_versions_and_their_origin(project: Path) -> None:
+    write(project, {"pyproject.toml": pyproject("runai-model-streamer>=0.17")})
+    proc = run_cli("check", "--show-settings", ".", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    listing = proc.stdout.split("[declared versions]\n", 1)[1]
+    assert listing.startswith(
+        "  runai-model-streamer: runai-model-streamer>=0.17  (pyproject.toml [project] dependencies)\n"
+        "  owned, not a source: sglang.srt.model_loader.weight_utils.runai_safetensors_weights_iterator")
+
+
+def test_a_warm_run_after_the_declaration_changes_equals_a_cold_one(project: Path) -> None:
+    write(project, {"requirements.txt": "runai-model-streamer>=0.15.7\n"})
+    first = check(project)
+    assert len(first["findings"]) == len(ALL_SITES)
+    write(project, {"requirements.txt": "runai-model-streamer>=0.17\n"})  # only the declaration changes
+    warm = check(project)
+    assert warm == check(project, "--no-cache") and sites(warm) == [("streamer_loader.py", 19)]
+    write(project, {"requirements.txt": "runai-model-streamer>=0.16\n"})
+    warm = check(project)
+    assert warm == check(project, "--no-cache") and "runai-model-streamer>=0.16 (requirements.txt)" in \
+        warm["findings"][0]["message"]
