@@ -243,28 +243,29 @@ def apply_declarations(vocab: Vocabulary, declarations: Declarations) -> Vocabul
         elif isinstance(verdict, str):
             not_lending.append((", ".join(map(str, spec.calls + spec.attributes)), verdict))
         else:
-            sources.append(dataclasses.replace(spec, condition=verdict[0], floor=verdict[1]))
+            sources.append(dataclasses.replace(spec, condition=verdict[0], admitted=verdict[1], floor=verdict[2]))
     for name, kind in vocab.kinds.items():
         verdict = _verdict(kind.lends_in, declarations)
         if isinstance(verdict, str):
             kinds[name] = dataclasses.replace(kind, lends=False)
             not_lending.append((f"values marked {' or '.join(kind.markers) or name}", verdict))
         elif verdict is not None:
-            kinds[name] = dataclasses.replace(kind, condition=verdict[0], floor=verdict[1])
+            kinds[name] = dataclasses.replace(kind, condition=verdict[0], admitted=verdict[1], floor=verdict[2])
     return dataclasses.replace(vocab, sources=sources, kinds=kinds, not_lending=not_lending)
 
 
-def _verdict(applies: VersionRange | None, declarations: Declarations) -> str | tuple[str, str] | None:
+def _verdict(applies: VersionRange | None, declarations: Declarations) -> str | tuple[str, str, str] | None:
     """None: lends in every version; a string: lends in no admitted version (why); else the
-    condition under which it lends, in words, and the requirement that leaves it out."""
+    condition under which it lends, what the project declares, and the requirement that
+    leaves those versions out, in words."""
     if applies is None:
         return None
     declared = declarations.declared(applies.package)
     if declared is not None and not declared.admits_some(applies):
         return f"lends only in {applies}; {declared.describe()} ({declared.origin}) admits none"
     if declared is None:
-        condition = f"with {applies} (nothing declares {applies.package}: any version may be installed)"
+        admitted = f"nothing declares {applies.package}"
     else:
-        condition = f"with {applies}, which {declared.describe()} ({declared.origin}) admits"
+        admitted = f"{declared.describe()} in {declared.origin} admits it"
     floor = floor_fix(applies.specifiers())
-    return condition, f"{applies.package}{floor}" if floor else ""
+    return f"with {applies}", admitted, f"{applies.package}{floor}" if floor else ""

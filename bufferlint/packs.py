@@ -202,10 +202,11 @@ class BorrowKind:
     remedy: str = ""
     origin: str = ""
     # A value the project marks with one of ``markers`` is borrowed only in these versions of
-    # the library (``lends-in``); ``condition``, ``floor`` and ``lends`` as on a source, set
-    # from the project's declarations (``lends`` False: no admitted version lends).
+    # the library (``lends-in``); ``condition``, ``admitted``, ``floor`` as on a source, and
+    # ``lends`` (False: no admitted version lends), set from the project's declarations.
     lends_in: VersionRange | None = None
     condition: str = ""
+    admitted: str = ""
     floor: str = ""
     lends: bool = True
 
@@ -232,8 +233,10 @@ class SourceSpec:
     # The library versions in which the source lends (``lends-in``); None: every version.
     lends_in: VersionRange | None = None
     # Set from the project's declarations (bufferlint.declarations.apply_declarations): the
-    # versions under which it is a hazard, in words, and the requirement that avoids them.
+    # versions under which it is a hazard ("with pkg<0.17"), what the project declares of
+    # them, and the requirement that leaves them out ("pkg>=0.17").
     condition: str = ""
+    admitted: str = ""
     floor: str = ""
 
 

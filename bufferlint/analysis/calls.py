@@ -1003,7 +1003,7 @@ def borrowed_from(it: "FunctionInterpreter", node: ast.AST, spec: SourceSpec, wh
     condition = f" {spec.condition}" if spec.condition else ""
     step = it.step(node, f"`{what}` hands out borrowed views of a reused buffer{condition}")
     # for words and fixes; a version-conditioned source adds when it lends and the floor
-    version = (spec.condition, spec.floor) if spec.condition else ()
+    version = (spec.condition, spec.admitted, spec.floor) if spec.condition else ()
     step = replace(step, fact=("source", spec.kind, str(spec.produces), *version))
     return _shape_value(spec.produces, Borrow(site, False, (step,), kind=spec.kind))
 

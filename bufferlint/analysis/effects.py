@@ -233,7 +233,7 @@ class EffectsMixin:
                 return  # already known borrowed (from a source): one origin, one trace
             condition = f" {spec.condition}" if spec is not None and spec.condition else ""
             note = f"`{target.id}` is marked borrowed (zero-copy view of a reused buffer){condition}"
-            version = (spec.condition, spec.floor) if condition else ()
+            version = (spec.condition, spec.admitted, spec.floor) if condition else ()
             step = replace(self.step(stmt, note), fact=("source", kind, "borrowed", *version))  # for words and fixes
             leaf = Borrow((self.info.qualname, stmt.lineno, stmt.col_offset), False, (step,), kind=kind)
             self.st.vars[target.id] = Value(

@@ -48,11 +48,11 @@ def _version_condition(finding: Finding) -> str:
     """For a producer that lends only in some versions of its library: those versions and,
     first, the one-line fix that leaves them out (``runai-model-streamer>=0.17``)."""
     fact = next((step.fact for step in finding.trace if step.fact[:1] == ("source",)), ())
-    if len(fact) < 5:
+    if len(fact) < 6:
         return ""
-    _, _, _, condition, floor = fact[:5]
-    fix = f"; raise the floor to `{floor}` to leave them out, or" if floor else ";"
-    return f"a hazard only {condition}{fix} "
+    _, _, _, condition, admitted, floor = fact[:6]
+    fix = f"; raise the floor: `{floor}`" if floor else ""
+    return f"{condition} only ({admitted}{fix}): "
 
 
 def _note(step: TraceStep, words: dict[str, str]) -> TraceStep:
