@@ -115,7 +115,7 @@ def test_some_admitted_version_lends_so_the_findings_say_which_and_the_floor_fix
         if finding["line"] == 19:
             continue  # streamed with owned=False: lends in every version
         assert finding["message"].startswith(
-            f"with runai-model-streamer<0.17 only ({admits}; raise the floor: `runai-model-streamer>=0.17`): ")
+            f"with runai-model-streamer<0.17 only ({admits}, raise the floor: `runai-model-streamer>=0.17`): ")
         assert finding["trace"][0]["note"].endswith(" of a reused buffer) with runai-model-streamer<0.17"
                                                     if finding["path"] == "marking_loader.py" else
                                                     " of a reused buffer with runai-model-streamer<0.17")

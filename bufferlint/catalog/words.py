@@ -51,7 +51,7 @@ def _version_condition(finding: Finding) -> str:
     if len(fact) < 6:
         return ""
     _, _, _, condition, admitted, floor = fact[:6]
-    fix = f"; raise the floor: `{floor}`" if floor else ""
+    fix = f", raise the floor: `{floor}`" if floor else ""  # no ";": the shim's comments cut there
     return f"{condition} only ({admitted}{fix}): "
 
 

@@ -27,7 +27,10 @@ def test_shim_patches_exactly_the_flagged_loader_and_makes_it_safe(tmp_path, fix
     text = shim.read_text()
     assert "'bl_shim_e2e.loader:Model.load_weights'," in text
     # the finding it answers, just above the target
-    assert "# BL001 bl_shim_e2e/loader.py:21:28 borrowed buffer view reaches async sink `executor.submit`" in text
+    # (nothing in the fixture declares the streamer's version: the condition comes first)
+    assert ("# BL001 bl_shim_e2e/loader.py:21:28 with runai-model-streamer<0.17 only (nothing declares "
+            "runai-model-streamer, raise the floor: `runai-model-streamer>=0.17`): borrowed buffer view reaches "
+            "async sink `executor.submit`") in text
 
     from bl_shim_e2e.loader import Model
 
