@@ -150,3 +150,18 @@ def test_a_warm_run_after_the_declaration_changes_equals_a_cold_one(project: Pat
     warm = check(project)
     assert warm == check(project, "--no-cache") and "runai-model-streamer>=0.16 in requirements.txt" in \
         warm["findings"][0]["message"]
+
+
+GUARD = {"sglang/srt/model_loader/utils.py": "def should_async_load(weight):\n    return True\n",
+         "sglang/__init__.py": "", "sglang/srt/__init__.py": "", "sglang/srt/model_loader/__init__.py": ""}
+
+
+@pytest.mark.parametrize("declared, reported", [("runai-model-streamer>=0.15.7", True), ("runai-model-streamer>=0.17", False)])
+def test_a_guard_that_ignores_the_marker_matters_only_where_marked_values_are_borrowed(
+        tmp_path: Path, declared: str, reported: bool) -> None:
+    write(tmp_path, {**GUARD, "requirements.txt": declared + "\n"})
+    findings = check(tmp_path, "--no-cache")["findings"]
+    assert [f["rule"] for f in findings] == (["BL002"] if reported else [])
+    if reported:
+        assert findings[0]["message"].startswith(
+            f"with runai-model-streamer<0.17 only ({declared} in requirements.txt admits it, raise the floor: ")

@@ -39,18 +39,24 @@ def _render(finding: Finding, vocab: Vocabulary) -> Finding:
     name = kind_of(finding)
     words = _kind_words(vocab.kind(name), kind_markers(finding, vocab) or tuple(sorted(vocab.markers)))
     rule = RULES[finding.rule]
-    message = finding.message or _version_condition(finding) + rule.message.format(sink=finding.sink, **words)
+    condition = _version_condition(finding, vocab.kind(name))
+    message = finding.message or condition + rule.message.format(sink=finding.sink, **words)
     trace = tuple(_note(step, words) for step in finding.trace)
     return dataclasses.replace(finding, message=message, trace=trace, kind=name)
 
 
-def _version_condition(finding: Finding) -> str:
-    """For a producer that lends only in some versions of its library: those versions and,
-    first, the one-line fix that leaves them out (``runai-model-streamer>=0.17``)."""
+def _version_condition(finding: Finding, kind: BorrowKind | None) -> str:
+    """For a producer that lends only in some versions of its library (or, for a finding
+    with no producer such as BL002, a kind whose marked values are borrowed only in some):
+    those versions and, first, the one-line fix that leaves them out
+    (``runai-model-streamer>=0.17``)."""
     fact = next((step.fact for step in finding.trace if step.fact[:1] == ("source",)), ())
-    if len(fact) < 6:
+    if len(fact) >= 6:
+        _, _, _, condition, admitted, floor = fact[:6]
+    elif not fact and kind is not None and kind.condition:
+        condition, admitted, floor = kind.condition, kind.admitted, kind.floor
+    else:
         return ""
-    _, _, _, condition, admitted, floor = fact[:6]
     fix = f", raise the floor: `{floor}`" if floor else ""  # no ";": the shim's comments cut there
     return f"{condition} only ({admitted}{fix}): "
 
