@@ -137,13 +137,17 @@ async def test_findings_with_their_trace_then_a_fix_removes_them_in_every_open_f
     [bl001] = await diagnostics(client, models, ["BL001"])
     assert bl001.severity == types.DiagnosticSeverity.Error and bl001.source == "bufferlint"
     assert (bl001.range.start.line, bl001.range.start.character) == (14, 16)  # models.py:15:17
-    assert bl001.message.startswith("borrowed buffer view reaches async sink `maybe_submit` without a guard")
+    # the example declares no streamer version: the versions it is a hazard under come first
+    assert bl001.message.startswith("with runai-model-streamer<0.17 only (nothing declares runai-model-streamer, "
+                                    "raise the floor: `runai-model-streamer>=0.17`): borrowed buffer view reaches "
+                                    "async sink `maybe_submit` without a guard")
     docs = Path(to_fs_path(bl001.code_description.href))
     assert docs.name == "BL001.md" and docs.read_text().startswith("# BL001 borrowed-value-to-async-sink")
     trace = [(Path(to_fs_path(r.location.uri)).name, r.location.range.start.line + 1, r.message)
              for r in bl001.related_information]
     assert trace == [
-        ("weights.py", 10, "`streamer.get_tensors(...)` hands out borrowed views of a reused buffer"),
+        ("weights.py", 10, "`streamer.get_tensors(...)` hands out borrowed views of a reused buffer "
+                           "with runai-model-streamer<0.17"),
         ("weights.py", 13, "yielded to the caller"),
         ("loader.py", 5, "returned by `stream_safetensors(...)`"),
         ("loader.py", 5, "passed to `model.load_weights(...)`"),
