@@ -13,7 +13,7 @@ is ignored and rebuilt, never trusted and never a crash. Writes go to a temporar
 renamed over the old one, so concurrent runs see one whole file or the other; the temporary
 file is locked while it is written, so a later run can tell (and remove) the leftovers of a
 run killed in between (``remove_leftovers``). What is cached and when it may be reused is
-``bufferlint.analysis.cached``'s business.
+``bufferlint.analysis.incremental.cached``'s business.
 """
 
 from __future__ import annotations

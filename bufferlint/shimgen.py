@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
-from bufferlint.analysis.index import module_name
+from bufferlint.analysis.frontend.index import module_name
 from bufferlint.findings import Finding
 from bufferlint.reporters.base import display_path
 

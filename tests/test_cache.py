@@ -289,7 +289,7 @@ def _cache(project: Path) -> Cache:
 def test_a_warm_run_reads_only_the_files_whose_stat_changed(project: Path, monkeypatch) -> None:
     """Reading and hashing every file was most of a warm run on a large tree: a file whose
     size, times and inode are those recorded is not read again."""
-    from bufferlint.analysis import cached
+    from bufferlint.analysis.incremental import cached
 
     monkeypatch.setattr(cached, "RACY_NS", 0)  # these files were all written a moment ago
     edited = project / "unrelated.py"
@@ -310,7 +310,7 @@ def test_an_edit_that_keeps_the_size_and_modification_time_is_seen(project: Path
     still read the file again, and the warm result is the cold one."""
     import os
 
-    from bufferlint.analysis import cached
+    from bufferlint.analysis.incremental import cached
 
     monkeypatch.setattr(cached, "RACY_NS", 0)
     buggy = project / "direct_submit.py"
@@ -330,7 +330,7 @@ def test_an_edit_that_keeps_the_size_and_modification_time_is_seen(project: Path
 
 def test_an_editor_overlay_is_read_whatever_the_stat_says(project: Path, monkeypatch) -> None:
     """An unsaved buffer (``source.overlaid``) is not what the file's stat describes."""
-    from bufferlint.analysis import cached
+    from bufferlint.analysis.incremental import cached
     from bufferlint.source import overlaid
 
     monkeypatch.setattr(cached, "RACY_NS", 0)
@@ -350,7 +350,7 @@ def test_a_full_warm_check_after_one_file_runs_checks_the_rest_in_workers(projec
     """pre-commit runs check only the files they name; the first full check afterwards
     syntax-checks all the others (in worker processes, as a cold run does) and reports what
     a cold run reports."""
-    from bufferlint.analysis import syntax_check
+    from bufferlint.analysis.frontend import syntax_check
 
     monkeypatch.setattr(syntax_check, "PARALLEL_FROM", 2)  # the pool, even for this small project
     files = sorted(project.rglob("*.py"))
@@ -415,7 +415,7 @@ def test_a_replayed_file_not_read_again_by_the_scan_is_still_replayed(project: P
     """After a replayed run, the edited file's stat is recorded: the next run's scan vouches
     for it without reading it, and the replay reads it itself (the analysed version is the
     one it compares with, so the edit is still an edit)."""
-    from bufferlint.analysis import cached
+    from bufferlint.analysis.incremental import cached
 
     monkeypatch.setattr(cached, "RACY_NS", 0)
     files = sorted(project.rglob("*.py"))

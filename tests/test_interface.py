@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint.analysis.interface import LineShift, file_interface
+from bufferlint.analysis.incremental.interface import LineShift, file_interface
 
 BASE = '''\
 import torch

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint.analysis.values import Borrow, Cleared, ParamRef, Value, checked, clean, resolve
-from bufferlint.analysis.vocabmatch import VocabIndex
+from bufferlint.analysis.domain.values import Borrow, Cleared, ParamRef, Value, checked, clean, resolve
+from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.packs import PackError, builtin_vocabulary, vocabulary_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bufferlint.analysis.state import State, join_states
-from bufferlint.analysis.values import Borrow, Cleared, Cond, ParamRef, Value, cap, join
+from bufferlint.analysis.domain.state import State, join_states
+from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Value, cap, join
 
 LEAVES = st.sampled_from(
     [

@@ -16,7 +16,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "analysis" / "aliasing.py"
 ANALYSES = f"""
 import weakref
 from pathlib import Path
-from bufferlint.analysis import program
+from bufferlint.analysis.whole import program
 from bufferlint.packs import builtin_vocabulary
 made = []
 original = program.ProjectAnalysis.run

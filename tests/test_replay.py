@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint.analysis.codec import Decoder, Encoder, Unencodable, digest
-from bufferlint.analysis.edits import ADDED_COLUMN, renumber
-from bufferlint.analysis.replay import NotRecorded, outside_answer
-from bufferlint.analysis.summaries import EMPTY_SUMMARY
-from bufferlint.analysis.summaries import Summary
-from bufferlint.analysis.values import Borrow, ParamRef, Value
+from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
+from bufferlint.analysis.incremental.edits import ADDED_COLUMN, renumber
+from bufferlint.analysis.incremental.replay import NotRecorded, outside_answer
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY
+from bufferlint.analysis.domain.summaries import Summary
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Value
 from bufferlint.findings import TraceStep
 
 
@@ -73,7 +73,7 @@ def test_a_question_no_write_can_change_is_answered_after_any_write() -> None:
     """Summaries and the index do not change while one analysis runs; fields and hot
     parameters do (with the analysis's own writes), so those are answered only as recorded
     after as many writes."""
-    from bufferlint.analysis.replay import AnalysisLog, ModuleSource, ReplayProgram
+    from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, ReplayProgram
 
     log = AnalysisLog()
     log.read(("summary", "pkg.f"), EMPTY_SUMMARY)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import bufferlint.analysis.program
+import bufferlint.analysis.whole.program
 from bufferlint import cli
 from bufferlint.deepstack import COMPILED_DEPTH
 from conftest import REPO, run_cli
@@ -118,14 +118,14 @@ def test_an_internal_error_costs_one_function(tmp_path: Path, monkeypatch: pytes
     """Fault injection: the interpreter fails on one function (as an engine bug would)."""
     root = example(tmp_path)
     monkeypatch.chdir(root)
-    real_run = bufferlint.analysis.program.FunctionInterpreter.run
+    real_run = bufferlint.analysis.whole.program.FunctionInterpreter.run
 
     def run(self):
         if self.info.qualname == "streamloader.loader.load_model":
             raise RuntimeError("a bug\nsecond line")
         return real_run(self)
 
-    monkeypatch.setattr(bufferlint.analysis.program.FunctionInterpreter, "run", run)
+    monkeypatch.setattr(bufferlint.analysis.whole.program.FunctionInterpreter, "run", run)
     assert cli.main(["check", "--format", "json", "."]) == 2
     report = json.loads(capsys.readouterr().out)
     assert report["errors"] == [{
@@ -248,7 +248,7 @@ def test_a_file_parsed_on_demand_gives_the_same_findings_on_every_line_ending(tm
 def test_defined_names_starts_lines_only() -> None:
     """The literal-first `def` scan finds what a line-anchored pattern finds: indented and
     `async` defs after "\\n" or "\\r", never `def` inside a word or after other code."""
-    from bufferlint.analysis.textscan import defined_names
+    from bufferlint.analysis.frontend.textscan import defined_names
 
     text = b"def a(): pass\r  def b():\r\n\tasync  def c(x)\nundef d\nx = 1; def e\n  asyncdef f\n"
     assert defined_names(text) == ["a", "b", "c"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint.analysis.program import Program, ProjectAnalysis, run_analysis
+from bufferlint.analysis.whole.program import Program, ProjectAnalysis, run_analysis
 from bufferlint.packs import builtin_vocabulary
 
 LOADER = '''

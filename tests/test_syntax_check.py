@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bufferlint.analysis import syntax_check
+from bufferlint.analysis.frontend import syntax_check
 
 
 def test_the_main_process_checks_the_chunks_no_worker_has_started(tmp_path: Path, monkeypatch) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bufferlint.analysis.textscan import group_lines, match_lines, word_pattern
+from bufferlint.analysis.frontend.textscan import group_lines, match_lines, word_pattern
 
 
 def test_match_lines_counts_lines_in_text_and_bytes() -> None:

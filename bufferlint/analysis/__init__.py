@@ -25,7 +25,7 @@ def analyze_project(
 ) -> AnalysisResult:
     """Analyse every file of the project rooted at ``root`` (``files``: all its Python files)
     and return findings and errors for ``report_files`` only. With a ``cache``, what the
-    files did not change since the last run is reused (``bufferlint.analysis.cached``).
+    files did not change since the last run is reused (``bufferlint.analysis.incremental.cached``).
 
     All paths are absolute. Files outside ``report_files`` still contribute sources, guards
     and helper summaries; their own parse errors are not reported. The engine reports
@@ -36,9 +36,9 @@ def analyze_project(
 
     # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
     if cache is not None:  # the engine is imported only if the cache cannot answer
-        from bufferlint.analysis.cached import analyze_cached
+        from bufferlint.analysis.incremental.cached import analyze_cached
 
         return render(run_deep(analyze_cached, root, files, report_files, vocab, cache, progress), vocab)
-    from bufferlint.analysis.program import analyze
+    from bufferlint.analysis.whole.program import analyze
 
     return render(run_deep(analyze, root, files, report_files, vocab, progress), vocab)

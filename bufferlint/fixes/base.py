@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from bufferlint.analysis.index import ModuleInfo, ProjectIndex, absolute_module, module_name
+from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex, absolute_module, module_name
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.packs import Vocabulary
 from bufferlint.source import SourceFile, parse_source, read_source
@@ -42,7 +42,7 @@ class Project:
     project file implements a dotted module name (computed lazily, once per run).
 
     Module names, import bindings and constants are the analysis index's
-    (``bufferlint.analysis.index``): a fixer must see a module exactly as the engine that
+    (``bufferlint.analysis.frontend.index``): a fixer must see a module exactly as the engine that
     reported the finding saw it, so the modules a fixer asks about are indexed on demand."""
 
     def __init__(self, root: Path, vocab: Vocabulary, files: Iterable[Path] = ()) -> None:

@@ -29,9 +29,9 @@ import ast
 import hashlib
 from dataclasses import dataclass, field
 
-from bufferlint.analysis.codec import Decoder, Encoder, Unencodable, digest
-from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex
-from bufferlint.analysis.summaries import EMPTY_SUMMARY
+from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
+from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY
 
 
 class NotRecorded(Exception):
@@ -148,7 +148,7 @@ class RecordingProgram:
         return self._log.read(("field", tuple(sorted(classes)), attr), self._program.field_value(classes, attr))
 
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
-        from bufferlint.analysis.program import Program  # its rule, over the logged ``hot``
+        from bufferlint.analysis.whole.program import Program  # its rule, over the logged ``hot``
 
         return Program.is_hot(self, qualname, concrete, params)  # type: ignore[arg-type]
 
@@ -265,12 +265,12 @@ class ReplayProgram:
         self._line_cache: dict = {}
 
     def span(self, module: ModuleInfo, node: ast.AST):
-        from bufferlint.analysis.program import Program  # a pure function of the module's text
+        from bufferlint.analysis.whole.program import Program  # a pure function of the module's text
 
         return Program.span(self, module, node)  # type: ignore[arg-type]
 
     def _column(self, module: ModuleInfo, line: int, byte_offset: int) -> int:
-        from bufferlint.analysis.program import Program
+        from bufferlint.analysis.whole.program import Program
 
         return Program._column(self, module, line, byte_offset)  # type: ignore[arg-type]
 
@@ -301,7 +301,7 @@ class ReplayProgram:
         return self.answer(("field", tuple(sorted(classes)), attr))
 
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
-        from bufferlint.analysis.program import Program  # its rule, over the recorded ``hot``
+        from bufferlint.analysis.whole.program import Program  # its rule, over the recorded ``hot``
 
         return Program.is_hot(self, qualname, concrete, params)  # type: ignore[arg-type]
 
@@ -440,7 +440,7 @@ class _Found:
 
 def replay_function(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource) -> bool:
     """Does ``info`` (an edited function) redo every recorded analysis exactly?"""
-    from bufferlint.analysis.interpreter import FunctionInterpreter
+    from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 
     for i, log in enumerate(logs):
         if log.step is None:

@@ -16,14 +16,16 @@ import ast
 import heapq
 from dataclasses import dataclass, replace
 
-from bufferlint.analysis import call_effects, cfg
-from bufferlint.analysis.effects import EffectsMixin
-from bufferlint.analysis.expressions import ExpressionsMixin
-from bufferlint.analysis.index import FunctionInfo, dotted_expr, dotted_name, import_bindings
-from bufferlint.analysis.state import Pending, State, is_stand_in, join_into, parameter_key
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
-from bufferlint.analysis.syntax import annotations_of, assigned_names, holder_name, is_slice, short
-from bufferlint.analysis.values import (
+from bufferlint.analysis.transfer import call_effects
+
+from bufferlint.analysis.flow import cfg
+from bufferlint.analysis.transfer.effects import EffectsMixin
+from bufferlint.analysis.transfer.expressions import ExpressionsMixin
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr, dotted_name, import_bindings
+from bufferlint.analysis.domain.state import Pending, State, is_stand_in, join_into, parameter_key
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
+from bufferlint.analysis.frontend.syntax import annotations_of, assigned_names, holder_name, is_slice, short
+from bufferlint.analysis.domain.values import (
     EMPTY,
     advances_producer,
     Borrow,
@@ -364,7 +366,7 @@ class FunctionInterpreter(ExpressionsMixin, EffectsMixin):
             self.st.stale = self.st.stale | frozenset(stale)
 
     def op_with_enter(self, op: cfg.Op) -> None:
-        from bufferlint.analysis.calls import shape_of
+        from bufferlint.analysis.transfer.calls import shape_of
 
         stmt, i = op.node, op.extra
         item = stmt.items[i]

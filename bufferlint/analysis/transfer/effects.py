@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from bufferlint.analysis.state import Pending, State
-from bufferlint.analysis.summaries import SinkReach, Site, keep_best
-from bufferlint.analysis.syntax import holder_name, root_name
-from bufferlint.analysis.values import (
+from bufferlint.analysis.domain.state import Pending, State
+from bufferlint.analysis.domain.summaries import SinkReach, Site, keep_best
+from bufferlint.analysis.frontend.syntax import holder_name, root_name
+from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
     ParamRef,

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from bufferlint.analysis.state import Pending
-from bufferlint.analysis.summaries import SinkReach, Site
-from bufferlint.analysis.values import Value
+from bufferlint.analysis.domain.state import Pending
+from bufferlint.analysis.domain.summaries import SinkReach, Site
+from bufferlint.analysis.domain.values import Value
 
 
 @dataclass(frozen=True)

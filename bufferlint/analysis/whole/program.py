@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Callable
 
 
-from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
-from bufferlint.analysis.interpreter import FunctionInterpreter, Outcome
-from bufferlint.analysis.replay import AnalysisLog, RecordingProgram
-from bufferlint.analysis.syntax_check import SyntaxCheck
-from bufferlint.analysis.textscan import (
+from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.transfer.interpreter import FunctionInterpreter, Outcome
+from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
+from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
+from bufferlint.analysis.frontend.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
 )
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary, guards_kind
-from bufferlint.analysis.values import Borrow, Value, deep_leaves, evolve, in_flight, join
-from bufferlint.analysis.vocabmatch import VocabIndex
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind
+from bufferlint.analysis.domain.values import Borrow, Value, deep_leaves, evolve, in_flight, join
+from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace

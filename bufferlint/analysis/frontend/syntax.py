@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from bufferlint.analysis.index import dotted_name
+from bufferlint.analysis.frontend.index import dotted_name
 
 
 def is_slice(key: ast.expr) -> bool:

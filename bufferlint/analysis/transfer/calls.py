@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from bufferlint.analysis.call_effects import (
+from bufferlint.analysis.transfer.call_effects import (
     Adopt,
     KeepInField,
     Advance,
@@ -35,10 +35,10 @@ from bufferlint.analysis.call_effects import (
     Synchronize,
     UseAfterRefill,
 )
-from bufferlint.analysis.index import FunctionInfo, dotted_name
-from bufferlint.analysis.syntax import holder_name
-from bufferlint.analysis.summaries import EMPTY_SUMMARY, Summary
-from bufferlint.analysis.values import (
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
+from bufferlint.analysis.frontend.syntax import holder_name
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
+from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
     Cond,
@@ -62,12 +62,12 @@ from bufferlint.analysis.values import (
     resolve,
     view_of,
 )
-from bufferlint.analysis.vocabmatch import CallShape
+from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.findings import TraceStep
 from bufferlint.packs import Shape, SinkSpec, SourceSpec
 
 if TYPE_CHECKING:
-    from bufferlint.analysis.interpreter import FunctionInterpreter
+    from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 
 NOT_BY_NAME = {"__init__", "__call__", "__enter__", "__exit__", "get", "pop", "append", "items", "update", "copy"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bufferlint.analysis.summaries import Site
-from bufferlint.analysis.values import Value, join
+from bufferlint.analysis.domain.summaries import Site
+from bufferlint.analysis.domain.values import Value, join
 from bufferlint.findings import TraceStep
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ast
 
-from bufferlint.analysis.state import State, is_stand_in, join_states
-from bufferlint.analysis.summaries import SinkReach
-from bufferlint.analysis.syntax import short
-from bufferlint.analysis.values import (
+from bufferlint.analysis.domain.state import State, is_stand_in, join_states
+from bufferlint.analysis.domain.summaries import SinkReach
+from bufferlint.analysis.frontend.syntax import short
+from bufferlint.analysis.domain.values import (
     EMPTY,
     advances_producer,
     Borrow,
@@ -332,14 +332,14 @@ class ExpressionsMixin:
 
     def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
         """``shm.buf``: an attribute a pack names as a view of a reused buffer."""
-        from bufferlint.analysis.calls import borrowed_from
+        from bufferlint.analysis.transfer.calls import borrowed_from
 
         value = borrowed_from(self, node, source, f"{short(node)}")
         self.refresh(value)
         return value
 
     def expr_Call(self, node: ast.Call) -> Value:
-        from bufferlint.analysis.calls import evaluate_call
+        from bufferlint.analysis.transfer.calls import evaluate_call
 
         return evaluate_call(self, node)
 

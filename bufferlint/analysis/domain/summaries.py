@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bufferlint.analysis.values import EMPTY, Value
+from bufferlint.analysis.domain.values import EMPTY, Value
 from bufferlint.findings import Span, TraceStep, shorter_trace
 
 

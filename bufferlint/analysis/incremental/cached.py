@@ -46,10 +46,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
-from bufferlint.analysis.index import ModuleInfo, ProjectIndex, module_name
-from bufferlint.analysis.interface import LineShift, file_interface, line_shift
-from bufferlint.analysis.syntax_check import SyntaxCheck
-from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
+from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.incremental.interface import LineShift, file_interface, line_shift
+from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
+from bufferlint.analysis.frontend.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.cache import Cache, content_hash
 from bufferlint.discovery import path_order
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
@@ -59,8 +59,8 @@ from bufferlint.packs import Vocabulary
 from bufferlint.source import overlays_active, read_bytes, read_source
 
 if TYPE_CHECKING:
-    from bufferlint.analysis.edits import LineMap
-    from bufferlint.analysis.program import ProjectAnalysis
+    from bufferlint.analysis.incremental.edits import LineMap
+    from bufferlint.analysis.whole.program import ProjectAnalysis
 
 
 @dataclass
@@ -103,7 +103,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     if stored is not None:
         parsed = stored.files_parsed  # the record stays the analysis's own (``base``: what it read)
     else:
-        from bufferlint.analysis.program import ProjectAnalysis, run_analysis  # the engine, only when it runs
+        from bufferlint.analysis.whole.program import ProjectAnalysis, run_analysis  # the engine, only when it runs
 
         scan = _read(root, paths, None, facts)  # the analysis reads every file: all of them, now
         to_check = [p for p in sorted(report) if p in scan.raw and "error" not in facts.get(scan.hashes[p], {})]
@@ -165,7 +165,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
 def _logs_by_file(analysis: ProjectAnalysis, scan: Scan, run: str) -> dict[str, dict]:
     """The analyses' logs (``analysis.replay``) as one document per parsed file, named by
     its content hash."""
-    from bufferlint.analysis.replay import encode_logs, seal  # the engine's: loaded with it
+    from bufferlint.analysis.incremental.replay import encode_logs, seal  # the engine's: loaded with it
 
     program = analysis.program
     seal(program.logs, program.outcomes)
@@ -313,9 +313,9 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
     shift = line_shift(scan.root, old, new)
     if shift is not None:
         return shift
-    from bufferlint.analysis.edits import check_edit  # the engine, only when a replay runs
-    from bufferlint.analysis.replay import decode_logs
-    from bufferlint.analysis.vocabmatch import VocabIndex
+    from bufferlint.analysis.incremental.edits import check_edit  # the engine, only when a replay runs
+    from bufferlint.analysis.incremental.replay import decode_logs
+    from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 
     def logs_of(qualnames: set[str]):
         document = cache.load_document("replay", base)

@@ -17,10 +17,10 @@ import dataclasses
 import hashlib
 from pathlib import Path, PurePath
 
-from bufferlint.analysis.calls import CallEdge
-from bufferlint.analysis.state import Pending
-from bufferlint.analysis.summaries import FieldStore, SinkReach, Site, Summary
-from bufferlint.analysis.values import Borrow, Cleared, Cond, ParamRef, Value
+from bufferlint.analysis.transfer.calls import CallEdge
+from bufferlint.analysis.domain.state import Pending
+from bufferlint.analysis.domain.summaries import FieldStore, SinkReach, Site, Summary
+from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Value
 from bufferlint.findings import Span, TraceStep
 
 CLASSES = {cls.__name__: cls for cls in (

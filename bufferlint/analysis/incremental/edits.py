@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from bufferlint.analysis.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name, normalize_newlines
-from bufferlint.analysis.interface import Interface
-from bufferlint.analysis.replay import AnalysisLog, ModuleSource, replay_function
+from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name, normalize_newlines
+from bufferlint.analysis.incremental.interface import Interface
+from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, replay_function
 
 ADDED_COLUMN = 1 << 20  # columns of added lines start past this (real columns never reach it)
 

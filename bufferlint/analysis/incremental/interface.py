@@ -27,8 +27,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bufferlint.analysis.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex, module_name
-from bufferlint.analysis.textscan import defined_names, mentions_group, word_pattern
+from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.frontend.textscan import defined_names, mentions_group, word_pattern
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""What the analysis computes with: abstract values, the per-point state, and function summaries."""

@@ -1,0 +1,1 @@
+"""Control flow: the per-function graph the transfer stage walks."""

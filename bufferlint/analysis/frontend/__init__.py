@@ -1,0 +1,1 @@
+"""Files to facts: the per-module index, syntax helpers, the syntax check, text scans and the vocabulary matcher."""

@@ -1,0 +1,1 @@
+"""Reuse across runs: the cache's three levels (unchanged files, unchanged interfaces, replayed edits)."""

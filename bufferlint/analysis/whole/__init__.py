@@ -1,0 +1,1 @@
+"""The project-wide fixpoint: summaries propagated over call edges until nothing changes."""
