@@ -21,7 +21,7 @@ along but do not take part in equality, which keeps the lattice finite.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Union
+from typing import Iterable, Iterator, Union, overload
 
 from bufferlint.findings import TraceStep
 
@@ -177,6 +177,12 @@ def evolve(obj, **changes):
     return new
 
 
+@overload
+def join(a: Value, b: Value | None) -> Value: ...
+@overload
+def join(a: Value | None, b: Value) -> Value: ...
+@overload
+def join(a: Value | None, b: Value | None) -> Value | None: ...
 def join(a: Value | None, b: Value | None) -> Value | None:
     if a is None or a is b:
         return b if a is None else a

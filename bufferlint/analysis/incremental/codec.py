@@ -17,7 +17,7 @@ import dataclasses
 import hashlib
 from pathlib import Path, PurePath
 
-from bufferlint.analysis.transfer.calls import CallEdge
+from bufferlint.analysis.transfer.call_project import CallEdge
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import FieldStore, SinkReach, Site, Summary
 from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Value

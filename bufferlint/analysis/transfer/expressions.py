@@ -1,25 +1,21 @@
 """Expression evaluation: what each kind of expression evaluates to in the abstract domain.
-Mixed into ``FunctionInterpreter``."""
+Binding targets is ``assign.Assignment``'s job, calls are ``calls.CallResolver``'s; both
+evaluate their parts through the evaluator that owns them."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
-from bufferlint.analysis.domain.state import State, is_stand_in, join_states
-from bufferlint.analysis.domain.summaries import SinkReach
-from bufferlint.analysis.frontend.syntax import short
+from bufferlint.analysis.domain.state import join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
-    advances_producer,
-    Borrow,
     Cond,
-    ParamRef,
     Value,
+    checked,
     collection,
     const,
     container,
-    checked,
-    deep_leaves,
     index,
     iterate,
     join,
@@ -27,32 +23,61 @@ from bufferlint.analysis.domain.values import (
     map_leaves,
     view_of,
 )
+from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.syntax import short
+from bufferlint.analysis.transfer.assign import Assignment
+from bufferlint.analysis.transfer.call_packs import borrowed_from
+from bufferlint.analysis.transfer.call_site import Args
+from bufferlint.analysis.transfer.calls import CallResolver
+from bufferlint.analysis.transfer.comprehensions import Comprehensions
+from bufferlint.analysis.transfer.effects import Effects
+from bufferlint.analysis.transfer.facts import FunctionFacts
+from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.refine import refine
+from bufferlint.analysis.transfer.stores import Stores
+
+_LITERALS = {"True": True, "False": False, "None": None}
 
 
-class ExpressionsMixin:
-    def captured(self, node: ast.AST) -> Value | None:
-        """A closure's captured variables, as a container (the task reads them later), and
-        its default values, evaluated now (``def job(src=w.clone())`` captures a copy)."""
-        args = node.args
-        assigned = {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
-        values = [self.eval(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None]]
-        body = node.body if isinstance(node.body, list) else [node.body]
-        for child in (n for stmt in body for n in ast.walk(stmt)):
-            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in assigned:
-                value = self.st.vars.get(child.id) if self.st is not None else None
-                if value is not None and child.id != getattr(node, "name", None):
-                    values.append(value)
-        values = [v for v in values if not v.is_empty()]
-        if not values:
-            return None
-        return container(join_all(values))
+class ExpressionEvaluator:
+    """Evaluates expressions in the frame's current state. ``recorded``, when a dict, gets
+    the value of every node evaluated (a branch test's parts, for its refinement)."""
+
+    def __init__(
+        self,
+        frame: Frame,
+        facts: FunctionFacts,
+        effects: Effects,
+        stores: Stores,
+        apply: Callable[[object], None],
+    ) -> None:
+        self.frame = frame
+        self.facts = facts
+        self.effects = effects
+        self.stores = stores
+        self.info = frame.info
+        self.module = frame.module
+        self.program = frame.program
+        self.vocab = frame.vocab
+        self.recorded: dict[int, Value] | None = None
+        self.assignment = Assignment(frame, stores, effects, self.eval, self.lookup)
+        self.assign = self.assignment.assign
+        self.calls = CallResolver(frame, stores, self.eval, self.eval_arguments, apply)
+        self.comprehensions = Comprehensions(frame, facts, effects, self.eval, self.eval_recorded, self.assign)
+
+    def unlink(self) -> None:
+        """Drop the parts that refer back to this evaluator (and, through ``apply``, to the
+        interpreter) once the analysis is done: analyses run with the cyclic collector
+        paused (``bufferlint.gcpause``), so what one leaves behind must be acyclic for
+        reference counting to free it."""
+        del self.assignment, self.assign, self.calls, self.comprehensions
 
     def eval(self, node: ast.expr | None) -> Value:
-        if node is None or self.st is None:
+        if node is None or self.frame.st is None:
             return EMPTY
-        method = getattr(self, "expr_" + type(node).__name__, None)
+        method = _EXPRESSIONS.get(type(node))
         if method is not None:
-            value = method(node)
+            value = method(self, node)
         else:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
@@ -62,21 +87,43 @@ class ExpressionsMixin:
             self.recorded[id(node)] = value
         return value
 
-    def eval_recorded(self, node: ast.expr) -> tuple[Value, dict]:
+    def eval_recorded(self, node: ast.expr) -> tuple[Value, dict[int, Value]]:
         """Evaluate a test once, keeping the values of its parts for the branch refinement."""
         outer = self.recorded
-        self.recorded = outer if outer is not None else {}
+        self.recorded = recorded = outer if outer is not None else {}
+        try:
+            return self.eval(node), recorded
+        finally:
+            self.recorded = outer
+
+    def eval_fresh(self, node: ast.expr) -> tuple[Value, dict[int, Value]]:
+        """Evaluate ``node`` keeping the values of its parts apart from any outer recording."""
+        outer, self.recorded = self.recorded, {}
         try:
             return self.eval(node), self.recorded
         finally:
             self.recorded = outer
 
-    def expr_Constant(self, node: ast.Constant) -> Value:
-        return const(node.value)
+    def eval_arguments(self, node: ast.Call) -> Args:
+        """A call's arguments, with what each argument expression (and its parts) evaluated
+        to: which one carries a borrowed value, for the finding's subject."""
+        outer = self.recorded
+        self.recorded = values = outer if outer is not None else {}
+        positional: list[tuple[Value, bool]] = []
+        keywords: list[tuple[str | None, Value]] = []
+        try:
+            for arg in node.args:
+                if isinstance(arg, ast.Starred):
+                    positional.append((self.eval(arg.value), True))
+                else:
+                    positional.append((self.eval(arg), False))
+            for kw in node.keywords:
+                keywords.append((kw.arg, self.eval(kw.value)))
+        finally:
+            self.recorded = outer
+        return Args(positional, keywords, values)
 
-    def expr_Name(self, node: ast.Name) -> Value:
-        value = self.st.vars.get(node.id)
-        return value if value is not None else self.lookup(node.id)
+    # -- names -------------------------------------------------------------------------------
 
     def lookup(self, name: str) -> Value:
         if name in self.info.local_defs:
@@ -99,44 +146,103 @@ class ExpressionsMixin:
             return const(module.constants[name])
         if name in module.variables:
             return EMPTY  # module state: some object, unknown here
-        if name in ("True", "False", "None"):
-            return const({"True": True, "False": False, "None": None}[name])
+        if name in _LITERALS:
+            return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")
+
+    def declared_types(self, annotation: ast.expr | None) -> frozenset:
+        """Classes a parameter annotation names (``X``, ``Optional[X]``, ``X | None``, ``"X"``)."""
+        if annotation is None:
+            return frozenset()
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return frozenset()
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return self.declared_types(annotation.left) | self.declared_types(annotation.right)
+        if isinstance(annotation, ast.Subscript):
+            outer = dotted_name(annotation.value) or ""
+            if outer.rsplit(".", 1)[-1] in ("Optional", "Union"):
+                inner = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+                return frozenset().union(*(self.declared_types(e) for e in inner))
+            return frozenset()
+        name = dotted_name(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
+        if name:
+            head, _, rest = name.partition(".")
+            ref = self.lookup(head).ref
+            if ref and not ref.startswith("builtins."):
+                return frozenset({self.program.index.canonical(f"{ref}.{rest}" if rest else ref)})
+        return frozenset()
+
+    def captured(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Value | None:
+        """A closure's captured variables, as a container (the task reads them later), and
+        its default values, evaluated now (``def job(src=w.clone())`` captures a copy)."""
+        args = node.args
+        assigned = {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
+        values = [self.eval(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None]]
+        body = node.body if isinstance(node.body, list) else [node.body]
+        st = self.frame.st
+        for child in (n for stmt in body for n in ast.walk(stmt)):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in assigned:
+                value = st.vars.get(child.id) if st is not None else None
+                if value is not None and child.id != getattr(node, "name", None):
+                    values.append(value)
+        values = [v for v in values if not v.is_empty()]
+        if not values:
+            return None
+        return container(join_all(values))
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def expr_Constant(self, node: ast.Constant) -> Value:
+        return const(node.value)
+
+    def expr_Name(self, node: ast.Name) -> Value:
+        value = self.frame.st.vars.get(node.id)  # type: ignore[union-attr]  # eval checked it
+        return value if value is not None else self.lookup(node.id)
 
     def expr_Attribute(self, node: ast.Attribute) -> Value:
         base = self.eval(node.value)
+        program, vocab = self.program, self.vocab
         if base.ref is not None and not base.leaves:
-            qualname = self.program.index.canonical(f"{base.ref}.{node.attr}")
-            known, literal = self.program.index.constant(qualname)
+            qualname = program.index.canonical(f"{base.ref}.{node.attr}")
+            known, literal = program.index.constant(qualname)
             return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
-        if node.attr in self.vocab.view_attributes:
-            return view_of(base, self.step(node, f"`.{node.attr}` is a view of the borrowed value"))
-        if node.attr in self.vocab.markers:
-            return Value(cond=Cond(clean_if_false=checked(base, self.vocab.marker_tags(node.attr))))
+        if node.attr in vocab.view_attributes:
+            return view_of(base, self.frame.step(node, f"`.{node.attr}` is a view of the borrowed value"))
+        if node.attr in vocab.markers:
+            return Value(cond=Cond(clean_if_false=checked(base, vocab.marker_tags(node.attr))))
         classes = base.types | base.declared
         if classes:
-            source = self.vocab.attribute_source(node.attr, classes)
+            source = vocab.attribute_source(node.attr, classes)
             if source is not None:
                 return self.borrowed_attribute(node, source)
-        project_classes = self.program.index.classes  # a dict: ``isdisjoint`` would walk all of it
+        project_classes = program.index.classes  # a dict: ``isdisjoint`` would walk all of it
         if any(name in project_classes for name in classes):
-            declared = self.program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
-            kept = self.program.field_value(classes, node.attr)  # what other methods stored there
+            declared = program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
+            kept = program.field_value(classes, node.attr)  # what other methods stored there
             if declared or kept is not None:
                 return join(Value(declared=declared), kept) or EMPTY
         if base.leaves or base.types or base.declared or base.alloc:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.
-            holds = base.leaves if self.vocab.knows_method(node.attr) else frozenset()
+            holds = base.leaves if vocab.knows_method(node.attr) else frozenset()
             return Value(leaves=holds, method=node.attr, bound=base)
         return EMPTY
+
+    def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
+        """``shm.buf``: an attribute a pack names as a view of a reused buffer."""
+        value = borrowed_from(self.frame, node, source, f"{short(node)}")
+        self.effects.refresh(value)
+        return value
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.eval(node.value)
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, (ast.Name, ast.Attribute)):
-            self.read_back(node.value, node)
+            self.stores.read_back(node.value, node)
         key = self.eval(node.slice)
-        step = self.step(node, "indexed/sliced: a view of the borrowed value")
+        step = self.frame.step(node, "indexed/sliced: a view of the borrowed value")
         if isinstance(node.slice, ast.Slice) or (isinstance(node.slice, ast.Tuple)):
             return join(view_of(base, step), container(base.elems, None) if base.elems or base.items else None)
         if key.has_const and isinstance(key.const, int) and not isinstance(key.const, bool):
@@ -149,7 +255,7 @@ class ExpressionsMixin:
             if isinstance(elt, ast.Starred):
                 starred = True
                 inner = self.eval(elt.value)
-                self.materialize(node, inner, "[*...]")
+                self.effects.materialize(node, inner, "[*...]")
                 values.append(iterate(inner))
             else:
                 values.append(self.eval(elt))
@@ -204,18 +310,17 @@ class ExpressionsMixin:
         return EMPTY
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
+        frame = self.frame
         _, tested = self.eval_recorded(node.test)
-        if self.st is None:
+        before = frame.st
+        if before is None:
             return EMPTY
-        before = self.st
-        self.st = before.copy()
-        self.refine(node.test, True, tested)
-        body = self.eval(node.body) if self.st is not None else None
-        then_state = self.st
-        self.st = before.copy()
-        self.refine(node.test, False, tested)
-        orelse = self.eval(node.orelse) if self.st is not None else None
-        self.st = join_states(then_state, self.st) or before
+        frame.st = refine(before.copy(), node.test, True, tested)
+        body = self.eval(node.body) if frame.st is not None else None
+        then_state = frame.st
+        frame.st = refine(before.copy(), node.test, False, tested)
+        orelse = self.eval(node.orelse) if frame.st is not None else None
+        frame.st = join_states(then_state, frame.st) or before
         return join(body, orelse) or EMPTY
 
     def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
@@ -229,12 +334,12 @@ class ExpressionsMixin:
 
     def expr_Await(self, node: ast.Await) -> Value:
         value = self.eval(node.value)
-        self.settle(value)
+        self.effects.settle(value)
         return EMPTY
 
     def expr_Yield(self, node: ast.Yield) -> Value:
         value = self.eval(node.value) if node.value is not None else EMPTY
-        self.hand_back_stale(node.value, value, node)
+        self.effects.hand_back_stale(node.value, value, node)
         self.add_yield(value, node)
         return EMPTY
 
@@ -244,102 +349,32 @@ class ExpressionsMixin:
         return EMPTY
 
     def add_yield(self, value: Value, node: ast.AST) -> None:
-        step = self.step(node, "yielded to the caller")
+        step = self.frame.step(node, "yielded to the caller")
         value = map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + (step,)))
-        self.yields = join(self.yields, value)
-        if self.st is not None:
-            self.commit(self.st, step)
-            self.st.pending = frozenset(p for p in self.st.pending if is_stand_in(p))
+        self.facts.yields = join(self.facts.yields, value)
+        self.effects.commit_all(step)
 
-    def comprehension(self, node, elt_nodes, keeps: str | None = None) -> list[Value]:
-        """A comprehension is a loop of its own. Over a producer (a lazy stream, an iterable
-        parameter) it advances between elements: work submitted for one element and still
-        pending is a race with the next, and a list/set/dict built from the elements
-        (``keeps``) holds every view at once, like ``list(stream)``."""
-        outer = self.st
-        self.st = outer.copy()
-        streams = []
-        for gen in node.generators:
-            iterable = self.eval(gen.iter)
-            if self.st is None:
-                break
-            if advances_producer(iterable):
-                streams.append((gen, iterable))
-            self.assign(gen.target, iterate(iterable, self.step(gen.iter, f"element taken by `for {short(gen.target)} in ...`")), node)
-            for cond in gen.ifs:
-                _, tested = self.eval_recorded(cond)
-                self.refine(cond, True, tested)
-                if self.st is None:
-                    break
-            if self.st is None:
-                break
-        if self.st is None:
-            self.st = outer
-            return [EMPTY for _ in elt_nodes]
-        before = self.st.pending
-        values = [self.eval(e) for e in elt_nodes]
-        inner = self.st
-        self.st = outer
-        if inner is None:
-            return values
-        added = inner.pending - before
-        if streams and added:
-            gen = streams[-1][0]
-            self.commit(State(pending=added), self.step(gen.iter, "the comprehension advances to its next element"))
-            inner.pending = inner.pending - added
-        self.st.pending = self.st.pending | inner.pending
-        if keeps and streams:
-            self.keep_elements(node, streams, values[-1], keeps)
-        return values
-
-    def keep_elements(self, node, streams, kept: Value, what: str) -> None:
-        """A list/set/dict comprehension over a producer keeps what its elements hold: the
-        borrowed views in hand now; for a parameter stream, the parts of each element kept
-        (``(name, w.clone())`` keeps only the name), judged where a caller passes a stream."""
-        leaves = list(deep_leaves(kept, through_lazy=True))
-        in_hand = [leaf for leaf in leaves if isinstance(leaf, Borrow)]
-        if in_hand and any(iterable.lazy for _, iterable in streams):
-            self.materialize(node, Value(lazy=True, elems=Value(leaves=frozenset(in_hand))), what)
-        step = self.step(node, f"every element is kept at once by `{what}` while the producer advances")
-        for _, iterable in streams:
-            for source in iterable.leaves:
-                if not isinstance(source, ParamRef) or "view" in source.path:
-                    continue
-                prefix = source.path + ("iter",)
-                subs = frozenset(
-                    leaf.path[len(prefix):]
-                    for leaf in leaves
-                    if isinstance(leaf, ParamRef) and leaf.index == source.index and leaf.path[: len(prefix)] == prefix
-                )
-                if subs:
-                    reach = SinkReach(source.index, source.path, self.st.assume, self.site(node, what), (step,), "BL003", True, subs)
-                    self.add_reach(reach)
-
-    def expr_ListComp(self, node) -> Value:
+    def expr_ListComp(self, node: ast.ListComp | ast.SetComp) -> Value:
         what = "[... for ...]" if isinstance(node, ast.ListComp) else "{... for ...}"
-        return container(self.comprehension(node, [node.elt], keeps=what)[0])
+        return container(self.comprehensions.run(node, [node.elt], keeps=what)[0])
 
     expr_SetComp = expr_ListComp
 
-    def expr_GeneratorExp(self, node) -> Value:
-        return container(self.comprehension(node, [node.elt])[0], lazy=True)
+    def expr_GeneratorExp(self, node: ast.GeneratorExp) -> Value:
+        return container(self.comprehensions.run(node, [node.elt])[0], lazy=True)
 
-    def expr_DictComp(self, node) -> Value:
-        return container(self.comprehension(node, [node.key, node.value], keeps="{...: ... for ...}")[1])
+    def expr_DictComp(self, node: ast.DictComp) -> Value:
+        return container(self.comprehensions.run(node, [node.key, node.value], keeps="{...: ... for ...}")[1])
 
     def expr_Starred(self, node: ast.Starred) -> Value:
         return iterate(self.eval(node.value))
 
-    def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
-        """``shm.buf``: an attribute a pack names as a view of a reused buffer."""
-        from bufferlint.analysis.transfer.calls import borrowed_from
-
-        value = borrowed_from(self, node, source, f"{short(node)}")
-        self.refresh(value)
-        return value
-
     def expr_Call(self, node: ast.Call) -> Value:
-        from bufferlint.analysis.transfer.calls import evaluate_call
+        return self.calls.evaluate(node)
 
-        return evaluate_call(self, node)
-
+# The evaluator of each expression kind (by exact node type: ``ast`` has no subclasses).
+_EXPRESSIONS: dict[type, Callable[[ExpressionEvaluator, ast.expr], Value]] = {
+    getattr(ast, name[len("expr_"):]): method
+    for name, method in vars(ExpressionEvaluator).items()
+    if name.startswith("expr_")
+}

@@ -20,7 +20,8 @@ from typing import Callable
 
 
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
-from bufferlint.analysis.transfer.interpreter import FunctionInterpreter, Outcome
+from bufferlint.analysis.transfer.facts import Outcome
+from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
 from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.textscan import (
@@ -66,7 +67,7 @@ class Program:
         self.callee_words = callee_words(vocab)
         self._sync_pattern = word_pattern(self.callee_words)
         self._considered: set[str] = set()
-        self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see calls.by_name_summary
+        self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see call_project.by_name_summary
         self.queued: set[str] = set()
         self.queued_later: set[str] = set()
         self._line_cache: dict[Path, list[str]] = {}

@@ -1,0 +1,144 @@
+"""Binding: what an assignment target, a ``match`` pattern or a container store does with a
+value (names rebound, containers grown, views kept in long-lived holders, markers set)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import replace
+
+from bufferlint.analysis.domain.values import EMPTY, Value, container, index, iterate, join
+from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short
+from bufferlint.analysis.transfer.effects import Effects
+from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.stores import Stores
+
+
+class Assignment:
+    """Binds values to targets in the frame's state. ``evaluate`` and ``lookup`` come from
+    the expression evaluator (a target's subscript or receiver is evaluated too)."""
+
+    def __init__(
+        self,
+        frame: Frame,
+        stores: Stores,
+        effects: Effects,
+        evaluate: Callable[[ast.expr | None], Value],
+        lookup: Callable[[str], Value],
+    ) -> None:
+        self.frame = frame
+        self.stores = stores
+        self.effects = effects
+        self.eval = evaluate
+        self.lookup = lookup
+
+    def assign(self, target: ast.expr, value: Value, stmt: ast.AST) -> None:
+        frame = self.frame
+        st = frame.st
+        if st is None:
+            return
+        if isinstance(target, ast.Name):
+            st.vars[target.id] = value
+            if target.id in st.stale:
+                st.stale = st.stale - {target.id}
+            self.stores.release(target.id, None)
+            if target.id in frame.info.declared_globals:  # `global CACHE; CACHE = w`: module state
+                self.stores.retain(stmt, value, target.id, (target.id, None))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Starred):
+                    self.assign(elt.value, container(index(value, None)), stmt)
+                else:
+                    self.assign(elt, index(value, None if starred else i), stmt)
+        elif isinstance(target, ast.Subscript):
+            holder = self.eval(target.value)
+            if frame.st is None:
+                return
+            if self.stores.is_array(target.value, holder) or (is_slice(target.slice) and not holder.collection):
+                self.eval(target.slice)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
+                return
+            self.store_into(target.value, value, stmt, target.slice, holder)
+            self.eval(target.slice)
+        elif isinstance(target, ast.Attribute):
+            self.eval(target.value)
+            vocab = frame.vocab
+            if target.attr in vocab.markers:
+                self.effects.mark(target.value, stmt, vocab.marker_kind(target.attr))
+                return
+            if self.stores.outlives_step(target.value, attribute=True):
+                self.stores.retain(stmt, value, f"{short(target.value)}.{target.attr}", None)
+            self.stores.keep_in_field(target, value, stmt, element=False)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, value, stmt)
+
+    def store_into(
+        self,
+        container_expr: ast.expr,
+        value: Value,
+        stmt: ast.AST,
+        key: ast.expr | None = None,
+        holder: Value | None = None,
+    ) -> None:
+        """``c[k] = v`` (or ``c.append(v)``): the container may now hold ``v``; if the
+        container outlives the producer's step, the borrowed value is retained (BL003)."""
+        frame, stores = self.frame, self.stores
+        if frame.st is not None and stores.outlives_step(stores.home_of(container_expr)):
+            key_text = ast.unparse(key) if key is not None else None
+            stores.retain(stmt, value, short(container_expr), (holder_name(container_expr), key_text))
+        st = frame.st
+        if isinstance(container_expr, ast.Name) and st is not None:
+            old = st.vars.get(container_expr.id)
+            if old is None:
+                old = self.lookup(container_expr.id)
+            grown = join(old, container(value))
+            st.vars[container_expr.id] = grown if grown.collection == old.collection else replace(grown, collection=old.collection)
+        elif holder is None:
+            self.eval(container_expr)
+        if isinstance(container_expr, ast.Attribute):
+            stores.keep_in_field(container_expr, value, stmt, element=True)
+
+    def augment(self, stmt: ast.AugAssign) -> None:
+        """``kept += [w]``: a container grows by what the right side holds."""
+        value = self.eval(stmt.value)
+        adds = value.elems is not None or value.items is not None
+        st = self.frame.st
+        if isinstance(stmt.target, ast.Name) and adds and st is not None:
+            if self.stores.outlives_step(stmt.target):  # `kept += [w]`, `kept |= {name: w}`
+                self.stores.retain(stmt, index(value, None), stmt.target.id, (stmt.target.id, None))
+            old = st.vars.get(stmt.target.id, EMPTY)
+            grown = container(join(old.elems, iterate(value)), lazy=old.lazy)
+            st.vars[stmt.target.id] = replace(grown, collection=old.collection)
+        elif isinstance(stmt.target, (ast.Attribute, ast.Subscript)) and adds:
+            self.eval(stmt.target)  # `holder.kept += [w]`, `groups[k] += [w]`
+            if self.stores.outlives_step(stmt.target.value, attribute=isinstance(stmt.target, ast.Attribute)):
+                text = ast.unparse(stmt.target)
+                self.stores.retain(stmt, index(value, None), text, (holder_name(stmt.target), None))
+        else:
+            self.eval(stmt.target)
+
+    def bind_pattern(self, pattern: ast.AST, subject: Value, stmt: ast.AST) -> None:
+        st = self.frame.st
+        if st is None:
+            return
+        if isinstance(pattern, ast.MatchAs):
+            if pattern.pattern is not None:
+                self.bind_pattern(pattern.pattern, subject, stmt)
+            if pattern.name:
+                st.vars[pattern.name] = subject
+        elif isinstance(pattern, ast.MatchStar) and pattern.name:
+            st.vars[pattern.name] = container(iterate(subject))
+        elif isinstance(pattern, ast.MatchSequence):
+            for i, sub in enumerate(pattern.patterns):
+                self.bind_pattern(sub, index(subject, i if not isinstance(sub, ast.MatchStar) else None), stmt)
+        elif isinstance(pattern, ast.MatchMapping):
+            for sub in pattern.patterns:
+                self.bind_pattern(sub, index(subject, None), stmt)
+            if pattern.rest:
+                st.vars[pattern.rest] = subject
+        elif isinstance(pattern, ast.MatchClass):
+            for sub in pattern.patterns + pattern.kwd_patterns:
+                self.bind_pattern(sub, EMPTY, stmt)
+        elif isinstance(pattern, ast.MatchOr):
+            for sub in pattern.patterns:
+                self.bind_pattern(sub, subject, stmt)

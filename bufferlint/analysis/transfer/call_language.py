@@ -1,0 +1,135 @@
+"""Calls the language defines: Python builtins (``list``, ``getattr``, ``setattr``, ``next``,
+``zip``, ``super``, ...) and container methods (``append``, ``setdefault``, ``pop``, ...)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from bufferlint.analysis.domain.values import (
+    EMPTY,
+    Borrow,
+    Cond,
+    Value,
+    checked,
+    collection,
+    container,
+    index,
+    iterate,
+    join,
+    view_of,
+)
+from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.syntax import holder_name
+from bufferlint.analysis.transfer.call_effects import Mark, Materialize, ReadBack, Release, Retain, Store
+from bufferlint.analysis.transfer.call_site import CallSite
+
+
+def builtin(call: CallSite, name: str) -> Value | None:
+    """``builtins.<name>(...)``; None when the builtin does nothing to borrowed values."""
+    args, vocab, node = call.args, call.vocab, call.node
+    first = args.arg(0)
+    if name == "super":
+        return super_object(call)
+    if name in ("getattr", "hasattr") and first is not None:
+        attr = args.arg(1)
+        if attr is not None and attr.has_const and attr.const in vocab.markers:
+            return Value(cond=Cond(clean_if_false=checked(first, vocab.marker_tags(attr.const))))
+        if name == "getattr" and attr is not None and attr.has_const and attr.const in vocab.view_attributes:
+            return view_of(first, call.step(f"`.{attr.const}` is a view of the borrowed value"))
+        return EMPTY
+    if name == "setattr" and len(node.args) >= 3:
+        attr, flag = args.arg(1), args.arg(2)
+        if attr is not None and attr.has_const and attr.const in vocab.markers:
+            if not (flag.has_const and not flag.const):  # type: ignore[union-attr]  # three positional arguments
+                call.effects.append(Mark(node.args[0], node, vocab.marker_kind(attr.const)))
+        elif call.stores.outlives_step(node.args[0], attribute=True):
+            call.effects.append(Retain(node, flag, f"{dotted_name(node.args[0]) or 'object'}.<attr>"))  # type: ignore[arg-type]
+        return EMPTY
+    if first is None:
+        return collection(None) if name in ("list", "dict", "set") and not node.args else None
+    if name in ("list", "tuple", "set", "frozenset", "sorted", "dict"):
+        call.effects.append(Materialize(node, first, f"{name}(...)"))
+    if name in ("list", "set", "sorted"):
+        return collection(iterate(first))
+    if name in ("tuple", "frozenset"):
+        return container(iterate(first))
+    if name in ("reversed", "iter"):
+        return container(iterate(first), lazy=True)
+    if name == "filter":
+        second = args.arg(1)
+        return container(iterate(second), lazy=True) if second is not None else EMPTY
+    if name == "next":
+        default = args.arg(1)
+        return join(iterate(first, call.step("element taken by `next()`")), default) or EMPTY
+    if name == "enumerate":
+        return container(Value(items=(EMPTY, iterate(first))), lazy=True)
+    if name == "zip":
+        parts = tuple(iterate(v) for v in args.flat())
+        return container(container(None, parts), lazy=True)
+    if name == "dict":
+        return container(index(iterate(first), 1))
+    return None
+
+
+def super_object(call: CallSite) -> Value:
+    """``super()`` in a method: the same object, dispatched from the class's bases."""
+    info = call.frame.info
+    project = call.program.index
+    cls = project.classes.get(info.class_qualname or "")
+    st = call.frame.st
+    if cls is None or not info.params or st is None:
+        return EMPTY
+    receiver = st.vars.get(info.params[0], EMPTY)
+    bases = frozenset(project.canonical(base) for base in cls.bases)
+    return Value(leaves=receiver.leaves, types=bases)
+
+
+def container_method(call: CallSite) -> Value | None:
+    """``c.append(v)``, ``c.setdefault(k, v)``, ``c.pop(k)``...: what a container method of
+    a receiver that is no borrowed value does; None for any other method."""
+    receiver, method, node = call.receiver, call.method, call.node
+    if receiver is None or any(isinstance(leaf, Borrow) for leaf in receiver.leaves):
+        return None
+    args = call.args
+    if not isinstance(node.func, ast.Attribute):
+        return None  # a bound method called through an alias: no container syntax to follow
+    target = node.func.value
+    effects = call.effects
+    if method in ("append", "add", "appendleft") and args.positional:
+        effects.append(Store(target, args.positional[-1][0], node))
+        return EMPTY
+    if method == "insert" and len(args.positional) >= 2:
+        effects.append(Store(target, args.positional[1][0], node))
+        return EMPTY
+    if method in ("extend", "update") and (args.positional or args.keywords):
+        for value in args.flat():
+            effects.append(Store(target, index(value, None), node))
+        return EMPTY
+    if method == "setdefault":
+        default = args.arg(1)
+        if default is not None:
+            effects.append(Store(target, default, node))
+        inner = join(index(receiver, None), default) or EMPTY
+        return replace(inner, part_of=holder_name(target))  # the inner container lives in the outer
+    holder = holder_name(target)
+    if method == "clear":
+        if holder:
+            effects.append(Release(holder, None))
+        return EMPTY
+    if method == "pop" and node.args and holder:
+        effects.append(Release(holder, ast.unparse(node.args[0])))
+    if method in ("get", "pop", "popitem", "popleft", "values", "items"):
+        effects.append(ReadBack(target, node))
+    if method in ("get", "pop", "popitem", "popleft"):
+        return join(index(receiver, None), args.arg(1)) or EMPTY
+    # A dict's views are not producers: iterating them reuses no buffer.
+    if method == "values":
+        return container(index(receiver, None))
+    if method == "items":
+        return container(Value(items=(EMPTY, index(receiver, None))))
+    if method == "keys":
+        return EMPTY
+    if method == "copy" and (receiver.elems is not None or receiver.items is not None):
+        return receiver
+    return None

@@ -1,0 +1,301 @@
+"""Calls the rule packs name: the first pack entry a call matches decides what it does
+(``HANDLERS``, in the order they are tried): waiting and device synchronisation first, then
+what creates borrowed values or consumes them asynchronously, then what copies, judges or
+aliases them. Each handler reads the call (``CallSite``) and returns the call's value,
+adding what else the call does to ``call.effects``."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from bufferlint.analysis.domain.values import (
+    EMPTY,
+    Borrow,
+    Cond,
+    Value,
+    checked,
+    clean,
+    clear_leaf,
+    container,
+    deep_leaves,
+    iterate,
+    join,
+    join_all,
+    view_of,
+)
+from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.vocabmatch import CallShape
+from bufferlint.analysis.transfer.call_effects import (
+    Drain,
+    HostRead,
+    Issue,
+    Materialize,
+    Retain,
+    Settle,
+    Submit,
+    Synchronize,
+)
+from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition
+from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.packs import Shape, SinkSpec, SourceSpec
+
+
+def vocabulary(call: CallSite, skip: str = "") -> Value | None:
+    """The first pack entry the call matches decides what it does (``HANDLERS``)."""
+    vocab = call.vocab
+    if not vocab.names(call.shape):
+        return None
+    for kind, handler in HANDLERS:
+        if kind == skip:
+            continue
+        spec = vocab.match(kind, call.shape, call.frame.contexts if kind == "sinks" else frozenset())
+        if spec is not None:
+            return handler(call, spec)
+    return None
+
+
+def users_word(call: CallSite) -> Value | None:
+    """A source or sink the project itself declared applies even where the tree defines
+    that function (only the shipped packs yield to the tree's own code). A declared guard
+    is different: its own code is checked (BL002) and decides what it protects."""
+    vocab = call.vocab
+    if not vocab.names(call.shape):
+        return None
+    for kind, handler in HANDLERS:
+        if kind in ("sources", "sinks"):
+            spec = vocab.match(kind, call.shape, call.frame.contexts if kind == "sinks" else frozenset())
+            if spec is not None and vocab.is_users(spec):
+                return handler(call, spec)
+    return None
+
+
+def read_host(call: CallSite, pattern) -> None:
+    """``t.tolist()``, ``int(t)``: the host reads the receiver (or the first argument) now."""
+    if pattern.method is not None or (call.receiver is not None and pattern.qualname is None):
+        subject = call.receiver
+    else:
+        subject = call.args.arg(0)
+    if subject is not None and subject.leaves:
+        call.effects.append(HostRead(call.node, subject, call.name))
+
+
+# -- waiting ----------------------------------------------------------------------------------
+
+def on_synchronizer(call: CallSite, spec) -> Value:
+    call.effects.append(Synchronize())
+    return EMPTY
+
+
+def on_settler(call: CallSite, pattern) -> Value:
+    """A method waits for its receiver (``future.result()``); a function for the futures
+    it is given, in collections too (``wait(futures)``)."""
+    if pattern.method is not None or call.receiver is not None:
+        if call.receiver is not None and call.receiver.pending:
+            call.effects.append(Settle(Value(pending=call.receiver.pending)))
+        return EMPTY
+    for value in call.args.flat():
+        call.effects.append(Settle(value))
+    return EMPTY
+
+
+def on_drain(call: CallSite, spec) -> Value:
+    if call.receiver is not None:
+        call.effects.append(Drain(call.receiver))
+    return EMPTY
+
+
+# -- producers ----------------------------------------------------------------------------------
+
+def source(call: CallSite, spec: SourceSpec) -> Value:
+    for cond in spec.owned_if:
+        if cond.receiver_call is None:
+            how, value = call.args.argument(cond.kwarg)
+            if (how == "const" and value == cond.equals) or (how == "absent" and cond.default):
+                return EMPTY
+        elif receiver_called_with(call, cond.receiver_call, cond.kwarg, cond.equals, cond.default):
+            return EMPTY
+    if spec.until:
+        return in_flight_copy(call, spec)
+    value = borrowed_from(call.frame, call.node, spec, f"{call.name}(...)")
+    call.effects.append(Issue(value))
+    return value
+
+
+def in_flight_copy(call: CallSite, spec: SourceSpec) -> Value:
+    """A non-blocking device-to-host copy: a host tensor whose bytes arrive later. The
+    call still does what the rest of the vocabulary says (``.to`` may be a view of a host
+    receiver, a host-to-device copy of a borrowed one): the copy is added to that."""
+    step = call.step(f"`{call.name}(...)` copies to the host asynchronously: in flight until the device is synchronised")
+    step = replace(step, fact=("source", spec.kind, "borrowed"))
+    copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), flight=True, kind=spec.kind)}))
+    call.effects.append(Issue(copy))
+    return join(vocabulary(call, skip="sources") or EMPTY, copy)
+
+
+def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: object, default: bool = False) -> bool:
+    """Did this function call ``<same receiver>.method(..., kwarg=expected)``? With
+    ``default`` (the parameter defaults to ``expected``): did no such call pass another
+    value, or one not known (``**options``)?"""
+    func = call.node.func
+    receiver_name = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
+    if receiver_name is None:
+        return default
+    otherwise = False
+    for child in ast.walk(call.frame.info.node):
+        if (
+            isinstance(child, ast.Call)
+            and isinstance(child.func, ast.Attribute)
+            and child.func.attr == method
+            and dotted_name(child.func.value) == receiver_name
+        ):
+            for kw in child.keywords:
+                if kw.arg == kwarg and isinstance(kw.value, ast.Constant) and kw.value.value == expected:
+                    return True
+                if kw.arg in (kwarg, None):
+                    otherwise = True
+    return default and not otherwise
+
+
+def borrowed_from(frame: Frame, node: ast.AST, spec: SourceSpec, what: str) -> Value:
+    """What source ``spec`` hands out at ``node`` (a call, or an attribute read ``what``)."""
+    site = (frame.info.qualname, node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    condition = f" {spec.condition}" if spec.condition else ""
+    step = frame.step(node, f"`{what}` hands out borrowed views of a reused buffer{condition}")
+    # for words and fixes; a version-conditioned source adds when it lends and the floor
+    version = (spec.condition, spec.admitted, spec.floor) if spec.condition else ()
+    step = replace(step, fact=("source", spec.kind, str(spec.produces), *version))
+    return _shape_value(spec.produces, Borrow(site, False, (step,), kind=spec.kind))
+
+
+def _shape_value(shape: Shape, leaf: Borrow) -> Value:
+    if shape.kind == "borrowed":
+        return Value(leaves=frozenset({leaf}))
+    if shape.kind == "owned":
+        return EMPTY
+    if shape.kind == "tuple":
+        return container(None, tuple(_shape_value(s, leaf) for s in shape.items))
+    inner = _shape_value(shape.items[-1], leaf)
+    return container(inner, lazy=shape.kind == "iter")
+
+
+# -- consumers ------------------------------------------------------------------------------------
+
+def sink(call: CallSite, spec: SinkSpec) -> Value:
+    assume: frozenset = frozenset()
+    cleaned: frozenset = frozenset()
+    enabler = None
+    args = call.args
+    if spec.enabled_by:
+        position = spec.params.index(spec.enabled_by) if spec.enabled_by in spec.params else -1
+        enabler = args.arg(position, spec.enabled_by) if position >= 0 else args.keyword(spec.enabled_by)
+        if enabler is not None:
+            if enabler.has_const and not enabler.const:
+                return EMPTY
+            assume, cleaned = enabling_condition(enabler)
+    if spec.payload == "receiver":
+        payload = call.receiver or EMPTY
+    else:
+        payload = join_all(args.flat(skip=enabler))
+        if spec.payload == "all" and call.receiver is not None and spec.rule != "BL001":
+            payload = join(payload, call.receiver)
+    call.note_guard_use(enabler, payload)
+    payload = clean(payload, cleaned)
+    if spec.eager:
+        note = f"every element is submitted to `{call.name}` up front while the producer advances"
+        for value in args.flat(skip=enabler):
+            call.effects.append(Materialize(call.node, value, call.name, spec.rule, note))
+    subject = call.subject(frozenset(deep_leaves(payload)))
+    owners = call.receiver.alloc if call.receiver is not None else frozenset()
+    if next(deep_leaves(payload), None) is None:
+        return EMPTY
+    call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.rule, owners))
+    return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}))  # the future
+
+
+def on_retainer(call: CallSite, spec) -> Value:
+    holder = call.node.func.value if isinstance(call.node.func, ast.Attribute) else None
+    if holder is not None and call.stores.outlives_step(holder, attribute=True):
+        call.effects.append(Retain(call.node, join_all(call.args.flat()), f"{dotted_name(holder) or 'object'}.{call.method}"))
+    return EMPTY
+
+
+# -- copies, verdicts and aliases -------------------------------------------------------------------
+
+def on_sanitizer(call: CallSite, spec) -> Value:
+    """An owned copy; a sanitizer of one kind copies only values of that kind (or of no
+    known kind): another kind's borrowed values come out as views, still borrowed."""
+    subject = acted_on(call, spec.calls[0]) if spec.kind else None
+    if subject is None:
+        return EMPTY
+    kinds = frozenset({spec.kind})
+    others = Value(leaves=frozenset(filter(None, (clear_leaf(leaf, kinds) for leaf in subject.leaves))))
+    if not others.leaves:
+        return EMPTY
+    return view_of(others, call.step(f"`{call.name}(...)` copies only `{spec.kind}` values: this one stays a view"))
+
+
+def on_guard(call: CallSite, guard) -> Value:
+    """A guard's True proves its argument clean for the guard's kind (every kind, when
+    the guard names none)."""
+    subject = call.args.arg(guard.param)
+    return Value(cond=Cond(clean_if_true=checked(subject, (guard.kind or None,)) if subject is not None else frozenset()))
+
+
+def acted_on(call: CallSite, pattern) -> Value | None:
+    """The value a method-style (its receiver) or function-style (its first argument)
+    view or copy acts on."""
+    return call.receiver if call.receiver is not None else call.args.first(call.vocab.first_param(pattern))
+
+
+def on_view(call: CallSite, spec) -> Value:
+    subject = acted_on(call, spec)
+    if subject is None:
+        return EMPTY
+    return view_of(subject, call.step(f"`{call.name}(...)` returns a view sharing the buffer"))
+
+
+def on_bind(call: CallSite, spec) -> Value:
+    return container(join_all(call.args.flat()))
+
+
+def on_passthrough(call: CallSite, spec) -> Value:
+    first = call.args.arg(0)
+    return container(iterate(first), lazy=True) if first is not None else EMPTY
+
+
+# What a call matching each kind of pack entry does, in the order they are tried.
+HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
+    ("synchronizers", on_synchronizer),
+    ("settlers", on_settler),
+    ("drains", on_drain),
+    ("sources", source),
+    ("sinks", sink),
+    ("sanitizers", on_sanitizer),
+    ("guards", on_guard),
+    ("views", on_view),
+    ("retainers", on_retainer),
+    ("binds", on_bind),
+    ("passthrough", on_passthrough),
+)
+
+
+def shape_of(program, node: ast.expr, values: dict[int, Value]) -> CallShape | None:
+    """The call shape of a ``with`` item (``torch.cuda.stream(s)``), from the values its
+    parts evaluated to."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        receiver = values.get(id(func.value), EMPTY)
+        if receiver.ref is not None and not receiver.leaves:
+            return CallShape(program.index.canonical(f"{receiver.ref}.{func.attr}"), None, frozenset(), _no_arguments)
+        return CallShape(None, func.attr, receiver.types | receiver.declared, _no_arguments)
+    callee = values.get(id(func), EMPTY)
+    return CallShape(callee.ref, None, frozenset(), _no_arguments) if callee.ref else None
+
+
+def _no_arguments(name: str, position: int | None = None) -> tuple[str, object]:
+    return "absent", None

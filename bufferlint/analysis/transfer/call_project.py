@@ -1,0 +1,418 @@
+"""Calls of the project's own functions: which definitions a call may reach (by name,
+through the receiver's type, through decorators, or by method name), how the arguments bind
+to their parameters, and what each callee's summary does at this call (``apply_summary``:
+its sinks, stores, waits, futures and result, instantiated with the arguments)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Site, Summary
+from bufferlint.analysis.domain.values import (
+    EMPTY,
+    Borrow,
+    Cond,
+    ParamRef,
+    Value,
+    checked,
+    clean,
+    container,
+    deep_leaves,
+    deep_pending,
+    evolve,
+    has_leaves,
+    in_flight,
+    index,
+    join,
+    join_all,
+    map_leaves,
+    resolve,
+)
+from bufferlint.analysis.frontend.index import FunctionInfo
+from bufferlint.analysis.transfer.call_effects import (
+    Adopt,
+    Advance,
+    Issue,
+    KeepInField,
+    Reach,
+    Record,
+    Release,
+    Report,
+    Settle,
+    Synchronize,
+)
+from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins
+from bufferlint.findings import TraceStep
+
+
+# -- which definitions ----------------------------------------------------------------------------
+
+def targets_static(call: CallSite) -> list[FunctionInfo]:
+    """The function or class (its ``__init__``) a statically named call reaches."""
+    index = call.program.index
+    qualname = call.qualname
+    if qualname in index.functions:
+        return through_decorators(call, index.functions[qualname])
+    if qualname in index.classes:
+        init = index.class_method(qualname, "__init__")
+        call.constructed = qualname
+        return [index.functions[init]] if init in index.functions else []
+    return []
+
+
+def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]:
+    """Calling a function a project decorator wrapped calls the wrapper the decorator
+    returned (``@in_background`` submits it), and the function itself only when the
+    wrapper hands it its own arguments unchanged (``functools.wraps`` style)."""
+    program = call.program
+    index = program.index
+    targets = [info]
+    for decorator in getattr(info.node, "decorator_list", ()):
+        name = index._base_name(info.module, decorator) if isinstance(decorator, (ast.Name, ast.Attribute)) else None
+        outer = index.functions.get(index.canonical(name)) if name else None
+        if outer is None or outer.kind != "function":
+            continue
+        program.activate(outer.qualname)
+        call.effects.append(Record("callee", outer.qualname))  # re-run here when it is summarised
+        wrapper = index.functions.get(program.summary(outer.qualname).returns.ref or "")
+        if wrapper is None:
+            continue
+        passes = _calls_with_own_arguments(wrapper, outer.params[0] if outer.params else None)
+        targets = [wrapper] + (targets if passes else [])
+    return targets
+
+
+def targets_typed(call: CallSite) -> list[FunctionInfo]:
+    """The methods of the receiver's known project classes."""
+    index = call.program.index
+    found = []
+    for type_name in call.shape.receiver_types:
+        if type_name in index.classes:
+            qualname = index.class_method(type_name, call.method)
+            if qualname in index.functions:
+                found.append(index.functions[qualname])
+    return found
+
+
+def _calls_with_own_arguments(wrapper: FunctionInfo, wrapped: str | None) -> bool:
+    """Does ``wrapper`` call ``wrapped`` (its decorator's parameter) with exactly the
+    arguments it was given (``func(*args, **kwargs)``)?"""
+    own = set(wrapper.params)
+    for node in ast.walk(wrapper.node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped:
+            passed = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
+            passed += [k.value for k in node.keywords]
+            if all(isinstance(a, ast.Name) and a.id in own for a in passed):
+                return True
+    return False
+
+
+# -- applying their summaries ---------------------------------------------------------------------
+
+def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = False) -> Value:
+    """Apply the targets' summaries. A call resolved only by method name may reach any
+    same-named method, so it carries their sinks and the borrowed values they produce,
+    but not their parameter pass-through (which would join unrelated classes' results).
+
+    A by-name call can reach hundreds of methods (``model.load_weights(...)``), most of
+    them never analysed (an empty summary): for those only the call edge and the flow of
+    the arguments are recorded, and what each argument carries is worked out once."""
+    program = call.program
+    results = []
+    settles: frozenset | None = None
+    bounds: list[dict[int, Value]] = []
+    facts: dict[int, tuple[Value, bool, frozenset, bool, bool]] = {}  # id(argument) -> what it carries
+    bindings: dict[tuple, dict[int, Value]] = {}  # same signature, same binding (never changed after)
+    caller = call.caller
+    for info in targets:
+        call.effects.append(Record("callee", info.qualname))
+        program.consider(info)
+        summary = program.summary(info.qualname)
+        signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg)
+        bound = bindings.get(signature)
+        if bound is None:
+            bound = bindings[signature] = bind(call, info)
+        for param, value in bound.items():
+            known = facts.get(id(value))
+            if known is None or known[0] is not value:
+                concrete, params = origins([value])
+                futures = any(key[:1] != ("param",) for key in deep_pending(value))
+                flight = any(in_flight(leaf) for leaf in deep_leaves(value, through_lazy=True))
+                known = facts[id(value)] = (value, concrete, params, futures, flight)
+            program.flow(caller, info.qualname, param, known[1], known[2], known[4])
+            if known[3]:
+                program.activate(info.qualname)  # it may wait for the futures it is given
+        bounds.append(bound)
+        if summary is EMPTY_SUMMARY:
+            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, call.call_step)))
+            settles = frozenset()
+            continue
+        if by_name and summary.returns != EMPTY:
+            summary = by_name_summary(program, info.qualname, summary)
+        results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1))
+        waited = summary.settles & frozenset(bound)
+        settles = waited if settles is None else settles & waited
+    for param in settles or ():  # every candidate waits for what this argument holds
+        for bound in bounds:
+            call.effects.append(Settle(bound[param]))
+    return _project_result(call, targets, join_all(results))
+
+
+def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) -> Value:
+    """The call's value from its targets' results."""
+    if any(isinstance(info.node, ast.AsyncFunctionDef) for info in targets):
+        # A coroutine object holds its arguments until it runs (awaited now, or later as
+        # a task): ``create_task(consume(w))`` reads ``w`` after the caller moves on.
+        result = join(result, container(join_all(call.args.flat()))) or EMPTY
+    if call.constructed:
+        return Value(types=frozenset({call.constructed}), alloc=frozenset({call.allocation_site()}))
+    if len(targets) == 1:
+        result = evolve(result, origin=targets[0].qualname)
+    if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
+        call.effects.append(Issue(result))  # the callee's borrowed objects are handed out here
+    return result
+
+
+def bind(call: CallSite, info: FunctionInfo) -> dict[int, Value]:
+    """The arguments of the call by parameter position of ``info``."""
+    bound: dict[int, Value] = {}
+    offset = 0
+    if info.binds_receiver and call.receiver is not None:
+        bound[0] = call.receiver
+        offset = 1
+    elif info.binds_receiver and call.constructed:
+        bound[0] = Value(types=frozenset({call.constructed}))
+        offset = 1
+    position = offset
+    extra: list[Value] = []
+    for value, starred in call.args.positional:
+        if starred:
+            element = index(value, None)
+            for i in range(position, info.n_positional):
+                bound[i] = join(bound.get(i), element)
+            extra.append(element)
+            continue
+        if position < info.n_positional:
+            bound[position] = value
+        else:
+            extra.append(value)
+        position += 1
+    if info.vararg is not None and extra:
+        bound[info.vararg] = container(join_all(extra))
+    names = {name: i for i, name in enumerate(info.params)}
+    spill: list[Value] = []
+    for key, value in call.args.keywords:
+        if key is None:
+            element = index(value, None)
+            for i in range(len(info.params)):
+                if i not in bound and i not in (info.vararg, info.kwarg):
+                    bound[i] = element
+            spill.append(element)
+        elif key in names:
+            bound[names[key]] = value
+        else:
+            spill.append(value)
+    if info.kwarg is not None and spill:
+        bound[info.kwarg] = container(join_all(spill))
+    return bound
+
+
+def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: dict[int, Value], exact: bool = True) -> Value:
+    """``exact``: the call surely goes to ``info``; what it does to its receiver's
+    containers (emptying them) is only taken from a call that surely does."""
+    call_step = call.call_step
+    edge = CallEdge(info.qualname, bound, call.assume, call_step)
+    call.effects.append(Record("edge", edge))
+    for reach in summary.sinks:
+        _apply_reach(call, edge, reach)
+    receiver_text = call.receiver_text()
+    if receiver_text and exact:
+        for suffix, key in summary.releases:
+            call.effects.append(Release(receiver_text + suffix, key))
+    for store in summary.field_stores:
+        actual = bound.get(store.param)
+        if actual is not None and has_leaves(actual):  # nothing to keep otherwise
+            kept = _append_trace(resolve(actual, store.path), (call_step,) + store.trace)
+            call.effects.append(KeepInField(store.owner, store.attr, kept, store.element, None))
+    if summary.synchronizes:
+        call.effects.append(Synchronize())
+    if summary.advances:  # ``release_slot(ring)`` around ``ring.release(...)``
+        call.effects.append(Advance(call.node, call.name))
+    callkey = (call.node.lineno, call.node.col_offset)
+    for future in summary.futures:
+        adopt_future(call, future, bound, call_step, callkey)
+    result = _instantiate(summary.returns, bound, call.returned_step, callkey)
+    guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
+    checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
+    if guards or checks:
+        result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
+    return result
+
+
+def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
+    """One of the callee's parameter reaches, at this call: a finding for a borrowed value
+    passed here, a reach of this function's own parameter otherwise."""
+    for leaf, payload, assume, enablers in edge.through(reach):
+        if not reads_in_flight(call, leaf) if reach.rule == "BL005" else in_flight(leaf):
+            continue
+        for enabler in enablers:
+            call.note_guard_use(enabler, payload)
+        trace = leaf.trace + (edge.step,) + reach.trace
+        if isinstance(leaf, Borrow):
+            call.effects.append(Report(_site_of(call, leaf), trace, reach.rule))
+        else:
+            here = "iter" in leaf.path and reach.rule != "BL005"  # reported here, at the call
+            site = _site_of(call, leaf) if here else None
+            materialized = reach.materialized and not payload.lazy
+            reach_here = evolve(
+                reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace,
+                materialized=materialized,
+            )
+            call.effects.append(Reach(reach_here))
+
+
+def _site_of(call: CallSite, leaf) -> Site:
+    return call.frame.site(call.node, call.name, call.subject(frozenset({leaf})))
+
+
+def reads_in_flight(call: CallSite, leaf) -> bool:
+    """A callee reads its parameter before synchronising (BL005): it matters for a copy
+    still in flight here, or for this function's own parameter if it has not synchronised."""
+    st = call.frame.st
+    if isinstance(leaf, Borrow):
+        return leaf.flight and leaf.site in st.flying  # type: ignore[union-attr]
+    return not st.synced  # type: ignore[union-attr]
+
+
+def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple) -> None:
+    """A helper returned the future of a submission that is still running: it is pending
+    here now, until this function waits for it (or its producer advances)."""
+    leaves = set()
+    here = False
+    for leaf in future.leaves:
+        if isinstance(leaf, ParamRef):
+            actual = bound.get(leaf.index)
+            if actual is None:
+                continue
+            here = here or "iter" in leaf.path
+            for mine in deep_leaves(resolve(actual, leaf.path)):
+                leaves.add(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
+        else:
+            here = True
+            leaves.add(leaf.at_call(callkey, leaf.trace + (call_step,)))
+    st = call.frame.st
+    if not leaves or st is None:
+        return
+    here = here or future.rule != "BL001"
+    site = future.site if here else call.frame.site(call.node, call.name, call.subject(frozenset(leaves)))
+    holder = None
+    receiver_text = call.receiver_text()
+    if future.holder is not None and receiver_text:  # `self.pending` of the callee is `loader.pending` here
+        holder = (receiver_text + future.holder[0][future.holder[0].index("."):], future.holder[1])
+    pending = replace(
+        future, key=_future_key(callkey, future.key), leaves=frozenset(leaves), site=site,
+        assume=frozenset(st.assume), holder=holder, owners=frozenset(),
+    )
+    call.effects.append(Adopt(pending))
+
+
+def _future_key(callkey: tuple, key: tuple) -> tuple:
+    """A callee's submission seen from this call: keyed by the call and the submission's own
+    position (bounded, so recursion through helpers that return futures converges)."""
+    return callkey + key[-2:]
+
+
+class CallEdge:
+    """A call of a project function with its bound arguments: how the callee's reaches
+    (summary ones now, reported-site ones in the program's final propagation) come back."""
+
+    __slots__ = ("callee", "bound", "assume", "step")
+
+    def __init__(self, callee: str, bound: dict, assume: frozenset, step: TraceStep) -> None:
+        self.callee, self.bound, self.assume, self.step = callee, bound, assume, step
+
+    def through(self, reach):
+        """For each leaf of the argument the reach's path selects: (leaf, payload, the
+        caller's assumptions, the values that enabled the sink)."""
+        cleaned: frozenset = frozenset()
+        assume = set(self.assume)
+        enablers = []
+        for param, truth in reach.assume:
+            actual = self.bound.get(param)
+            if actual is None:
+                continue
+            if actual.has_const and bool(actual.const) != truth:
+                return
+            if truth:
+                enablers.append(actual)
+                extra_assume, extra_clean = enabling_condition(actual)
+                assume |= extra_assume
+                cleaned |= extra_clean
+        actual = self.bound.get(reach.param)
+        if actual is None:
+            return
+        payload = clean(resolve(actual, reach.path), cleaned)
+        if reach.materialized and payload.lazy and reach.kept is not None:
+            leaves = (  # the parts of the stream's elements that were kept
+                leaf for sub in reach.kept for leaf in deep_leaves(resolve(payload.elems or EMPTY, sub), through_lazy=True)
+            )
+        elif reach.materialized and payload.lazy:
+            leaves = deep_leaves(payload.elems, through_lazy=True)  # the stream's elements
+        elif reach.materialized:
+            leaves = (leaf for leaf in payload.leaves if isinstance(leaf, ParamRef))  # maybe a stream
+        else:
+            leaves = deep_leaves(payload)
+        for leaf in set(leaves):
+            yield leaf, payload, frozenset(assume), enablers
+
+
+def by_name_summary(program, qualname: str, summary: Summary) -> Summary:
+    """``summary`` whose result keeps only the borrowed values the function makes, not those
+    it passes through from its parameters (how a call by method name sees it); made once
+    per summary, not once per call."""
+    known = program.by_name_summaries.get(qualname)
+    if known is None or known[0] is not summary:
+        dropped = replace(summary, returns=map_leaves(summary.returns, _drop_params))
+        known = program.by_name_summaries[qualname] = (summary, dropped)
+    return known[1]
+
+
+def _drop_params(leaf):
+    return None if isinstance(leaf, ParamRef) else leaf
+
+
+def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple) -> Value:
+    """A callee's result at this call: parameters replaced by the arguments, the callee's own
+    borrowed objects re-identified per call site."""
+    if value == EMPTY:
+        return EMPTY
+    own = set()
+    extra = []
+    for leaf in value.leaves:
+        if isinstance(leaf, ParamRef):
+            actual = bound.get(leaf.index)
+            if actual is not None:
+                resolved = resolve(actual, leaf.path)
+                extra.append(_append_trace(resolved, leaf.trace + (step,)))
+        else:
+            own.add(leaf.at_call(callkey, leaf.trace + (step,)))
+    elems = _instantiate(value.elems, bound, step, callkey) if value.elems is not None else None
+    items = tuple(_instantiate(i, bound, step, callkey) for i in value.items) if value.items is not None else None
+    base = Value(
+        leaves=frozenset(own),
+        elems=elems if elems is not None and elems != EMPTY else None,
+        items=items,
+        lazy=value.lazy,
+        const=value.const,
+        has_const=value.has_const,
+        types=value.types,
+        # A parameter's stand-in means nothing here: the argument's own futures came back
+        # through ``resolve`` above.
+        pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),
+    )
+    return join_all([base] + extra)
+
+
+def _append_trace(value: Value, steps: tuple) -> Value:
+    return map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + steps))

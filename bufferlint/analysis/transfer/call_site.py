@@ -1,0 +1,228 @@
+"""One call being evaluated: its arguments (``Args``) and its context (``CallSite``: what is
+called, on which receiver, from where), with the effect records its handlers produce
+(``call_effects``). The handlers (``call_language``, ``call_project``, ``call_packs``) read
+the call through this and never change the interpreter."""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, deep_leaves, index
+from bufferlint.analysis.frontend.index import FunctionInfo
+from bufferlint.analysis.frontend.syntax import holder_name
+from bufferlint.analysis.frontend.vocabmatch import CallShape
+from bufferlint.analysis.transfer.call_effects import Record
+from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.stores import Stores
+from bufferlint.findings import TraceStep
+
+
+class Args:
+    """A call's evaluated arguments, and what each argument expression (and its parts)
+    evaluated to (``values``: which one carries a borrowed value, for a finding's subject)."""
+
+    def __init__(
+        self, positional: list[tuple[Value, bool]], keywords: list[tuple[str | None, Value]], values: dict[int, Value]
+    ) -> None:
+        self.positional = positional  # (value, starred)
+        self.keywords = keywords  # (name, value); None for ``**mapping``
+        self.values = values
+
+    def first(self, name: str | None) -> Value | None:
+        """The value a function-style view or wrapper acts on: its first argument, passed by
+        position or by ``name`` (the pack's signature: ``torch.narrow(input=w, ...)``,
+        ``nn.Parameter(data=w)``)."""
+        if self.positional:
+            value, starred = self.positional[0]
+            return index(value, None) if starred else value
+        return self.keyword(name) if name is not None else None
+
+    def keyword(self, name: str) -> Value | None:
+        for key, value in self.keywords:
+            if key == name:
+                return value
+        return None
+
+    def constant_kwarg(self, name: str) -> tuple[bool, object]:
+        value = self.keyword(name)
+        if value is not None and value.has_const:
+            return True, value.const
+        return False, None
+
+    def argument(self, name: str, position: int | None = None) -> tuple[str, object]:
+        """How the call passes a parameter: ("absent", None), ("const", value) for a literal
+        or a static name (``concurrent.futures.ALL_COMPLETED``), or ("unknown", None)."""
+        value = self.keyword(name)
+        if value is None and position is not None:
+            value = self.arg(position)
+        if value is None:
+            unpacked = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
+            return ("unknown", None) if unpacked else ("absent", None)
+        if value.has_const:
+            return "const", value.const
+        if value.ref is not None and not value.leaves:
+            return "const", value.ref
+        return "unknown", None
+
+    def arg(self, position: int, name: str | None = None) -> Value | None:
+        if name is not None:
+            value = self.keyword(name)
+            if value is not None:
+                return value
+        if position < len(self.positional) and not any(s for _, s in self.positional[: position + 1]):
+            return self.positional[position][0]
+        return None
+
+    def flat(self, skip: Value | None = None) -> list[Value]:
+        """Every argument value as the callee will see it (starred and ** unpacked)."""
+        out = []
+        for value, starred in self.positional:
+            if value is not skip:
+                out.append(index(value, None) if starred else value)
+        for key, value in self.keywords:
+            if value is not skip:
+                out.append(index(value, None) if key is None else value)
+        return out
+
+    def fit(self, info: FunctionInfo) -> bool:
+        starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
+        keywords = {k for k, _ in self.keywords if k is not None}
+        return info.accepts(None if starred else len(self.positional), keywords, bound_receiver=True)
+
+    def fit_plain(self, info: FunctionInfo) -> bool:
+        """Could this call bind to a function called without a receiver?"""
+        starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
+        keywords = {k for k, _ in self.keywords if k is not None}
+        return info.accepts(None if starred else len(self.positional), keywords, bound_receiver=False)
+
+    def origins(self, receiver: Value | None) -> tuple[bool, frozenset]:
+        """Whether the arguments carry a concrete borrowed value, and which of the caller's
+        parameters they derive from: the facts that decide whether the callee matters."""
+        values = self.flat() + ([receiver] if receiver is not None else [])
+        return origins(values)
+
+
+def origins(values) -> tuple[bool, frozenset]:
+    """(holds a producer's borrowed object, the parameters it may come from). Device copies
+    in flight are no producer's: they reach callees through ``Program.flight_hot`` alone."""
+    concrete, params = False, set()
+    for value in values:
+        for leaf in deep_leaves(value, through_lazy=True):
+            if isinstance(leaf, Borrow):
+                concrete = concrete or not leaf.flight
+            else:
+                params.add(leaf.index)
+    return concrete, frozenset(params)
+
+
+class CallSite:
+    """A call being evaluated: the callee (``qualname``, or ``method`` of ``receiver``), its
+    arguments, where it is, and the effect records its handlers produce (``effects``)."""
+
+    def __init__(
+        self,
+        frame: Frame,
+        stores: Stores,
+        node: ast.Call,
+        qualname: str | None,
+        method: str | None,
+        receiver: Value | None,
+        args: Args,
+        name: str,
+    ) -> None:
+        self.frame = frame
+        self.stores = stores
+        self.node = node
+        self.qualname = qualname
+        self.method = method
+        self.receiver = receiver
+        self.args = args
+        self.name = name
+        self.program = frame.program
+        self.vocab = frame.vocab
+        self.constructed: str | None = None
+        self.fallback: str | None = None  # a ``getattr`` default, called when the attribute is missing
+        self.effects: list = []  # what the call does besides its value (``call_effects``)
+        vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
+        known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
+        classes = self.program.index.classes
+        if any(name in classes for name in known):
+            # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
+            known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
+        self.shape = CallShape(vocab_name, method, known, args.argument)
+
+    def step(self, note: str) -> TraceStep:
+        return self.frame.step(self.node, note)
+
+    # Made once per call, whatever number of project functions it may reach.
+    @cached_property
+    def call_step(self) -> TraceStep:
+        return self.step(f"passed to `{self.name}(...)`")
+
+    @cached_property
+    def returned_step(self) -> TraceStep:
+        return self.step(f"returned by `{self.name}(...)`")
+
+    @cached_property
+    def assume(self) -> frozenset:
+        return frozenset(self.frame.st.assume)  # type: ignore[union-attr]  # evaluated in a reachable state
+
+    @property
+    def caller(self) -> str:
+        return self.frame.info.qualname
+
+    def allocation_site(self) -> tuple:
+        return (self.caller, self.node.lineno, self.node.col_offset)
+
+    def demand(self, kind: str, name: str, receiver: Value | None) -> None:
+        """Ask for the files defining ``name`` if what we pass it may be borrowed."""
+        concrete, params = self.args.origins(receiver)
+        if self.program.is_hot(self.caller, concrete, params):
+            self.effects.append(Record("demand", (kind, name)))
+
+    def note_guard_use(self, enabler: Value | None, payload: Value) -> None:
+        """A project predicate deciding whether values are consumed async is used as a guard."""
+        if enabler is not None and enabler.origin is not None and next(deep_leaves(payload), None) is not None:
+            self.effects.append(Record("guard-use", enabler.origin))
+
+    def receiver_text(self) -> str | None:
+        """How this function names the callee's receiver (``loader`` in ``loader.add(...)``)."""
+        if self.receiver is None or not isinstance(self.node.func, ast.Attribute):
+            return None
+        return holder_name(self.node.func.value)
+
+    def subject(self, leaves: frozenset) -> str:
+        """The source of the argument that carries these borrowed leaves (descending into a
+        tuple or list literal), so a fix can name the value to guard."""
+        tiers = (
+            {leaf for leaf in leaves if isinstance(leaf, Borrow)},
+            {leaf for leaf in leaves if isinstance(leaf, ParamRef) and "iter" in leaf.path},
+            set(leaves),
+        )
+        base_ids = {leaf.base for leaf in next((tier for tier in tiers if tier), set())}
+        values = self.args.values
+
+        def carries(expr: ast.expr) -> bool:
+            value = values.get(id(expr))
+            return value is not None and any(leaf.base in base_ids for leaf in deep_leaves(value))
+
+        candidates = [a.value if isinstance(a, ast.Starred) else a for a in self.node.args]
+        candidates += [kw.value for kw in self.node.keywords]
+        for expr in candidates:
+            if isinstance(expr, (ast.Tuple, ast.List)):
+                inner = [e for e in expr.elts if not isinstance(e, ast.Starred) and carries(e)]
+                if inner:
+                    return ast.unparse(inner[0])
+            if carries(expr):
+                return ast.unparse(expr)
+        return ""
+
+
+def enabling_condition(enabler: Value) -> tuple[frozenset, frozenset]:
+    """What an argument that switches the async path on tells: a guard's verdict cleans the
+    values it inspected; a parameter becomes an assumption of the summary."""
+    cleaned = enabler.cond.clean_if_true if enabler.cond is not None else frozenset()
+    params = [leaf for leaf in enabler.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
+    assume = frozenset({(params[0].index, True)}) if len(params) == 1 and len(enabler.leaves) == 1 else frozenset()
+    return assume, cleaned

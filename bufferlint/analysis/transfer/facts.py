@@ -1,0 +1,136 @@
+"""What one analysis of a function found, accumulated while the interpreter runs and turned
+into its ``Outcome`` (with the function's ``Summary``) at the end: the one object the parts
+of the interpreter write their results to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bufferlint.analysis.domain.state import Pending
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
+from bufferlint.analysis.domain.values import EMPTY, Value
+from bufferlint.findings import TraceStep, shorter_trace
+
+
+@dataclass
+class Outcome:
+    """What one analysis of a function produced."""
+
+    summary: Summary
+    findings: dict  # (rule, Site) -> trace
+    callees: set
+    used_as_guard: set
+    demands: set  # (kind, name): unresolved callees we pass (maybe) borrowed values to
+    sited: set  # reaches reported in this function or below, propagated after the fixpoint
+    edges: list  # CallEdge per call of a project function
+    caps: list  # analysis limits hit (each a sentence for the user)
+
+
+class FunctionFacts:
+    """The accumulators of one analysis: what the function returns and yields, the reaches
+    of its parameters into sinks, its findings, and what the project-wide analysis needs
+    to know of it (callees, demands, call edges, guard uses)."""
+
+    def __init__(self) -> None:
+        self.returns: Value | None = None
+        self.yields: Value | None = None
+        self.truthy_returns: list[frozenset] = []
+        self.falsy_returns: list[frozenset] = []
+        self.sinks: dict[SinkReach, SinkReach] = {}  # each reach once, with its best trace
+        self.sited: dict[SinkReach, SinkReach] = {}
+        self.findings: dict = {}  # (rule, Site) -> trace
+        self.callees: set[str] = set()
+        self.used_as_guard: set[str] = set()
+        self.demands: set = set()
+        self.edges: list = []
+        self.exit_synced: list[bool] = []
+        self.exit_settled: list[frozenset] = []  # per exit: parameters whose futures were waited for
+        self.stood_in: frozenset = frozenset()  # parameters with a stand-in for their futures
+        self.retained_in: dict[str, set] = {}  # container -> BL003 findings of views kept in it
+        self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
+        self.futures: set[Pending] = set()  # submissions still running when their future is returned
+        self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
+        self.released: set = set()  # (".attr", key): receiver containers this method empties
+        self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
+        self.caps: list[str] = []
+
+    # -- recording ---------------------------------------------------------------------
+
+    def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
+        key = (rule, site)
+        old = self.findings.get(key)
+        if shorter_trace(trace, old):
+            self.findings[key] = trace
+
+    def add_reach(self, reach: SinkReach) -> None:
+        """A reach whose report site is known does not change how callers are analysed: it
+        is propagated after the fixpoint (``Program.propagate_sited``), not in the summary."""
+        keep_best(self.sited if reach.site is not None else self.sinks, reach)
+
+    def keep_field(self, store: FieldStore) -> None:
+        keep_best(self.field_stores, store)
+
+    def record(self, kind: str, item: object) -> None:
+        """A fact for the project-wide analysis (``call_effects.Record``)."""
+        if kind == "callee":
+            self.callees.add(item)  # type: ignore[arg-type]
+        elif kind == "demand":
+            self.demands.add(item)
+        elif kind == "guard-use":
+            self.used_as_guard.add(item)  # type: ignore[arg-type]
+        else:
+            self.edges.append(item)
+
+    # -- the end of the analysis ---------------------------------------------------------
+
+    def add_read_backs(self) -> None:
+        """Put the read of each container that kept views past their step at the end of
+        their traces (``Stores.read_back``)."""
+        for name, step in self.read_steps.items():
+            for key in self.retained_in.get(name, ()):
+                trace = self.findings.get(key)
+                if trace and trace[-1] != step:
+                    self.findings[key] = trace + (step,)
+        sited: dict = {}
+        for reach in map(self.with_read_back, self.sited):
+            keep_best(sited, reach)
+        self.sited = sited
+
+    def with_read_back(self, reach: SinkReach) -> SinkReach:
+        for name, step in self.read_steps.items():
+            if (reach.rule, reach.site) in self.retained_in.get(name, ()) and reach.trace[-1:] != (step,):
+                return replace(reach, trace=reach.trace + (step,))
+        return reach
+
+    def outcome(self, is_generator: bool) -> Outcome:
+        """The function's summary and the rest of what the analysis found."""
+        self.add_read_backs()
+        returns = self.returns or EMPTY
+        if is_generator:
+            returns = Value(lazy=True, elems=self.yields)
+        summary = Summary(
+            returns=returns,
+            sinks=frozenset(self.sinks),
+            guards=_proven(self.truthy_returns),
+            marker_checks=_proven(self.falsy_returns) if self.truthy_returns else frozenset(),
+            synchronizes=bool(self.exit_synced) and all(self.exit_synced),
+            futures=frozenset(self.futures),
+            settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
+            field_stores=frozenset(self.field_stores),
+            releases=frozenset(self.released),
+            advances=self.advanced,
+        )
+        if summary == EMPTY_SUMMARY:
+            summary = EMPTY_SUMMARY
+        return Outcome(
+            summary, self.findings, self.callees, self.used_as_guard, self.demands, set(self.sited), self.edges, self.caps
+        )
+
+
+def _proven(cleaned_sets: list[frozenset]) -> frozenset:
+    """(parameter, tag): the parameters every one of these paths proved unborrowed, with
+    the kind each check was for."""
+    if not cleaned_sets:
+        return frozenset()
+    common = frozenset.intersection(*cleaned_sets)
+    return frozenset((i[1], tag) for i, tag in common if i[0] == "p" and i[2] == ())

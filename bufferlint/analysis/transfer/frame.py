@@ -1,0 +1,115 @@
+"""Where the interpreter is in one function: the function and its program, the state at the
+current operation, the operation, and the loops and ``with`` contexts around it. One
+``Frame`` per analysis, shared by the parts of the interpreter (expression evaluation, call
+dispatch, pending work, stores); each reads the position from here instead of from the others.
+
+What is built once per function and never changes with an analysis (its control-flow graph,
+the names each loop body binds) is kept in a side table keyed by the function
+(``tables_of``), not on the ``FunctionInfo``; an entry goes when its function does.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from typing import Any
+
+from bufferlint.analysis.domain.state import State
+from bufferlint.analysis.domain.summaries import Site
+from bufferlint.analysis.flow import cfg
+from bufferlint.analysis.frontend.index import FunctionInfo
+from bufferlint.analysis.frontend.syntax import assigned_names
+from bufferlint.findings import TraceStep
+
+
+def node_key(node: ast.AST) -> tuple:
+    """A statement's position, the key of what the interpreter keeps per loop or ``with``."""
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0), type(node).__name__)
+
+
+class FunctionTables:
+    """What is derived once from a function's tree: its graph, and each loop body's bound names."""
+
+    __slots__ = ("node", "_graph", "loop_names")
+
+    def __init__(self, node: ast.AST) -> None:
+        self.node = node
+        self._graph: cfg.Graph | None = None
+        self.loop_names: dict[ast.AST, set[str]] = {}
+
+    @property
+    def graph(self) -> cfg.Graph:
+        if self._graph is None:
+            self._graph = cfg.build(self.node)
+        return self._graph
+
+    def assigned_in(self, loop: ast.AST) -> set[str]:
+        """Names a loop body (re)binds."""
+        names = self.loop_names.get(loop)
+        if names is None:
+            names = self.loop_names[loop] = assigned_names(loop.body)  # type: ignore[attr-defined]
+        return names
+
+
+# id(FunctionInfo) -> its tables, dropped when the FunctionInfo is collected (the graph refers
+# to the function's own node, so the node could not be a weak key).
+_TABLES: dict[int, FunctionTables] = {}
+
+
+def tables_of(info: FunctionInfo) -> FunctionTables:
+    key = id(info)
+    tables = _TABLES.get(key)
+    if tables is None:
+        tables = _TABLES[key] = FunctionTables(info.node)
+        weakref.finalize(info, _TABLES.pop, key, None)
+    return tables
+
+
+class Frame:
+    """The analysed function and the interpreter's position in it."""
+
+    def __init__(self, info: FunctionInfo, program: Any) -> None:
+        self.info = info
+        self.program = program
+        self.module = info.module
+        self.vocab = program.vocab
+        self.tables = tables_of(info)
+        self.st: State | None = State()  # None: the current operation is unreachable
+        self.op: cfg.Op | None = None
+        self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
+        self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
+
+    # -- positions and trace steps -----------------------------------------------------
+
+    def step(self, node: ast.AST, note: str) -> TraceStep:
+        return TraceStep(self.module.path, getattr(node, "lineno", 1), note)
+
+    def site(self, node: ast.AST, sink: str, subject: str = "") -> Site:
+        return Site(self.program.span(self.module, node), self.info.display, sink, subject)
+
+    # -- the loops and contexts around the current operation ----------------------------
+
+    @property
+    def loop_assigned(self) -> list[set[str] | None]:
+        """Names each enclosing loop that may advance a producer (re)binds in its body."""
+        out: list[set[str] | None] = []
+        for loop in self.op.loops if self.op is not None else ():
+            if not self.advancing.get(node_key(loop), False):
+                out.append(None)
+                continue
+            out.append(self.tables.assigned_in(loop))
+        return out
+
+    @property
+    def contexts(self) -> frozenset:
+        """The ``within`` contexts (CUDA streams) open around the current operation."""
+        if self.op is None or not self.op.withs:
+            return frozenset()
+        found = (self.with_contexts.get((node_key(w), i)) for w, i in self.op.withs)
+        return frozenset(c for c in found if c)
+
+    @property
+    def receiver_name(self) -> str | None:
+        """``self`` in a method (what the receiver's containers are named through)."""
+        info = self.info
+        return info.params[0] if info.binds_receiver and info.params else None

@@ -1,0 +1,156 @@
+"""Stores and retention: which holders outlive the producer's step (attributes, parameters,
+globals, containers made before the loop), views kept in them (pending until the producer
+advances: BL003), what a method keeps in its receiver's fields, the holders emptied or read
+back later."""
+
+from __future__ import annotations
+
+import ast
+
+from bufferlint.analysis.domain.summaries import FieldStore
+from bufferlint.analysis.domain.values import EMPTY, Borrow, ParamRef, Value, container, deep_leaves
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr
+from bufferlint.analysis.frontend.syntax import holder_name, root_name
+from bufferlint.analysis.transfer.effects import Effects
+from bufferlint.analysis.transfer.facts import FunctionFacts
+from bufferlint.analysis.transfer.frame import Frame
+
+
+class Stores:
+    """Decides where a stored value lives and keeps track of what long-lived holders keep."""
+
+    def __init__(self, frame: Frame, facts: FunctionFacts, effects: Effects) -> None:
+        self.frame = frame
+        self.facts = facts
+        self.effects = effects
+
+    # -- where a holder lives --------------------------------------------------------------
+
+    def is_array(self, expr: ast.expr, value: Value) -> bool:
+        """A store target (``expr``, evaluated to ``value``) known to be an array (a view, e.g.
+        ``param.data``), not a container: storing into it copies."""
+        if isinstance(expr, ast.Attribute) and expr.attr in self.frame.vocab.view_attributes:
+            return True
+        return any(isinstance(leaf, ParamRef) and "view" in leaf.path for leaf in value.leaves)
+
+    def outlives_step(self, expr: ast.expr, attribute: bool = False) -> bool:
+        """Does this container (or object) live across iterations of the enclosing loop?
+        Attributes, parameters, globals and locals created before the loop do; a local
+        (re)created in the loop body is dropped with its iteration. An object whose attribute
+        is set is taken to be long-lived even through a loop-local alias
+        (``param = params[name]; param.data = w``): per-iteration objects rarely get one."""
+        root = root_name(expr)
+        if root is None:
+            return False
+        info = self.frame.info
+        if root in info.declared_globals or self.is_closure_variable(root) or self.is_module_variable(root):
+            return True  # module state, or a container of the enclosing call: lives on
+        if root in info.params or not isinstance(expr, ast.Name) or attribute:
+            return bool(self.frame.loop_assigned) or root in info.params or not isinstance(expr, ast.Name)
+        advancing = [names for names in self.frame.loop_assigned if names is not None]
+        if not advancing:
+            return False
+        return root not in advancing[-1]
+
+    def is_module_variable(self, name: str) -> bool:
+        """A module-level container used (not rebound) here: ``_CACHE[k] = w``."""
+        info = self.frame.info
+        return info.kind != "module" and name in info.module.variables and name not in info.params and (
+            name not in info.assigned or name in info.declared_globals
+        )
+
+    def is_closure_variable(self, name: str) -> bool:
+        """A name a nested function reads from its enclosing function's frame."""
+        info = self.frame.info
+        if info.outer is None or name in info.params or name in info.assigned:
+            return False
+        outer: FunctionInfo | None = info.outer
+        while outer is not None:
+            if name in outer.params or name in outer.assigned:
+                return True
+            outer = outer.outer
+        return False
+
+    def home_of(self, container_expr: ast.expr) -> ast.expr:
+        """The container a local alias lives in: ``inner = groups.setdefault(k, {})`` stores
+        into ``groups``."""
+        st = self.frame.st
+        if isinstance(container_expr, ast.Name) and st is not None:
+            part_of = st.vars.get(container_expr.id, EMPTY).part_of
+            if part_of:
+                return dotted_expr(part_of)
+        return container_expr
+
+    # -- what holders keep ----------------------------------------------------------------
+
+    def retain(self, stmt: ast.AST, value: Value, holder_text: str, holder: tuple | None) -> None:
+        """Only values that may be borrowed are tracked (stores of parameters that no caller
+        ever passes a borrowed value are everywhere, and never a finding)."""
+        frame = self.frame
+        leaves = frozenset(
+            leaf for leaf in deep_leaves(value)
+            if isinstance(leaf, Borrow) or (frame.info.qualname, leaf.index) in frame.program.hot
+        )
+        if leaves:
+            # Which positions of a stored tuple hold them: the fix copies only those.
+            parts = [str(i) for i, item in enumerate(value.items or ()) if leaves & frozenset(deep_leaves(item))]
+            subject = "items:" + ",".join(parts) if parts else ""
+            self.effects.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), subject, rule="BL003", holder=holder)
+
+    def release(self, name: str, key: str | None) -> None:
+        """The container ``name`` drops what was kept under ``key`` (all of it for None)."""
+        receiver = self.frame.receiver_name
+        if receiver and name.startswith(receiver + "."):
+            self.facts.released.add((name[len(receiver):], key))  # the caller's object drops it
+        st = self.frame.st
+        if st is None or not st.pending:
+            return
+        st.pending = frozenset(
+            p
+            for p in st.pending
+            if not (p.holder is not None and p.holder[0] == name and (key is None or p.holder[1] == key))
+        )
+
+    def keep_in_field(self, target: ast.Attribute, value: Value, stmt: ast.AST, element: bool) -> None:
+        """``self.attr = v`` / ``self.attr[k] = v`` in a method: the object keeps ``v`` where
+        the class's other methods read it (the project-wide heap, ``Program.store_field``)."""
+        frame = self.frame
+        info = frame.info
+        if not (
+            info.binds_receiver and info.class_qualname and info.params
+            and isinstance(target.value, ast.Name) and target.value.id == info.params[0]
+        ):
+            return
+        step = frame.step(stmt, f"kept in `self.{target.attr}`")
+        for leaf in deep_leaves(value):
+            if isinstance(leaf, Borrow):
+                kept = Value(leaves=frozenset({leaf.with_trace(leaf.trace + (step,))}))
+                frame.program.store_field(info.class_qualname, target.attr, container(kept) if element else kept)
+            elif (info.qualname, leaf.index) in frame.program.hot:
+                self.facts.keep_field(
+                    FieldStore(info.class_qualname, target.attr, leaf.index, leaf.path, element, leaf.trace + (step,))
+                )
+
+    def keep_in_callee_field(self, owner: str, attr: str, value: Value, element: bool) -> None:
+        """A callee keeps an argument in its receiver's attribute (``call_effects.KeepInField``)."""
+        for leaf in deep_leaves(value):
+            if isinstance(leaf, Borrow):
+                kept = Value(leaves=frozenset({leaf}))
+                self.frame.program.store_field(owner, attr, container(kept) if element else kept)
+            else:  # a parameter of this function: its callers decide
+                self.facts.keep_field(FieldStore(owner, attr, leaf.index, leaf.path, element, leaf.trace))
+
+    def read_back(self, holder: ast.expr, node: ast.AST) -> None:
+        """A container that keeps borrowed views past their step is read: the use (say the
+        ``torch.cat`` that fuses them) goes at the end of the store's trace once the
+        fixpoint is done (``FunctionFacts.add_read_backs``); the finding stays at the store."""
+        facts = self.facts
+        name = holder_name(holder) if isinstance(holder, (ast.Name, ast.Attribute)) else None
+        if name is None or name in facts.read_steps:
+            return
+        st = self.frame.st
+        holds = name in facts.retained_in or any(
+            p.holder is not None and p.holder[0] == name for p in (st.pending if st is not None else ())
+        )
+        if holds:
+            facts.read_steps[name] = self.frame.step(node, f"read back from `{name}` after the producer moved on")
