@@ -1,0 +1,119 @@
+"""The interpreter below the corpus: one function analysed on its own (``FunctionInterpreter``
+with a real ``Program``), branch refinement, and the per-function side table."""
+
+from __future__ import annotations
+
+import ast
+import gc
+from pathlib import Path
+
+from bufferlint.analysis.domain.state import State
+from bufferlint.analysis.domain.values import ParamRef, Value, const
+from bufferlint.analysis.frontend.index import ModuleInfo
+from bufferlint.analysis.transfer import frame
+from bufferlint.analysis.transfer.frame import tables_of
+from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
+from bufferlint.analysis.transfer.refine import refine
+from bufferlint.analysis.whole.program import Program
+from bufferlint.packs import builtin_vocabulary, vocabulary_from_dict
+
+MODULE = '''
+import ringbuf
+
+def load(pool, ring: ringbuf.Ring):
+    for w in ring.stream():
+        pool.submit(print, w)
+
+def load_copies(pool, ring: ringbuf.Ring):
+    for w in ring.stream():
+        pool.submit(print, w.clone())
+
+def passes(x):
+    if x:
+        return x
+    return None
+'''
+
+
+def program() -> Program:
+    vocab = builtin_vocabulary()
+    vocab.merge(vocabulary_from_dict({"sources": [{"call": ["ringbuf.Ring.stream"], "produces": "iter[borrowed]"}]}, "p"))
+    program = Program(Path("/project"), vocab)
+    program.index.add_module(ModuleInfo("m", Path("/project/m.py"), ast.parse(MODULE), MODULE, False))
+    return program
+
+
+def analyse(name: str):
+    project = program()
+    return FunctionInterpreter(project.index.functions[f"m.{name}"], project).run()
+
+
+def test_a_borrowed_view_submitted_in_its_loop_is_found_at_the_submit() -> None:
+    outcome = analyse("load")
+    sites = [site for _, site in outcome.findings]
+    assert [(site.span.line, site.sink, site.subject) for site in sites] == [(6, "pool.submit", "w")]
+    trace = next(iter(outcome.findings.values()))
+    assert [step.line for step in trace][0] == 5  # from the source
+
+
+def test_a_copy_submitted_is_no_finding() -> None:
+    assert analyse("load_copies").findings == {}
+
+
+def test_the_summary_is_in_terms_of_the_parameters() -> None:
+    outcome = analyse("passes")
+    assert outcome.findings == {} and outcome.callees == set()
+    assert outcome.summary.returns.leaves == {ParamRef(0)}
+
+
+def test_a_branch_whose_test_is_constant_false_is_unreachable() -> None:
+    test = ast.parse("flag", mode="eval").body
+    state = State({"flag": const(False)})
+    assert refine(state.copy(), test, True, {id(test): const(False)}) is None
+    refined = refine(state.copy(), test, False, {id(test): const(False)})
+    assert refined is not None and refined.vars == state.vars
+    negated = ast.parse("not flag", mode="eval").body
+    assert refine(state.copy(), negated, False, {id(negated.operand): const(False)}) is None
+
+
+def test_a_parameter_tested_becomes_an_assumption_on_each_branch() -> None:
+    test = ast.parse("x", mode="eval").body
+    state = refine(State(), test, True, {id(test): Value(leaves=frozenset({ParamRef(2)}))})
+    assert state is not None and state.assume == {(2, True)}
+
+
+def test_the_graph_is_built_once_per_function_and_kept_off_its_info() -> None:
+    project = program()
+    info = project.index.functions["m.load"]
+    tables = tables_of(info)
+    assert tables_of(info) is tables
+    assert tables.graph is tables.graph
+    FunctionInterpreter(info, project).run()
+    assert tables_of(info).graph is tables.graph
+    assert not any(name.startswith("_graph") or name.startswith("_loop") for name in vars(info))
+
+
+def test_the_tables_go_with_their_function() -> None:
+    project = program()
+    tables_of(project.index.functions["m.load"])
+    before = len(frame._TABLES)
+    del project
+    gc.collect()
+    assert len(frame._TABLES) < before
+
+
+def test_an_analysis_leaves_no_cyclic_garbage() -> None:
+    """Analyses run with the cyclic collector paused (bufferlint.gcpause): what one leaves
+    behind must be freed by reference counting alone."""
+    project = program()
+    functions = [project.index.functions[f"m.{name}"] for name in ("load", "load_copies", "passes")]
+    for info in functions:  # the first analyses build what stays (graphs, the pack index)
+        FunctionInterpreter(info, project).run()
+    gc.collect()
+    gc.disable()
+    try:
+        for info in functions:
+            FunctionInterpreter(info, project).run()
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
