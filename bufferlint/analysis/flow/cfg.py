@@ -128,6 +128,7 @@ class _Builder:
         for depth in range(len(self.frames) - 1, -1, -1):
             frame = self.frames[depth]
             if frame.kind == "try":
+                assert frame.exc_target is not None  # a try frame is made with its handlers' block
                 return frame.exc_target
             if frame.kind in ("finally", "with"):
                 if frame.exc_target is None:
@@ -223,7 +224,7 @@ class _Builder:
 
     stmt_AsyncFor = stmt_For
 
-    def loop_body(self, stmt: ast.AST, head: int, body: int, after: int, bind: bool = False) -> None:
+    def loop_body(self, stmt: ast.For | ast.AsyncFor | ast.While, head: int, body: int, after: int, bind: bool = False) -> None:
         self.frames.append(_Frame("loop", stmt, loop_head=head, loop_after=after))
         self.start(body)
         if bind:
@@ -251,6 +252,7 @@ class _Builder:
         while depth > 0:
             frame = self.frames[depth - 1]
             if frame.kind == "loop" and kind != "return":
+                assert frame.loop_head is not None and frame.loop_after is not None  # set for every loop
                 self.frames = saved[:depth]
                 if kind == "continue":
                     self.emit(ADVANCE, frame.node)

@@ -47,13 +47,14 @@ class FunctionInfo:
         """Computed on first use: only analysed functions need it."""
         if self._generator is None:
             self._read_own_body()
-        return self._generator
+        return bool(self._generator)
 
     @property
     def assigned(self) -> frozenset:
         """Names the function's own body assigns (closure variables of its nested functions)."""
         if self._assigned is None:
             self._read_own_body()
+        assert self._assigned is not None
         return self._assigned
 
     @property
@@ -61,6 +62,7 @@ class FunctionInfo:
         """Names the function's own body declares ``global``."""
         if self._globals is None:
             self._read_own_body()
+        assert self._globals is not None
         return self._globals
 
     def _read_own_body(self) -> None:
@@ -489,7 +491,8 @@ class ProjectIndex:
         return known
 
     def _compute_ancestors(self, class_qualname: str) -> list[str]:
-        out, stack = [], [class_qualname]
+        out: list[str] = []
+        stack = [class_qualname]
         while stack and len(out) < 32:
             name = self.canonical(stack.pop())
             if name in out:

@@ -59,12 +59,12 @@ def seed_words(pattern) -> tuple[str, ...]:
 
 def word_pattern(names: set[str], binary: bool = False):
     """A regex matching any of the names as a whole word (None for no names)."""
-    names = sorted(n for n in names if n)
-    if not names:
+    ordered = sorted(n for n in names if n)
+    if not ordered:
         return None
     if binary:
-        return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
-    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+        return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in ordered) + rb")\b")
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in ordered) + r")\b")
 
 
 CALL_LINES = 4  # a call's words (``.to(\n "cpu", non_blocking=True\n)``) are this close
