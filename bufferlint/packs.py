@@ -36,7 +36,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 from bufferlint.versions import VersionRange, version_range
 
@@ -113,10 +113,15 @@ class CallPattern:
 
     @property
     def last_name(self) -> str:
-        return self.method if self.method else self.qualname.rsplit(".", 1)[-1]
+        return self.method if self.method else self.name.rsplit(".", 1)[-1]
+
+    @property
+    def name(self) -> str:
+        """The qualified name ("" for a method pattern, which has ``method`` instead)."""
+        return self.qualname or ""
 
     def __str__(self) -> str:
-        base = f".{self.method}" if self.method else self.qualname
+        base = f".{self.method}" if self.method else self.name
         if self.required_kwargs:
             base += "(" + ", ".join(str(c) for c in self.required_kwargs) + ")"
         return base
@@ -318,52 +323,50 @@ class Vocabulary:
 
     def check_kinds(self) -> None:
         """Every kind a source, guard or sanitizer names is defined by some loaded pack."""
-        for key in ("sources", "guards", "sanitizers"):
-            for spec in getattr(self, key):
+        for key in PACK_KEYS:
+            for spec in getattr(self, key.field) if key.kinded else ():
                 if spec.kind and spec.kind not in self.kinds:
                     known = ", ".join(sorted(self.kinds)) or "none"
-                    raise PackError(f"{spec.origin}: {key[:-1]} {spec.calls[0]} names unknown kind {spec.kind!r} (known: {known})")
+                    raise PackError(f"{spec.origin}: {key.key[:-1]} {spec.calls[0]} names unknown kind {spec.kind!r} (known: {known})")
 
     def merge(self, other: "Vocabulary") -> None:
         for name, kind in other.kinds.items():
             if name in self.kinds:
                 raise PackError(f"{kind.origin}: kind {name!r} is already defined in {self.kinds[name].origin}")
-            self.kinds[name] = kind
         self.origins.update(other.origins)
-        self.signatures.update(other.signatures)
-        self.markers |= other.markers
-        self.sources += other.sources
-        self.guards += other.guards
-        self.sanitizers += other.sanitizers
-        self.views += other.views
-        self.view_attributes |= other.view_attributes
-        self.sinks += other.sinks
-        self.settlers += other.settlers
-        self.drains += other.drains
-        self.passthrough += other.passthrough
-        self.binds += other.binds
-        self.synchronizers += other.synchronizers
-        self.retainers += other.retainers
-        self.host_reads += other.host_reads
-        self.not_one_value += [entry for entry in other.not_one_value if entry not in self.not_one_value]
+        for key in PACK_KEYS:
+            if key.merge is not None:
+                key.merge(getattr(self, key.field), getattr(other, key.field))
         self.packs += other.packs
         self.not_lending += other.not_lending
 
 
+# ---------------------------------------------------------------------------
+# Reading a pack: one reader per key
 
-PACK_KEYS = {
-    "pack", "markers", "kinds", "signatures", "sources", "guards", "sanitizers", "views", "view-attributes", "sinks", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers", "host-reads",
-    "not-one-value",
-}
 
 _NOT_ONE_VALUE = re.compile(r"^(?:\.[A-Za-z_]\w*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\.\*)?)$")
 
 
-def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
+def _string_set(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> set[str]:
+    return set(_string_list(data, key.key, origin))
+
+
+def _not_one_value(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[str]:
+    entries = _string_list(data, key.key, origin)
+    for entry in entries:
+        if not _NOT_ONE_VALUE.match(entry):
+            raise PackError(f"{origin}: not-one-value: {entry!r} is not '.method', 'pkg.func' or 'pkg.*'")
+    return entries
+
+
+def _pattern_list(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[CallPattern]:
+    return list(_patterns(data[key.key], f"{origin}: {key.key}")) if key.key in data else []
+
+
+def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, BorrowKind]:
     kinds: dict[str, BorrowKind] = {}
-    for i, table in enumerate(_table_list(data, "kinds", origin)):
-        where = f"{origin}: kinds[{i}]"
-        _check_keys(table, {"name", "markers", "copy", "remedy", "doc", "lends-in"}, where)
+    for where, table in _tables(key, data, origin):
         name, copy, remedy = table.get("name"), table.get("copy", ""), table.get("remedy", "")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][\w-]*", name):
             raise PackError(f"{where}: 'name' must be a name such as \"numpy\"")
@@ -380,18 +383,8 @@ def _kinds(data: dict, origin: str) -> dict[str, BorrowKind]:
     return kinds
 
 
-def _lends_in(table: dict, where: str) -> VersionRange | None:
-    """A source's or kind's ``lends-in = { package = "...", versions = "..." }``."""
-    if "lends-in" not in table:
-        return None
-    try:
-        return version_range(table["lends-in"], f"{where}.lends-in")
-    except ValueError as exc:
-        raise PackError(str(exc)) from None
-
-
-def _signatures(data: dict, origin: str) -> dict[str, tuple[str, ...]]:
-    table = data.get("signatures", {})
+def _signatures(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, tuple[str, ...]]:
+    table = data.get(key.key, {})
     if not isinstance(table, dict):
         raise PackError(f"{origin}: 'signatures' must be a table of qualname = [parameter names]")
     out = {}
@@ -400,6 +393,202 @@ def _signatures(data: dict, origin: str) -> dict[str, tuple[str, ...]]:
             raise PackError(f"{origin}: signatures.{qualname!r} must be a non-empty list of parameter names")
         out[qualname] = tuple(params)
     return out
+
+
+def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SourceSpec]:
+    sources = []
+    for where, table in _tables(key, data, origin):
+        advances = _patterns(table["advances"], f"{where}.advances") if "advances" in table else ()
+        attributes = _patterns(table["attribute"], f"{where}.attribute") if "attribute" in table else ()
+        if any(p.qualname is None or p.qualname.count(".") < 1 or p.required_kwargs for p in attributes):
+            raise PackError(f"{where}.attribute: expected 'pkg.Class.attr' names")
+        calls = _patterns(table.get("call"), f"{where}.call") if "call" in table or not attributes else ()
+        until = table.get("until", "")
+        if until not in ("", "sync"):
+            raise PackError(f"{where}: 'until' must be \"sync\" (in flight until the device is synchronised)")
+        try:
+            produces = Shape.parse(table.get("produces", "borrowed"))
+        except (ValueError, AttributeError) as exc:
+            raise PackError(f"{where}: produces: {exc}") from None
+        owned_if = []
+        for j, cond in enumerate(_table_list(table, "owned-if", where)):
+            _check_keys(cond, OWNED_IF_KEYS, f"{where}.owned-if[{j}]")
+            if not isinstance(cond.get("kwarg"), str) or "equals" not in cond:
+                raise PackError(f"{where}.owned-if[{j}]: needs 'kwarg' (string) and 'equals'")
+            if not isinstance(cond.get("default", False), bool):
+                raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
+            owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call"), cond.get("default", False)))
+        sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, _kind_of(table, vocab.kinds, where), until,
+                                  advances, attributes, _lends_in(table, where)))
+    return sources
+
+
+def _guards(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[GuardSpec]:
+    guards = []
+    for where, table in _tables(key, data, origin):
+        param = table.get("param", 0)
+        if not isinstance(param, int) or param < 0:
+            raise PackError(f"{where}: 'param' must be a non-negative argument index")
+        kind = _kind_of(table, vocab.kinds, where)
+        guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind))
+    return guards
+
+
+def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SinkSpec]:
+    sinks = []
+    for where, table in _tables(key, data, origin):
+        params = tuple(_string_list(table, "params", where))
+        enabled_by = table.get("enabled-by")
+        if enabled_by is not None and not isinstance(enabled_by, str):
+            raise PackError(f"{where}: 'enabled-by' must be a parameter name")
+        unknown = table.get("unknown-receiver", False)
+        if not isinstance(unknown, bool):
+            raise PackError(f"{where}: 'unknown-receiver' must be true or false")
+        rule = _sink_rule(table, where)
+        payload = table.get("payload", "all")
+        if payload not in ("all", "args", "receiver"):
+            raise PackError(f"{where}: 'payload' must be \"all\", \"args\" or \"receiver\"")
+        within = _patterns(table["within"], f"{where}.within") if "within" in table else ()
+        eager = table.get("eager", False)
+        if not isinstance(eager, bool):
+            raise PackError(f"{where}: 'eager' must be true or false")
+        sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, rule,
+                              payload, within, eager))
+    return sinks
+
+
+def _sink_rule(table: dict, where: str) -> str:
+    """A sink's ``rule``: what a value it reads later is reported as."""
+    rule = table.get("rule", "BL001")
+    if rule not in ("BL001", "BL004"):
+        raise PackError(f"{where}: 'rule' must be \"BL001\" (task) or \"BL004\" (device copy)")
+    return rule
+
+
+def _sanitizers(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SanitizerSpec]:
+    sanitizers = []
+    for where, table in _tables(key, data, origin):
+        kind = table.get("kind", "")
+        if not isinstance(kind, str):
+            raise PackError(f"{where}: 'kind' must be the name of a kind")
+        sanitizers.append(SanitizerSpec(_patterns(table.get("call"), f"{where}.call"), origin, kind))
+    return sanitizers
+
+
+# ---------------------------------------------------------------------------
+# Merging the packs' vocabularies
+
+
+def _extend(mine: list, theirs: list) -> None:
+    mine += theirs
+
+
+def _extend_new(mine: list, theirs: list) -> None:
+    mine += [entry for entry in theirs if entry not in mine]
+
+
+def _union(mine: set, theirs: set) -> None:
+    mine |= theirs
+
+
+def _update(mine: dict, theirs: dict) -> None:
+    mine.update(theirs)  # kinds: Vocabulary.merge refuses a kind defined twice first
+
+
+# ---------------------------------------------------------------------------
+# The pack keys
+
+
+def _pattern_names(patterns: list[CallPattern]) -> list[str]:
+    return [str(p) for p in patterns]
+
+
+def _call_names(specs: list) -> list[str]:
+    return [str(p) for spec in specs for p in spec.calls]
+
+
+def _source_names(specs: list[SourceSpec]) -> list[str]:
+    return _call_names(specs) + [str(p) for spec in specs for p in spec.attributes]
+
+
+@dataclass(frozen=True)
+class PackKey:
+    """One top-level key of a pack (and of ``[tool.bufferlint]``), and everything done with it.
+
+    Reading and validating (``read``), merging packs (``merge``), the names its entries are
+    listed under with their origins by ``--show-settings`` (``names``), and how the matcher
+    (``vocabmatch.VocabIndex``) finds them by the called name (``matched``) all come from here;
+    docs/rule-packs.md's key reference lists every key and sub-key (tests/test_pack_keys.py).
+    """
+
+    key: str  # as written in TOML: "host-reads"
+    field: str  # the Vocabulary attribute it fills ("" for [pack], which load_pack reads)
+    form: str  # the TOML value: "patterns", "strings", "tables" ([[key]]) or "table" ([key])
+    doc: str
+    read: Callable[["PackKey", dict, str, Vocabulary], Any] | None = None
+    merge: Callable[[Any, Any], None] | None = None
+    subkeys: tuple[str, ...] = ()  # the keys its tables may have
+    names: Callable[[Any], Iterable[str]] | None = None  # its entries for --show-settings (None: not shown)
+    matched: str = ""  # "calls": each entry's call patterns are matched; "pattern": each entry is one
+    kinded: bool = False  # its entries belong to a borrow kind (``kind``): checked against the kinds
+
+
+def _call_list(key: str, doc: str) -> PackKey:
+    """A key whose value is a list of call patterns, each matched by the called name."""
+    return PackKey(key, key.replace("-", "_"), "patterns", doc, _pattern_list, _extend, names=_pattern_names,
+                   matched="pattern")
+
+
+OWNED_IF_KEYS = ("kwarg", "equals", "receiver-call", "default")
+
+# In the order --show-settings lists them (and the readers run: kinds before the entries
+# that name a kind).
+PACK_KEYS: tuple[PackKey, ...] = (
+    PackKey("pack", "", "table", "the pack's name and description", subkeys=("name", "description")),
+    PackKey("markers", "markers", "strings", "attributes that mark borrowed values of no particular kind",
+            _string_set, _union, names=list),
+    PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
+            _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in"), names=list),
+    PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
+            _signatures, _update),
+    PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
+            _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "advances",
+                                "lends-in"), _source_names, "calls", kinded=True),
+    PackKey("guards", "guards", "tables", "predicates that return False for borrowed values",
+            _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
+    PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
+            _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
+                              "eager"), _call_names, "calls"),
+    PackKey("sanitizers", "sanitizers", "tables", "calls returning an owned copy",
+            _sanitizers, _extend, ("call", "doc", "kind"), _call_names, "calls", kinded=True),
+    _call_list("views", "calls returning an alias of their input"),
+    PackKey("view-attributes", "view_attributes", "strings", "attributes that are views of their object",
+            _string_set, _union),
+    _call_list("settlers", "calls that wait for submitted work"),
+    _call_list("drains", "calls that wait for every task of an executor"),
+    _call_list("passthrough", "wrappers that re-yield their first argument's elements"),
+    _call_list("binds", "calls whose result keeps their arguments for later"),
+    _call_list("synchronizers", "calls that wait for all outstanding device work"),
+    _call_list("retainers", "methods that keep their arguments in the receiver"),
+    _call_list("host-reads", "calls that read a host tensor's bytes now"),
+    PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
+            _not_one_value, _extend_new, names=list),
+)
+PACK_KEY_NAMES = frozenset(key.key for key in PACK_KEYS)
+
+
+def pack_key(name: str) -> PackKey:
+    return next(key for key in PACK_KEYS if key.key == name)
+
+
+def _lends_in(table: dict, where: str) -> VersionRange | None:
+    """A source's or kind's ``lends-in = { package = "...", versions = "..." }``."""
+    if "lends-in" not in table:
+        return None
+    try:
+        return version_range(table["lends-in"], f"{where}.lends-in")
+    except ValueError as exc:
+        raise PackError(str(exc)) from None
 
 
 def _kind_of(table: dict, kinds: dict[str, BorrowKind], where: str) -> str:
@@ -422,6 +611,14 @@ def _patterns(value: Any, where: str) -> tuple[CallPattern, ...]:
         raise PackError(f"{where}: {exc}") from None
 
 
+def _tables(key: PackKey, data: dict, origin: str) -> Iterator[tuple[str, dict]]:
+    """``[[key]]``'s tables, each with where it is (``origin: key[i]``), their keys checked."""
+    for i, table in enumerate(_table_list(data, key.key, origin)):
+        where = f"{origin}: {key.key}[{i}]"
+        _check_keys(table, key.subkeys, where)
+        yield where, table
+
+
 def _table_list(data: dict, key: str, where: str) -> list[dict]:
     value = data.get(key, [])
     if not isinstance(value, list):
@@ -436,8 +633,8 @@ def _table_list(data: dict, key: str, where: str) -> list[dict]:
     return tables
 
 
-def _check_keys(table: dict, allowed: set[str], where: str) -> None:
-    unknown = sorted(set(table) - allowed)
+def _check_keys(table: dict, allowed: Collection[str], where: str) -> None:
+    unknown = sorted(set(table) - set(allowed))
     if unknown:
         raise PackError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(sorted(allowed))})")
 
@@ -454,117 +651,22 @@ def vocabulary_from_dict(data: dict, origin: str, extra_keys: Iterable[str] = ()
 
     ``extra_keys`` are keys the caller handles itself (the config's ``select`` etc.).
     """
-    _check_keys(data, PACK_KEYS | set(extra_keys), origin)
+    _check_keys(data, PACK_KEY_NAMES | set(extra_keys), origin)
     vocab = Vocabulary(packs=[origin])
-    vocab.kinds = _kinds(data, origin)
-    vocab.signatures = _signatures(data, origin)
-    vocab.markers = set(_string_list(data, "markers", origin))
-    for kind in vocab.kinds.values():
+    for key in PACK_KEYS:
+        if key.read is not None:
+            setattr(vocab, key.field, key.read(key, data, origin, vocab))
+    for kind in vocab.kinds.values():  # a kind's markers are markers too
         vocab.markers |= set(kind.markers)
-    vocab.view_attributes = set(_string_list(data, "view-attributes", origin))
-    vocab.not_one_value = _string_list(data, "not-one-value", origin)
-    for entry in vocab.not_one_value:
-        if not _NOT_ONE_VALUE.match(entry):
-            raise PackError(f"{origin}: not-one-value: {entry!r} is not '.method', 'pkg.func' or 'pkg.*'")
-    lists = (
-        ("views", vocab.views),
-        ("settlers", vocab.settlers),
-        ("drains", vocab.drains),
-        ("passthrough", vocab.passthrough),
-        ("binds", vocab.binds),
-        ("synchronizers", vocab.synchronizers),
-        ("retainers", vocab.retainers),
-        ("host-reads", vocab.host_reads),
-    )
-    for key, target in lists:
-        if key in data:
-            target.extend(_patterns(data[key], f"{origin}: {key}"))
-
-    for i, table in enumerate(_table_list(data, "sanitizers", origin)):
-        where = f"{origin}: sanitizers[{i}]"
-        _check_keys(table, {"call", "doc", "kind"}, where)
-        kind = table.get("kind", "")
-        if not isinstance(kind, str):
-            raise PackError(f"{where}: 'kind' must be the name of a kind")
-        vocab.sanitizers.append(SanitizerSpec(_patterns(table.get("call"), f"{where}.call"), origin, kind))
-
-    for i, table in enumerate(_table_list(data, "sources", origin)):
-        where = f"{origin}: sources[{i}]"
-        _check_keys(table, {"call", "attribute", "produces", "owned-if", "doc", "kind", "until", "advances", "lends-in"}, where)
-        advances = _patterns(table["advances"], f"{where}.advances") if "advances" in table else ()
-        attributes = _patterns(table["attribute"], f"{where}.attribute") if "attribute" in table else ()
-        if any(p.method is not None or p.qualname.count(".") < 1 or p.required_kwargs for p in attributes):
-            raise PackError(f"{where}.attribute: expected 'pkg.Class.attr' names")
-        calls = _patterns(table.get("call"), f"{where}.call") if "call" in table or not attributes else ()
-        until = table.get("until", "")
-        if until not in ("", "sync"):
-            raise PackError(f"{where}: 'until' must be \"sync\" (in flight until the device is synchronised)")
-        try:
-            produces = Shape.parse(table.get("produces", "borrowed"))
-        except (ValueError, AttributeError) as exc:
-            raise PackError(f"{where}: produces: {exc}") from None
-        owned_if = []
-        for j, cond in enumerate(_table_list(table, "owned-if", where)):
-            _check_keys(cond, {"kwarg", "equals", "receiver-call", "default"}, f"{where}.owned-if[{j}]")
-            if not isinstance(cond.get("kwarg"), str) or "equals" not in cond:
-                raise PackError(f"{where}.owned-if[{j}]: needs 'kwarg' (string) and 'equals'")
-            if not isinstance(cond.get("default", False), bool):
-                raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
-            owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call"), cond.get("default", False)))
-        kind = _kind_of(table, vocab.kinds, where)
-        vocab.sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, kind, until, advances, attributes,
-                                        _lends_in(table, where)))
-
-    for i, table in enumerate(_table_list(data, "sinks", origin)):
-        where = f"{origin}: sinks[{i}]"
-        _check_keys(table, {"call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within", "eager"}, where)
-        params = tuple(_string_list(table, "params", where))
-        enabled_by = table.get("enabled-by")
-        if enabled_by is not None and not isinstance(enabled_by, str):
-            raise PackError(f"{where}: 'enabled-by' must be a parameter name")
-        unknown = table.get("unknown-receiver", False)
-        if not isinstance(unknown, bool):
-            raise PackError(f"{where}: 'unknown-receiver' must be true or false")
-        rule = table.get("rule", "BL001")
-        if rule not in ("BL001", "BL004"):
-            raise PackError(f"{where}: 'rule' must be \"BL001\" (task) or \"BL004\" (device copy)")
-        payload = table.get("payload", "all")
-        if payload not in ("all", "args", "receiver"):
-            raise PackError(f"{where}: 'payload' must be \"all\", \"args\" or \"receiver\"")
-        within = _patterns(table["within"], f"{where}.within") if "within" in table else ()
-        eager = table.get("eager", False)
-        if not isinstance(eager, bool):
-            raise PackError(f"{where}: 'eager' must be true or false")
-        vocab.sinks.append(
-            SinkSpec(
-                _patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, rule, payload, within, eager
-            )
-        )
-
-    for i, table in enumerate(_table_list(data, "guards", origin)):
-        where = f"{origin}: guards[{i}]"
-        _check_keys(table, {"call", "param", "doc", "kind"}, where)
-        param = table.get("param", 0)
-        if not isinstance(param, int) or param < 0:
-            raise PackError(f"{where}: 'param' must be a non-negative argument index")
-        kind = _kind_of(table, vocab.kinds, where)
-        vocab.guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind))
     _record_origins(vocab, origin)
     return vocab
 
 
 def _record_origins(vocab: Vocabulary, origin: str) -> None:
-    entries = [("markers", marker) for marker in vocab.markers]
-    entries += [("kinds", name) for name in vocab.kinds]
-    for key in ("sources", "guards", "sinks", "sanitizers"):
-        entries += [(key, str(p)) for spec in getattr(vocab, key) for p in spec.calls]
-    entries += [("sources", str(p)) for spec in vocab.sources for p in spec.attributes]
-    for key in ("views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
-        entries += [(key, str(p)) for p in getattr(vocab, key)]
-    entries += [("host-reads", str(p)) for p in vocab.host_reads]
-    entries += [("not-one-value", entry) for entry in vocab.not_one_value]
-    for entry in entries:
-        vocab.origins.setdefault(entry, origin)
+    for key in PACK_KEYS:
+        if key.names is not None:
+            for name in key.names(getattr(vocab, key.field)):
+                vocab.origins.setdefault((key.key, name), origin)
 
 
 def read_toml(path: Path, what: str = "rule pack") -> dict:
@@ -585,7 +687,7 @@ def load_pack(path: Path) -> Vocabulary:
     meta = data.get("pack", {})
     if not isinstance(meta, dict):
         raise PackError(f"{path}: [pack] must be a table")
-    _check_keys(meta, {"name", "description"}, f"{path}: [pack]")
+    _check_keys(meta, pack_key("pack").subkeys, f"{path}: [pack]")
     return vocabulary_from_dict(data, str(path))
 
 

@@ -14,12 +14,10 @@ import re
 from pathlib import Path
 
 from bufferlint.config import Settings
-from bufferlint.packs import builtin_pack_dir
+from bufferlint.packs import PACK_KEYS, builtin_pack_dir, pack_key
 
-SECTIONS = (
-    "markers", "kinds", "sources", "guards", "sinks", "sanitizers", "views", "settlers", "drains",
-    "passthrough", "binds", "synchronizers", "retainers", "host-reads", "not-one-value",
-)
+# The keys whose entries are listed, in the pack key table's order.
+SECTIONS = tuple(key.key for key in PACK_KEYS if key.names is not None)
 
 
 def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]]:
@@ -78,7 +76,7 @@ def _kind_detail(vocab, section: str, entry: str) -> str:
         kind = vocab.kinds[entry]
         markers = ", ".join(kind.markers) or "no marker"
         return f": {markers}; copy {kind.copy_of('value') or '(none)'}"
-    if section in ("sources", "guards", "sanitizers"):
+    if pack_key(section).kinded:
         kinds = {spec.kind for spec in getattr(vocab, section) if any(str(p) == entry for p in spec.calls)}
         named = ", ".join(sorted(k for k in kinds if k))
         return f"  kind={named}" if named else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from bufferlint.packs import CallPattern, Vocabulary, builtin_pack_dir
+from bufferlint.packs import PACK_KEYS, CallPattern, Vocabulary, builtin_pack_dir
 
 
 @dataclass(frozen=True)
@@ -31,23 +31,18 @@ class VocabIndex:
         self.vocab = vocab
         self._by_name: dict[str, list[tuple[str, object, CallPattern]]] = {}
         self._attributes: dict[str, list[tuple[str, object]]] = {}  # attr -> (owner class, source)
-        for spec in vocab.sources:
-            self._add("sources", spec, spec.calls)
+        for key in PACK_KEYS:  # entries by their call patterns' last names
+            if key.matched == "calls":
+                for spec in getattr(vocab, key.field):
+                    self._add(key.key, spec, spec.calls)
+            elif key.matched == "pattern":
+                for pattern in getattr(vocab, key.field):
+                    self._add(key.key, pattern, (pattern,))
+        for spec in vocab.sources:  # a source's sub-keys: what advances it, and attributes that borrow
             self._add("advances", spec, spec.advances)
             for pattern in spec.attributes:
-                owner, _, attr = pattern.qualname.rpartition(".")
+                owner, _, attr = pattern.name.rpartition(".")
                 self._attributes.setdefault(attr, []).append((owner, spec))
-        for spec in vocab.sinks:
-            self._add("sinks", spec, spec.calls)
-        for spec in vocab.guards:
-            self._add("guards", spec, spec.calls)
-        for spec in vocab.sanitizers:
-            self._add("sanitizers", spec, spec.calls)
-        for kind in ("views", "settlers", "drains", "passthrough", "binds", "synchronizers", "retainers"):
-            for pattern in getattr(vocab, kind):
-                self._add(kind, pattern, (pattern,))
-        for pattern in vocab.host_reads:
-            self._add("host-reads", pattern, (pattern,))
         self.markers = frozenset(vocab.markers)
         self._marker_tags = {marker: marker_tags(vocab, marker) for marker in self.markers}
         self._builtin_prefix = str(builtin_pack_dir())
@@ -143,7 +138,7 @@ class VocabIndex:
             return call.qualname == pattern.qualname
         if call.method is None:
             return False
-        owner, _, method = pattern.qualname.rpartition(".")
+        owner, _, method = pattern.name.rpartition(".")
         if method != call.method:
             return False
         if call.receiver_types:

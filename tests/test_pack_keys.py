@@ -1,0 +1,118 @@
+"""One table (``packs.PACK_KEYS``) drives every pack key: the Vocabulary field it fills, how it
+is read and merged, what ``--show-settings`` lists, how the matcher finds it, and the key
+reference in docs/rule-packs.md. A key added to one of these and not the table fails here."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+
+import pytest
+
+from bufferlint.analysis.frontend.vocabmatch import CallShape, VocabIndex
+from bufferlint.packs import OWNED_IF_KEYS, PACK_KEYS, PackError, Vocabulary, vocabulary_from_dict
+from bufferlint.show_settings import SECTIONS
+from conftest import REPO
+
+# Vocabulary fields that no pack key fills: bookkeeping of the loading itself.
+BOOKKEEPING = {"packs", "not_lending", "origins"}
+
+# One pack that uses every key: each listed key has one entry named after the key.
+EVERY_KEY = {
+    "pack": {"name": "every", "description": "every key once"},
+    "markers": ["_every_marker"],
+    "kinds": [{"name": "every", "markers": ["_every_kind_marker"], "copy": ".copy()", "doc": "d"}],
+    "signatures": {"every.view": ["input"]},
+    "sources": [{"call": "every.source", "kind": "every", "advances": ".every_advance"}],
+    "guards": [{"call": "every.guard"}],
+    "sinks": [{"call": "every.sink"}],
+    "sanitizers": [{"call": "every.sanitizer"}],
+    "views": ["every.view"],
+    "view-attributes": ["every_attribute"],
+    "settlers": ["every.settler"],
+    "drains": ["every.drain"],
+    "passthrough": ["every.passthrough"],
+    "binds": ["every.bind"],
+    "synchronizers": ["every.synchronizer"],
+    "retainers": [".every_retainer"],
+    "host-reads": [".every_host_read"],
+    "not-one-value": ["every.not_one"],
+}
+
+
+def test_every_vocabulary_field_is_one_keys() -> None:
+    fields = [key.field for key in PACK_KEYS if key.field]
+    assert len(fields) == len(set(fields)), "two keys fill one field"
+    assert set(fields) == {f.name for f in dataclasses.fields(Vocabulary)} - BOOKKEEPING
+
+
+def test_a_pack_with_every_key_reads_and_merges() -> None:
+    assert set(EVERY_KEY) == {key.key for key in PACK_KEYS}, "EVERY_KEY must use every key"
+    one = vocabulary_from_dict(EVERY_KEY, "every.toml")
+    merged = Vocabulary()
+    merged.merge(one)
+    merged.merge(vocabulary_from_dict({k: v for k, v in EVERY_KEY.items() if k != "kinds"}, "again.toml"))
+    for key in PACK_KEYS:
+        if not key.field:
+            continue
+        value = getattr(merged, key.field)
+        assert value, f"{key.key}: nothing read"
+        if key.form in ("patterns", "tables") and key.key != "kinds":
+            assert len(value) == 2, f"{key.key}: merging two packs keeps both entries"
+    assert merged.markers == {"_every_marker", "_every_kind_marker"}
+    assert merged.not_one_value == ["every.not_one"], "not-one-value merges without repeats"
+    with pytest.raises(PackError, match="kind 'every' is already defined"):
+        merged.merge(vocabulary_from_dict({"kinds": EVERY_KEY["kinds"]}, "third.toml"))
+
+
+def test_show_settings_lists_the_keys_with_names_in_table_order() -> None:
+    vocab = vocabulary_from_dict(EVERY_KEY, "every.toml")
+    assert SECTIONS == tuple(key.key for key in PACK_KEYS if key.names is not None)
+    listed = {section for section, _ in vocab.origins}
+    assert listed == set(SECTIONS)
+    assert vocab.origins[("sources", "every.source")] == "every.toml"
+    assert vocab.origins[("host-reads", ".every_host_read")] == "every.toml"
+
+
+@pytest.mark.parametrize("key", [key for key in PACK_KEYS if key.matched], ids=lambda key: key.key)
+def test_the_matcher_finds_each_matched_key_by_name(key) -> None:
+    index = VocabIndex(vocabulary_from_dict(EVERY_KEY, "every.toml"))
+    entry = EVERY_KEY[key.key][0]
+    pattern = entry["call"] if isinstance(entry, dict) else entry
+    if pattern.startswith("."):
+        call = CallShape(None, pattern[1:], frozenset(), lambda name, position=None: ("absent", None))
+    else:
+        call = CallShape(pattern, None, frozenset(), lambda name, position=None: ("absent", None))
+    found = index.match(key.key, call)
+    assert found is not None, f"{key.key}: {pattern} not matched"
+    assert index.match("sinks" if key.key != "sinks" else "guards", call) is None
+
+
+def test_unknown_sub_keys_name_the_allowed_ones() -> None:
+    for key in PACK_KEYS:
+        if key.form == "tables":
+            with pytest.raises(PackError, match=re.escape(f"allowed: {', '.join(sorted(key.subkeys))}")):
+                vocabulary_from_dict({key.key: [{"call": "a.b", "name": "x", "nonsense": 1}]}, "p.toml")
+
+
+def _reference() -> dict:
+    """The key reference: the ``docs-test: pack`` block under "## Keys" in docs/rule-packs.md."""
+    text = (REPO / "docs" / "rule-packs.md").read_text(encoding="utf-8")
+    section = text.split("\n## Keys\n", 1)[1]
+    block = re.search(r"<!-- docs-test: pack -->\n```toml\n(.*?)\n```", section, re.S)
+    assert block, "docs/rule-packs.md: no pack block under ## Keys"
+    return tomllib.loads(block.group(1))
+
+
+def test_the_docs_key_reference_shows_every_key_and_sub_key() -> None:
+    reference = _reference()
+    missing = [key.key for key in PACK_KEYS if key.key not in reference]
+    for key in PACK_KEYS:
+        tables = reference.get(key.key, [])
+        tables = [tables] if isinstance(tables, dict) else [t for t in tables if isinstance(t, dict)]
+        written = {sub for table in tables for sub in table}
+        missing += [f"{key.key}.{sub}" for sub in key.subkeys if sub not in written]
+    owned_if = {sub for source in reference.get("sources", []) for cond in source.get("owned-if", []) for sub in cond}
+    missing += [f"sources.owned-if.{sub}" for sub in OWNED_IF_KEYS if sub not in owned_if]
+    assert not missing, f"docs/rule-packs.md's key reference does not show: {', '.join(missing)}"
