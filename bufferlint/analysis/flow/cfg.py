@@ -1,7 +1,8 @@
 """A control-flow graph of one function, built once from its syntax tree (pyright's binder is
 the model): basic blocks of operations, joined by edges that may carry the truth of a test.
 
-What the graph makes explicit, so the transfer functions never re-walk the tree:
+What the graph makes explicit, so the transfer functions never re-walk a function's
+statements (expressions, comprehensions among them, are evaluated from their syntax):
 
 * branch and loop labels (``if``/``while``/``for``/``match``; ``for`` heads with a separate
   "exhausted" edge and an "advance" step on every back edge);
@@ -365,6 +366,52 @@ def build(node: ast.AST) -> Graph:
     if builder.current is not None:
         builder.emit(EXIT, node)
     return Graph(builder.blocks, entry, _reverse_postorder(builder.blocks, entry))
+
+
+def dump(graph: Graph) -> str:
+    """The graph as text, one block after another in id order: its operations (kind, line,
+    what it evaluates) and its out-edges (``-> 3 if x``, ``-> 4 if not x``). Blocks no path
+    from the entry reaches say so. For tests and debugging: a change to the builder shows up
+    as a changed snapshot (tests/test_cfg.py), not as a changed finding far away."""
+    lines = [f"entry {graph.entry}"]
+    for block in graph.blocks:
+        reached = "" if block.id in graph.order else "  (unreachable)"
+        lines.append(f"{block.id}:{reached}")
+        lines += [f"  {op.kind} {_describe(op)}" for op in block.ops]
+        lines += [f"  -> {edge.target}{_condition(edge)}" for edge in block.succs]
+    return "\n".join(lines) + "\n"
+
+
+def _condition(edge: Edge) -> str:
+    if edge.test is None:
+        return ""
+    test = ast.unparse(edge.test)
+    if edge.truth:
+        return f" if {test}"
+    return f" if not ({test})" if " " in test else f" if not {test}"
+
+
+def _describe(op: Op) -> str:
+    """``L<line> <source>`` of what the operation evaluates (a loop's or with's header only)."""
+    node = op.node
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        text = f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}"
+    elif isinstance(node, ast.While):
+        text = f"while {ast.unparse(node.test)}"
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        text = f"with {ast.unparse(node.items[op.extra])}" if isinstance(op.extra, int) else "with"
+    elif isinstance(node, ast.ExceptHandler):
+        text = "except" + (f" {ast.unparse(node.type)}" if node.type else "") + (f" as {node.name}" if node.name else "")
+    elif isinstance(node, ast.match_case):
+        text = f"case {ast.unparse(node.pattern)}"
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        text = f"def {node.name}"
+    elif isinstance(node, ast.Module):
+        text = "module"
+    else:
+        text = ast.unparse(node).split("\n", 1)[0]
+    line = getattr(node.pattern if isinstance(node, ast.match_case) else node, "lineno", None)
+    return f"L{line} {text}" if line is not None else text
 
 
 def _reverse_postorder(blocks: list[Block], entry: int) -> dict[int, int]:
