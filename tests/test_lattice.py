@@ -4,11 +4,15 @@ monotonically and the fixpoint terminates)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bufferlint.analysis import analyze_project
 from bufferlint.analysis.domain.state import State, join_states
-from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Value, cap, join
+from bufferlint.analysis.domain.values import MAX_PATH, WIDENED, Borrow, Cleared, Cond, ParamRef, Value, cap, join, resolve
+from bufferlint.packs import builtin_vocabulary
 
 LEAVES = st.sampled_from(
     [
@@ -101,3 +105,36 @@ def test_state_join_is_commutative_and_only_grows(a: State, b: State) -> None:
     assert joined == join_states(b, a)
     assert join_states(joined, a) == joined
     assert join_states(a, a) == a
+
+
+def test_access_paths_past_the_cap_widen_to_their_prefix() -> None:
+    """k-limiting (values.MAX_PATH): the step past the cap becomes ``WIDENED``, which later
+    steps keep; no check of a widened part proves the parameter clean, and resolving one in a
+    caller's argument gives everything the argument holds (a lazy stream's elements too)."""
+    ref = ParamRef(0)
+    for _ in range(MAX_PATH):
+        ref = ref.extend("item")
+    assert ref.path == ("item",) * MAX_PATH and ref.identity is not None
+    wide = ref.extend(0)
+    assert wide.path == ("item",) * MAX_PATH + (WIDENED,) and wide.identity is None
+    assert wide.extend("iter") is wide and wide.extend("view") is wide
+    borrowed = Borrow(("f", 1, 0))
+    stream = Value(lazy=True, elems=Value(items=(Value(leaves=frozenset({borrowed})),)))
+    assert borrowed in resolve(stream, (WIDENED,)).leaves, "a lazy stream's elements are in it"
+    assert {leaf.site for leaf in resolve(stream, wide.path).leaves} == {borrowed.site}
+    outer = resolve(Value(leaves=frozenset({ParamRef(2)})), (WIDENED,))
+    assert outer.leaves == {ParamRef(2, (WIDENED,))}
+
+
+def test_a_widened_path_is_found_and_reported(tmp_path: Path) -> None:
+    """The fixture deep_paths.py: the helper 7 steps into its parameter is reported (it was a
+    silent false negative when the cap dropped the path), with a notice naming the helper."""
+    fixture = Path(__file__).parent / "fixtures" / "analysis" / "deep_paths.py"
+    (tmp_path / fixture.name).write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
+    files = [tmp_path / fixture.name]
+    result = analyze_project(tmp_path, files, files, builtin_vocabulary())
+    assert sorted(f.span.line for f in result.findings) == [23, 24]
+    assert result.notices == [
+        f"deep_paths:submit_seven_deep: an access path into a parameter is longer than {MAX_PATH} steps and was "
+        f"widened to its first {MAX_PATH}; findings through it may be less precise"
+    ]

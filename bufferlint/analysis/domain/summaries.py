@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bufferlint.analysis.domain.values import EMPTY, Value
+from bufferlint.analysis.domain.values import EMPTY, WIDENED, ParamRef, Value, deep_leaves
 from bufferlint.findings import Span, TraceStep, shorter_trace
 
 
@@ -93,3 +93,11 @@ def guards_kind(tags: set, kind: str, vocab) -> bool:
     if kind and known is not None and not known.markers:
         return True
     return None in tags or (kind in tags if kind else bool(tags))
+
+
+def widened(summary: Summary) -> bool:
+    """Does the summary hold a parameter's access path widened at ``values.MAX_PATH``? (What
+    it says through that path is less precise: the analysis reports it as a notice.)"""
+    paths = [reach.path for reach in summary.sinks] + [store.path for store in summary.field_stores]
+    paths += [leaf.path for leaf in deep_leaves(summary.returns, through_lazy=True) if isinstance(leaf, ParamRef)]
+    return any(WIDENED in path for path in paths)

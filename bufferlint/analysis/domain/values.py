@@ -12,7 +12,8 @@ kinds of leaves exist:
 
 Access paths are tuples of ``"iter"`` (an element taken by iteration: the producer advances),
 ``"item"`` (an element taken by indexing or unpacking), ``int`` (a known tuple position) and
-``"view"`` (a derived view).
+``"view"`` (a derived view). A path is at most ``MAX_PATH`` steps long: a longer one is widened
+to its prefix (``WIDENED``, Pysa's k-limiting), which stands for the part there or anything in it.
 
 Everything here is immutable, so states can be compared to detect a fixpoint. Traces ride
 along but do not take part in equality, which keeps the lattice finite.
@@ -27,6 +28,9 @@ from bufferlint.findings import TraceStep
 
 MAX_PATH = 6
 MAX_DEPTH = 4
+# The last step of a widened path: the parameter's part at the steps before it, or anything
+# inside that part (see ``ParamRef.extend``). No marker check proves it clean (no identity).
+WIDENED = "..."
 
 
 @dataclass(frozen=True)
@@ -86,13 +90,21 @@ class ParamRef:
 
     @property
     def identity(self) -> tuple | None:
-        return None if "view" in self.path else ("p", self.index, _uncleared(self.path))
+        if "view" in self.path or WIDENED in self.path:
+            return None
+        return ("p", self.index, _uncleared(self.path))
 
-    def extend(self, op: object, step: TraceStep | None = None) -> "ParamRef | None":
+    def extend(self, op: object, step: TraceStep | None = None) -> "ParamRef":
+        """The part of this parameter one step (``op``) further in. Past ``MAX_PATH`` steps
+        the path ends in ``WIDENED`` instead and further steps keep it: the summary says less
+        (the part or anything in it) but loses nothing. The analysis reports each function
+        whose summary holds such a path (``summaries.widened``)."""
         if op == "view" and self.path and self.path[-1] == "view":
             return self
+        if WIDENED in self.path:
+            return self
         if len(self.path) - _cleared_steps(self.path) >= MAX_PATH:
-            return None
+            op = WIDENED
         trace = self.trace + (step,) if step else self.trace
         return ParamRef(self.index, self.path + (op,), trace)
 
@@ -351,9 +363,7 @@ def view_of(value: Value, step: TraceStep | None = None) -> Value:
         if isinstance(leaf, Borrow):
             leaves.append(leaf.as_view(step))
         else:
-            extended = leaf.extend("view", step)
-            if extended is not None:
-                leaves.append(extended)
+            leaves.append(leaf.extend("view", step))
     return Value(leaves=frozenset(leaves))
 
 
@@ -384,13 +394,7 @@ def _element(value: Value, op: object, step: TraceStep | None) -> Value:
 
 
 def _extend_params(leaves: frozenset, op: object, step: TraceStep | None) -> frozenset:
-    out = []
-    for leaf in leaves:
-        if isinstance(leaf, ParamRef):
-            extended = leaf.extend(op, step)
-            if extended is not None:
-                out.append(extended)
-    return frozenset(out)
+    return frozenset(leaf.extend(op, step) for leaf in leaves if isinstance(leaf, ParamRef))
 
 
 def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
@@ -399,7 +403,9 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
         if isinstance(op, Cleared):
             value = clear_kinds(value, op.kinds)
             continue
-        if op == "iter":
+        if op == WIDENED:
+            value = _anything_in(value, step)
+        elif op == "iter":
             value = iterate(value, step)
         elif op == "view":
             value = view_of(value, step)
@@ -409,6 +415,16 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
             value = index(value, op, step)
         step = None
     return value
+
+
+def _anything_in(value: Value, step: TraceStep | None) -> Value:
+    """What a widened path's last step stands for in an argument: the value and everything it
+    holds (lazy elements too), flattened as ``cap`` flattens, with the futures it holds; the
+    caller's own parameters in it are widened in turn."""
+    leaves = frozenset(
+        leaf.extend(WIDENED, step) if isinstance(leaf, ParamRef) else leaf for leaf in deep_leaves(value, through_lazy=True)
+    )
+    return Value(leaves=leaves, pending=deep_pending(value))
 
 
 def identities(value: Value) -> frozenset:

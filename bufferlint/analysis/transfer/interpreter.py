@@ -22,8 +22,10 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from bufferlint.analysis.domain.state import Pending, State, is_stand_in, join_into, parameter_key
+from bufferlint.analysis.domain.summaries import widened
 from bufferlint.analysis.domain.values import (
     EMPTY,
+    MAX_PATH,
     Borrow,
     Cond,
     ParamRef,
@@ -73,7 +75,13 @@ class FunctionInterpreter:
     def run(self) -> Outcome:
         try:
             self.solve(self.frame.tables.graph, self.entry_state())
-            return self.facts.outcome(self.info.is_generator)
+            outcome = self.facts.outcome(self.info.is_generator)
+            if widened(outcome.summary):  # a limit hit, reported as MAX_BLOCK_VISITS is
+                outcome.caps.append(
+                    f"{self.info.display}: an access path into a parameter is longer than {MAX_PATH} steps and "
+                    f"was widened to its first {MAX_PATH}; findings through it may be less precise"
+                )
+            return outcome
         finally:
             self.evaluator.unlink()
 
