@@ -102,5 +102,4 @@ class AnalysisResult:
     notices: list[str] = field(default_factory=list)  # analysis limits hit: results may be incomplete
     files_seen: int = 0
     files_parsed: int = 0
-    lines_seen: int = 0
     cache: str | None = None  # how the cache served this run (None: no cache), for ``-v``

@@ -106,9 +106,8 @@ def real_project(root: Path) -> None:
 
 
 def use_result(monkeypatch: pytest.MonkeyPatch, result: AnalysisResult) -> None:
-    """Make ``check`` report exactly ``result``: the engine is replaced, and so is the step
-    that attaches the fixers' fixes (once the fixes branch provides it), so the hand-built
-    fixes are the ones rendered."""
+    """Make ``check`` report exactly ``result``: the engine is replaced, and so are the steps
+    that attach and verify the fixers' fixes, so the hand-built fixes are the ones rendered."""
     monkeypatch.setattr(bufferlint.analysis, "analyze_project", lambda root, files, report_files, vocab, cache=None, progress=None: result)
     monkeypatch.setattr(runner, "attach_fixes", lambda findings, *args, **kwargs: list(findings))
     monkeypatch.setattr(verify, "verify_fixes", lambda result, *args: verify.Verified(list(result.findings)))

@@ -32,7 +32,6 @@ from bufferlint.source import SourceFile, parse_source, read_source
 from bufferlint.textlines import split_lines
 
 SAFE, UNSAFE = "safe", "unsafe"
-APPLICABILITIES = (SAFE, UNSAFE)
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

@@ -15,8 +15,6 @@ from typing import Any, Callable, Optional
 from .hooks import guard
 from .policies import check_policy
 
-_ATTR = "__bufferlint_sync_on_marker__"
-
 
 def sync_on_marker(func: Optional[Callable] = None, *, policy: str = "sync", sanitize: bool = False) -> Any:
     """Decorator for a loader function or method (also ``staticmethod``/``classmethod`` objects
@@ -75,10 +73,4 @@ def sync_on_marker(func: Optional[Callable] = None, *, policy: str = "sync", san
             with guard(policy, sanitize):
                 return func(*args, **kwargs)
 
-    setattr(wrapper, _ATTR, policy)
     return wrapper
-
-
-def is_sync_on_marker(func: Any) -> bool:
-    inner = getattr(func, "__func__", func)
-    return getattr(inner, _ATTR, None) is not None

@@ -136,10 +136,8 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     found = {error.path: error.message for error in SyntaxCheck(unchecked).errors()}
     for path in unchecked:
         facts.setdefault(scan.hashes[path], {})["error"] = found.get(path)
-    for path, digest in scan.hashes.items():
-        entry = facts.setdefault(digest, {})
-        if "lines" not in entry:
-            entry["lines"] = scan.raw[path].count(b"\n")  # a file not read has its facts (``_read``)
+    for digest in scan.hashes.values():
+        facts.setdefault(digest, {})  # every file has its entry: ``_read`` trusts a known one
     record["reused"] = reused  # how this run got its result (for tests and -v)
     record["moved"] = sorted(k for k, shift in moved.items() if isinstance(shift, LineShift))  # analysed functions only moved
     record["replayed"] = sorted(k for k, shift in moved.items() if not isinstance(shift, LineShift))  # edited inside, replayed
@@ -202,8 +200,6 @@ def _facts(body: dict) -> dict:
     for digest, entry in body.items():
         if isinstance(entry, dict):
             kept = {}
-            if isinstance(entry.get("lines"), int):
-                kept["lines"] = entry["lines"]
             if "error" in entry and (entry["error"] is None or isinstance(entry["error"], str)):
                 kept["error"] = entry["error"]
             facts[digest] = kept
@@ -212,14 +208,14 @@ def _facts(body: dict) -> dict:
 
 def _read(root: Path, files: list[Path], record: dict | None, facts: dict) -> Scan:
     """Hash every file, reading only those ``record`` (the last run's) cannot vouch for, or
-    whose per-content facts (``facts``: its line count) are not at hand."""
+    whose per-content facts (``facts``) are not at hand."""
     scan = Scan(root, {}, {}, {}, {})
     overlaid = overlays_active()  # an editor's unsaved text is not what the stat describes
     known = _unchanged(None if overlaid else record, scan)
     for path in files:
         stat = _stat(path)
         vouched = known(path, stat)
-        if vouched is not None and "lines" in facts.get(vouched[0], {}):
+        if vouched is not None and vouched[0] in facts:
             scan.hashes[path], scan.stats[path] = vouched[0], stat + [vouched[1]]  # type: ignore[operator]
             continue
         data = read_bytes(path)
@@ -451,7 +447,6 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
         notices=sorted(set(stored.notices) | set(problems)),
         files_seen=len(scan.hashes),
         files_parsed=parsed,
-        lines_seen=sum(facts[h]["lines"] for h in scan.hashes.values()),
     )
 
 

@@ -75,8 +75,6 @@ class Program:
         # (``analysis.replay``: an edit inside one function is checked against them).
         self.logs: dict[str, list[AnalysisLog]] | None = None
 
-    # -- queries used by the interpreter ---------------------------------------------
-
     # -- the heap: what the project's objects keep in their attributes ------------------
 
     def field_value(self, classes, attr: str) -> Value | None:
@@ -385,7 +383,6 @@ class ProjectAnalysis:
                 self.error(path, data.message)
                 continue
             self.result.files_seen += 1
-            self.result.lines_seen += data.count(b"\n")
             self.raw[path] = data
             name, _ = module_name(path, self.root)
             self.module_files.setdefault(name, path)
