@@ -3,8 +3,8 @@ not change, and gives exactly what a cold run would.
 
 Two documents per cache key (``bufferlint.cache``):
 
-* ``files``: per file *content* (a hash of its bytes), its line count and, once checked,
-  whether CPython compiles it (the message when not). Checking a report file costs a parse
+* ``files``: per file *content* (a hash of its bytes), once checked, whether CPython
+  compiles it (the message when not). Checking a report file costs a parse
   and a compile; with the cache only new or edited files are checked again.
 * ``run``: the last whole-project analysis: every file's content hash (and ``os.stat``, so
   that a later run hashes only the files whose stat changed: ``_unchanged``), the files it parsed,
