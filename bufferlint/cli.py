@@ -267,7 +267,7 @@ def _report(args: argparse.Namespace, report: api.Report) -> int:
         shown = statistics.render_json if args.format == "json" else statistics.render_text
         output = shown(report, unsafe=args.unsafe_fixes)
     else:
-        output = REPORTERS[args.format](report, cwd, color=color, root=report.project.root)
+        output = REPORTERS[args.format](report, cwd, color=color, root=_root(report))
     if to_stdout:
         sys.stdout.write(output)
     else:
@@ -341,7 +341,7 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
                 print(f"{display_path(error.path, cwd)}: error: {error.message}", file=sys.stderr)
             return EXIT_ERROR
         return EXIT_FINDINGS if outcome.changed else EXIT_OK
-    sys.stdout.write(REPORTERS[args.format](final, cwd, color=_color(args), root=final.project.root))
+    sys.stdout.write(REPORTERS[args.format](final, cwd, color=_color(args), root=_root(final)))
     analysed = dataclasses.replace(final, errors=[e for e in final.errors if e not in outcome.write_errors])
     line = summary(analysed, len(final.report_files), _fixable(args, final))
     if not args.quiet:
@@ -368,7 +368,7 @@ def _add_noqa(args: argparse.Namespace, report: api.Report) -> int:
         print(f"Added {count(added.added, 'noqa directive')} to {count(added.files, 'file')}.", file=sys.stderr)
     report.findings, report.errors = [], report.errors + added.errors
     if report.errors:
-        sys.stdout.write(REPORTERS[args.format](report, Path.cwd(), root=report.project.root))
+        sys.stdout.write(REPORTERS[args.format](report, Path.cwd(), root=_root(report)))
         return EXIT_ERROR
     return EXIT_FINDINGS if added.skipped and not args.exit_zero else EXIT_OK
 
@@ -425,6 +425,13 @@ def _show_settings(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _root(report: api.Report) -> Path:
+    """The project root of a report that has findings to show (every report without an
+    ``error`` has its project)."""
+    assert report.project is not None
+    return report.project.root
+
+
 def write_shim(args: argparse.Namespace) -> int:
     """``bufferlint shim``: patch exactly the functions that hand borrowed views to a sink,
     named as the application imports them; exit 2 when one has no importable name."""
@@ -436,7 +443,7 @@ def write_shim(args: argparse.Namespace) -> int:
         raise UsageError(report.error)
     for error in report.errors:
         print(f"{error.path}: {error.message}", file=sys.stderr)
-    root = report.project.root
+    root = _root(report)
     trusted = args.project_root is not None or (root / "pyproject.toml").is_file()
     targets = shim_targets(report.findings, root, trusted)
     for function, reason in targets.unexpressible:

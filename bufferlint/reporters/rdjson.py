@@ -17,6 +17,7 @@ in UTF-8 bytes; bufferlint's character columns are converted with the file's tex
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bufferlint.catalog import severity
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
@@ -47,7 +48,7 @@ def _finding(f: Finding, cwd: Path, sources: SourceCache) -> dict:
         text = sources.line(f.path, line)
         return {"line": line, "column": utf8_column(text, column) if text is not None else column}
 
-    diagnostic = {
+    diagnostic: dict[str, Any] = {
         "message": f.message,
         "location": {
             "path": display_path(f.path, cwd),
@@ -72,7 +73,7 @@ def _suggestions(fix: Fix, text: str | None, position) -> list[dict]:
         fixed = apply_edits(text, fix.edits) if text is not None else None
     except EditConflict:  # the file changed since the fix was planned
         fixed = None
-    if fixed is None:  # the file is gone or changed: the edits as they are, for tools that can apply them
+    if fixed is None or text is None:  # the file is gone or changed: the edits as they are, for tools that can apply them
         return [
             {"range": {"start": position(e.line, e.column), "end": position(e.end_line, e.end_column)}, "text": e.replacement}
             for e in fix.edits

@@ -56,7 +56,7 @@ def _wrap_class(cls: type) -> None:
     if orig is None or getattr(orig, "__bufferlint_original__", None) is not None:
         return
     _originals[cls] = orig
-    cls.submit = _make_wrapper(orig)
+    setattr(cls, "submit", _make_wrapper(orig))
 
 
 def _all_subclasses(cls: type) -> List[type]:
@@ -106,7 +106,7 @@ def _uninstall_tensor_setattr() -> None:
     if own is None:
         del cls.__setattr__
     else:
-        cls.__setattr__ = own
+        setattr(cls, "__setattr__", own)
     _tensor_setattr = None
 
 
@@ -124,7 +124,7 @@ def _uninstall() -> None:
     _uninstall_tensor_setattr()
     for cls, orig in list(_originals.items()):
         if getattr(cls.__dict__.get("submit"), "__bufferlint_original__", None) is orig:
-            cls.submit = orig
+            setattr(cls, "submit", orig)
     _originals.clear()
     if not _had_init_subclass and "__init_subclass__" in concurrent.futures.Executor.__dict__:
         del concurrent.futures.Executor.__init_subclass__

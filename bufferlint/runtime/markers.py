@@ -484,10 +484,10 @@ def iter_borrowed(obj: Any, path: str = "arg", inspection: Optional[Inspection] 
     ``inspection`` of the caller's, a walk cut short by the limit warns.
     """
     own = inspection is None
-    inspection = Inspection() if own else inspection
-    for frames, value, reason in _walk(obj, inspection=inspection):
+    seen = Inspection() if inspection is None else inspection
+    for frames, value, reason in _walk(obj, inspection=seen):
         yield path + "".join(_segment(frame[2]) for frame in frames), value, reason
-    if own and not inspection.complete:
+    if own and not seen.complete:
         warn_limit("the borrowed views listed are those found before it", stacklevel=2)
 
 

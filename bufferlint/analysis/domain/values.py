@@ -318,7 +318,7 @@ def map_leaves(value: Value, fn) -> Value:
     elems = map_leaves(value.elems, fn) if value.elems is not None else None
     items = tuple(map_leaves(i, fn) for i in value.items) if value.items is not None else None
     unchanged = all(old is new for old, new in mapped) and elems is value.elems
-    if unchanged and (items is None or all(a is b for a, b in zip(items, value.items))):
+    if unchanged and (items is None or value.items is None or all(a is b for a, b in zip(items, value.items))):
         return value
     leaves = frozenset(new for _, new in mapped if new is not None)
     return evolve(value, leaves=leaves, elems=elems, items=items)
