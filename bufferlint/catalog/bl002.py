@@ -119,7 +119,21 @@ configured).
 
 ## Known problems
 
-A guard is judged by the markers it checks: one whose kind has no markers (the shipped
+A guard is judged by evaluating its body on a value that carries its kind's marker (and no
+other marker): constants and module-level tuples are folded, loops over them unrolled,
+`getattr`, `hasattr`, attribute access, `any`/`all`, `match`, `try`/`except
+AttributeError`, helpers and `super()` calls followed. It is reported when some path
+returns a true value for that marked value without having looked at anything that depends
+on the marker. A guard that raises for marked values rejects them. When the evaluation
+cannot decide (the marker's name is computed at run time, `getattr(w, name)` with a `name`
+it cannot fold, `vars(w)`, a helper it could not decide, more than 2,000 steps or 64 paths
+at once), the guard is **not** reported, a notice names it, and the calls it decides are
+not taken as guarded either (their BL001 stay): an undecided guard neither raises an alarm
+nor silences one. Library calls given the marked value are taken as not reading the
+marker. `isinstance` checks are taken as independent of the marker, so a guard that
+recognises marked values only by a wrapper class that carries the marker is reported.
+
+A guard whose kind has no markers (the shipped
 `numpy` kind) cannot be checked that way and is taken at its word. A function only used as
 a guard names no kind, so a check of any marker is accepted for it; what it protects still
 follows the kinds: a check of one kind's marker protects no value of another kind (BL001
@@ -179,6 +193,21 @@ def should_async_load(weight: torch.Tensor) -> bool:
             + '''\
 def should_async_load(weight: torch.Tensor) -> bool:
     return weight.device.type == "cpu" and not getattr(weight, RUNAI_STREAMER_TENSOR_ATTR, False)
+'''
+            + _TAIL,
+            path=_PATH,
+        ),
+        Valid(
+            _HEAD
+            + '''\
+BORROWED_MARKERS = (RUNAI_STREAMER_TENSOR_ATTR, "_other_streamer_view")
+
+
+def should_async_load(weight: torch.Tensor) -> bool:
+    for marker in BORROWED_MARKERS:
+        if getattr(weight, marker, False):
+            return False
+    return weight.device.type == "cpu"
 '''
             + _TAIL,
             path=_PATH,

@@ -70,6 +70,9 @@ class Summary:
     field_stores: frozenset = frozenset()  # FieldStore: parameters kept in the receiver's attributes
     releases: frozenset = frozenset()  # (".attr", key): receiver containers it empties (``self.x.clear()``)
     advances: bool = False  # may let producers refill their buffers (a pack ``advances`` call, or a callee's)
+    # (param, tag, why): evaluating the function on a marked value decided nothing for these
+    # (``transfer.guard_eval``): no BL002 for them, and no call is taken as guarded by it
+    undecided: frozenset = frozenset()
 
 
 EMPTY_SUMMARY = Summary()

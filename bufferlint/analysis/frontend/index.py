@@ -1,5 +1,5 @@
 """Per-module facts the interpreter needs to resolve names: module names, imports,
-functions and classes (with their bases), and module-level string constants.
+functions and classes (with their bases), and module-level constants (literals, and tuples of them).
 
 Only what is cheap to read from the syntax tree lives here; behaviour lives in summaries.
 """
@@ -200,6 +200,25 @@ def absolute_module(module: str | None, level: int, current: str, is_package: bo
     return ".".join(parts) or None
 
 
+def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None:
+    """A module constant's value, in a 1-tuple: a literal, or a tuple (or list, as a tuple)
+    of literals and of names of the module's constants assigned before it
+    (``MARKERS = (RUNAI_ATTR, "_other")``); None for anything else."""
+    if isinstance(node, ast.Constant):
+        return (node.value,)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items: list[object] = []
+        for element in node.elts:
+            if isinstance(element, ast.Constant) and not isinstance(element.value, bytes):
+                items.append(element.value)
+            elif isinstance(element, ast.Name) and isinstance(module.constants.get(element.id), (str, int, bool)):
+                items.append(module.constants[element.id])
+            else:
+                return None
+        return (tuple(items),)
+    return None
+
+
 def import_bindings(module: ModuleInfo, node: ast.Import | ast.ImportFrom) -> dict[str, str]:
     """Local names an import statement binds, mapped to qualified names."""
     out: dict[str, str] = {}
@@ -329,10 +348,13 @@ class ProjectIndex:
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
                         module.variables.add(target.id)
-                        if isinstance(stmt.value, ast.Constant):
-                            module.constants[target.id] = stmt.value.value
-            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.target, ast.Name):
-                module.constants[stmt.target.id] = stmt.value.value
+                        literal = literal_constant(module, stmt.value)
+                        if literal is not None:
+                            module.constants[target.id] = literal[0]
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+                literal = literal_constant(module, stmt.value)
+                if literal is not None:
+                    module.constants[stmt.target.id] = literal[0]
             elif isinstance(stmt, ast.If):
                 stack.extend(reversed(stmt.body + stmt.orelse))  # in source order: later bindings win
             elif isinstance(stmt, ast.Try):

@@ -84,13 +84,17 @@ def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]
 
 
 def targets_typed(call: CallSite) -> list[FunctionInfo]:
-    """The methods of the receiver's known project classes."""
+    """The methods of the receiver's known project classes, each looked up through its
+    class hierarchy: an override hides the base's method (``shape.receiver_types`` also
+    lists the ancestors, for the packs' sake, which would reach the base's too)."""
     index = call.program.index
     found = []
-    for type_name in call.shape.receiver_types:
+    receiver = call.receiver
+    own = (receiver.types | receiver.declared) if receiver is not None else frozenset()
+    for type_name in sorted(own & call.shape.receiver_types) or call.shape.receiver_types:
         if type_name in index.classes:
             qualname = index.class_method(type_name, call.method)
-            if qualname in index.functions:
+            if qualname in index.functions and index.functions[qualname] not in found:
                 found.append(index.functions[qualname])
     return found
 
@@ -125,6 +129,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     facts: dict[int, tuple[Value, bool, frozenset, bool, bool]] = {}  # id(argument) -> what it carries
     bindings: dict[tuple, dict[int, Value]] = {}  # same signature, same binding (never changed after)
     caller = call.caller
+    call.targets += [info.qualname for info in targets]
     for info in targets:
         call.effects.append(Record("callee", info.qualname))
         program.consider(info)

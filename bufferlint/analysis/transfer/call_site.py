@@ -144,6 +144,7 @@ class CallSite:
         self.constructed: str | None = None
         self.fallback: str | None = None  # a ``getattr`` default, called when the attribute is missing
         self.effects: list = []  # what the call does besides its value (``call_effects``)
+        self.targets: list[str] = []  # the project functions it may reach
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
         classes = self.program.index.classes

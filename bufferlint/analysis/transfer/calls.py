@@ -48,6 +48,7 @@ class CallResolver:
         if call is None:
             return EMPTY
         value = dispatch(call)
+        self.frame.calls[id(node)] = (node, value, tuple(call.targets))
         for effect in call.effects:
             self.apply(effect)
         return value

@@ -52,6 +52,9 @@ class FunctionFacts:
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
+        # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):
+        # rejects -> guards, accepts -> marker checks, undecided (param, tag, why)
+        self.evaluated: tuple[frozenset, frozenset, frozenset] = (frozenset(), frozenset(), frozenset())
         self.caps: list[str] = []
 
     # -- recording ---------------------------------------------------------------------
@@ -108,17 +111,21 @@ class FunctionFacts:
         returns = self.returns or EMPTY
         if is_generator:
             returns = Value(lazy=True, elems=self.yields)
+        rejects, accepts, undecided = self.evaluated
+        guards = _proven(self.truthy_returns) | rejects
+        checks = _proven(self.falsy_returns) if self.truthy_returns else frozenset()
         summary = Summary(
             returns=returns,
             sinks=frozenset(self.sinks),
-            guards=_proven(self.truthy_returns),
-            marker_checks=_proven(self.falsy_returns) if self.truthy_returns else frozenset(),
+            guards=guards,
+            marker_checks=checks | accepts,
             synchronizes=bool(self.exit_synced) and all(self.exit_synced),
             futures=frozenset(self.futures),
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
             field_stores=frozenset(self.field_stores),
             releases=frozenset(self.released),
             advances=self.advanced,
+            undecided=frozenset(u for u in undecided if u[:2] not in guards and u[:2] not in checks),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY

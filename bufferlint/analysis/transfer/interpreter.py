@@ -46,6 +46,7 @@ from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
 from bufferlint.analysis.transfer.frame import Frame, node_key
+from bufferlint.analysis.transfer.guard_eval import judge
 from bufferlint.analysis.transfer.refine import refine, truth_tested
 from bufferlint.analysis.transfer.stores import Stores
 
@@ -75,6 +76,7 @@ class FunctionInterpreter:
     def run(self) -> Outcome:
         try:
             self.solve(self.frame.tables.graph, self.entry_state())
+            self.facts.evaluated = judge(self.frame)
             outcome = self.facts.outcome(self.info.is_generator)
             if widened(outcome.summary):  # a limit hit, reported as MAX_BLOCK_VISITS is
                 outcome.caps.append(

@@ -21,6 +21,7 @@ from typing import Callable
 
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.transfer.facts import Outcome
+from bufferlint.analysis.transfer.guard_eval import names_marker
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
 from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
@@ -462,7 +463,7 @@ class ProjectAnalysis:
         functions = self.program.index.add_module(module)
         self.functions.extend(functions)
         markers = self.program.raw_vocab.markers
-        self.new_triggers |= {name for name, value in module.constants.items() if value in markers}
+        self.new_triggers |= {name for name, value in module.constants.items() if names_marker(value, markers)}
         self.activate_mentioning(functions, self.trigger_names)
         self.activate_mentioning_all(functions, self.seed_groups)
 
@@ -601,8 +602,19 @@ class ProjectAnalysis:
             if kind in program.raw_vocab.kinds and not program.raw_vocab.kinds[kind].lends:
                 continue  # its kind's values are owned in every version the project admits
             param += 1 if info.binds_receiver else 0
-            tags = {tag for p, tag in program.summary(qualname).guards if p == param}
+            summary = program.summary(qualname)
+            tags = {tag for p, tag in summary.guards if p == param}
             if guards_kind(tags, kind, program.raw_vocab):
+                continue
+            undecided = {tag: why for p, tag, why in sorted(summary.undecided, key=repr) if p == param}
+            if undecided and guards_kind(set(undecided), kind, program.raw_vocab):
+                # Neither proven nor refuted: no BL002, and its calls were not taken as guarded.
+                self.result.notices.append(
+                    f"{info.display}: could not decide whether the guard returns False for marked values "
+                    f"({next(iter(undecided.values()))}); BL002 is not reported for it, and the calls it "
+                    "decides are not taken as guarded"
+                )
+                self.result.notices.sort()
                 continue
             node = info.node
             span = program.span(info.module, node)

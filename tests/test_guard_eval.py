@@ -1,0 +1,81 @@
+"""Guards by evaluation (``analysis/transfer/guard_eval.py``): the verdict of a guard on a
+marked value, path by path, and what an undecided guard does to the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bufferlint.analysis import analyze_project
+from bufferlint.packs import builtin_vocabulary
+
+HEAD = '''\
+MARKER = "_sglang_runai_streamer_tensor"
+MARKERS = (MARKER, "_other")
+
+
+def stream(tensors):
+    for name, tensor in tensors:
+        setattr(tensor, MARKER, True)
+        yield name, tensor
+
+
+def submit_maybe(executor, use_async, fn, *args):
+    if use_async:
+        executor.submit(fn, *args)
+    else:
+        fn(*args)
+
+
+def load(executor, fn, tensors):
+    for name, weight in stream(tensors):
+        submit_maybe(executor, guard(weight), fn, weight)
+
+
+'''
+
+
+def analyse(tmp_path: Path, guard: str):
+    path = tmp_path / "m.py"
+    path.write_text(HEAD + guard, encoding="utf-8")
+    return analyze_project(tmp_path, [path], [path], builtin_vocabulary())
+
+
+def rules(result) -> list[str]:
+    return sorted(f.rule for f in result.findings)
+
+
+@pytest.mark.parametrize("guard", [
+    # raising for a marked value keeps it off the async path
+    "def guard(w):\n    if getattr(w, MARKER, False):\n        raise ValueError('borrowed')\n    return w.is_cpu\n",
+    # a conditional expression and a comparison with a folded constant
+    "def guard(w):\n    return False if getattr(w, MARKERS[0], None) is True else w.is_cpu\n",
+    # a match on the value's attribute, with a class pattern's keyword
+    "def guard(w):\n    match w:\n        case object(_sglang_runai_streamer_tensor=True):\n            return False\n    return True\n",
+    # a loop with else, and hasattr
+    "def guard(w):\n    for m in MARKERS:\n        if hasattr(w, m):\n            break\n    else:\n        return w.is_cpu\n    return False\n",
+])
+def test_guards_that_reject_marked_values_are_silent(tmp_path: Path, guard: str) -> None:
+    result = analyse(tmp_path, guard)
+    assert rules(result) == []
+    assert result.notices == []
+
+
+@pytest.mark.parametrize("guard", [
+    "def guard(w):\n    if getattr(w, MARKER, False) and w.is_cuda:\n        return False\n    return True\n",
+    "def guard(w):\n    for m in ('_pinned',):\n        if getattr(w, m, False):\n            return False\n    return w.is_cpu\n",
+])
+def test_guards_that_let_a_marked_value_through_are_bl002(tmp_path: Path, guard: str) -> None:
+    assert rules(analyse(tmp_path, guard)) == ["BL001", "BL002"]
+
+
+@pytest.mark.parametrize("guard", [
+    "def guard(w):\n    return not any(getattr(w, n, False) for n in w.names())\n",
+    "def guard(w):\n    return not vars(w).get(MARKER)\n",
+])
+def test_an_undecided_guard_is_a_notice_and_guards_nothing(tmp_path: Path, guard: str) -> None:
+    """Unknown neither raises an alarm (no BL002) nor silences one (the BL001 stays)."""
+    result = analyse(tmp_path, guard)
+    assert rules(result) == ["BL001"]
+    assert len(result.notices) == 1 and "could not decide whether the guard" in result.notices[0]
