@@ -130,7 +130,10 @@ it cannot fold, `vars(w)`, a helper it could not decide, more than 2,000 steps o
 at once), the guard is **not** reported, a notice names it, and the calls it decides are
 not taken as guarded either (their BL001 stay): an undecided guard neither raises an alarm
 nor silences one. Library calls given the marked value are taken as not reading the
-marker. `isinstance` checks are taken as independent of the marker, so a guard that
+marker (unless they are also given a marker's name: undecided), and so are calls that may
+reach more than 8 of the project's functions (a method called by name). An override of a
+guard method in a project subclass is judged as a guard too (the base's `self.guard(w)`
+may run it), but the base's call is not yet reported for the subclass's instances. `isinstance` checks are taken as independent of the marker, so a guard that
 recognises marked values only by a wrapper class that carries the marker is reported.
 
 A guard whose kind has no markers (the shipped

@@ -43,6 +43,7 @@ REJECTS, ACCEPTS, APPROVES, UNDECIDED, IGNORES = "rejects", "accepts", "approves
 
 MAX_STEPS = 2000  # statements and expressions evaluated per (parameter, marker)
 MAX_PATHS = 64  # paths alive at once
+MAX_TARGETS = 8  # a call reaching more project functions than this is not followed as a helper
 
 
 class GiveUp(Exception):
@@ -135,10 +136,13 @@ class CallFacts:
         self.false_proves: dict[int, dict[int, set]] = {}
         self.undecided: dict[int, list[tuple[ast.expr, set]]] = {}
         program = frame.program
+        params = set(frame.info.params)
         for key, (node, value, targets) in frame.calls.items():
             if value.cond is not None:
                 _by_param(self.true_proves.setdefault(key, {}), value.cond.clean_if_true)
                 _by_param(self.false_proves.setdefault(key, {}), value.cond.clean_if_false)
+            if len(targets) > MAX_TARGETS or not _passes_parameter(node, params):
+                continue  # a by-name call reaching many methods is no guard's helper
             for qualname in targets:
                 info = program.index.functions.get(qualname)
                 facts = program.summary(qualname).undecided if info is not None else ()
@@ -146,6 +150,12 @@ class CallFacts:
                     argument = _argument_at(node, info, param)
                     if argument is not None:
                         self.undecided.setdefault(key, []).append((argument, {tag}))
+
+
+def _passes_parameter(node: ast.Call, params: set[str]) -> bool:
+    """Does the call pass one of the function's parameters as it is (a helper's argument)?"""
+    passed = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+    return any(isinstance(a, ast.Name) and a.id in params for a in passed)
 
 
 def _by_param(out: dict[int, set], facts: frozenset) -> None:

@@ -68,6 +68,7 @@ class Program:
         self.callee_words = callee_words(vocab)
         self._sync_pattern = word_pattern(self.callee_words)
         self._considered: set[str] = set()
+        self.guards_seen: set[str] = set()  # functions used as guards whose overrides were asked for
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see call_project.by_name_summary
         self.queued: set[str] = set()
         self.queued_later: set[str] = set()
@@ -210,6 +211,21 @@ class Program:
         for qualname in sorted(self._considered - self.active):
             self._mentions_callee_word(self.index.functions[qualname])
 
+    def overrides(self, qualname: str) -> list[str]:
+        """The methods of the project's parsed subclasses that override method ``qualname``."""
+        info = self.index.functions.get(qualname)
+        owner = info.class_qualname if info is not None and info.binds_receiver else None
+        if owner is None:
+            return []
+        name = qualname.rsplit(".", 1)[-1]
+        found = []
+        for class_name in sorted(self.index.classes):
+            if class_name != owner and owner in self.index.class_ancestors(class_name):
+                method = self.index.classes[class_name].methods.get(name)
+                if method is not None and method != qualname and method in self.index.functions:
+                    found.append(method)
+        return found
+
     def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
         return concrete or any((qualname, p) in self.hot for p in params)
 
@@ -260,6 +276,13 @@ class Program:
                 tick()
             for callee in outcome.callees:
                 self.callers.setdefault(callee, set()).add(qualname)
+            for guard in sorted(outcome.used_as_guard - self.guards_seen):
+                self.guards_seen.add(guard)
+                for override in self.overrides(guard):  # what ``self.<guard>(w)`` may run too
+                    guarded = (override, 1)  # a method's first parameter after its receiver
+                    if guarded not in self.hot:
+                        self.hot.add(guarded)
+                        self.activate(override)
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
                 self.summaries[qualname] = outcome.summary
                 if outcome.summary.advances or outcome.summary.synchronizes:
@@ -593,6 +616,10 @@ class ProjectAnalysis:
                         checked[qualname] = (spec.param, spec.kind)
         for qualname in used_as_guard:
             checked.setdefault(qualname, (0, ""))
+        for qualname, judged_as in list(checked.items()):  # ``self.guard(w)`` may run an override
+            for override in program.overrides(qualname):
+                if override in program.outcomes:
+                    checked.setdefault(override, judged_as)
         if not program.raw_vocab.markers:
             return
         for qualname, (param, kind) in checked.items():
