@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator
 
+from bufferlint.catalog import RULES
+from bufferlint.hazards import Hazard
 from bufferlint.versions import VersionRange, version_range
 
 if sys.version_info >= (3, 11):
@@ -227,7 +229,7 @@ class SourceSpec:
     origin: str = ""
     kind: str = ""  # a BorrowKind name ("" when the pack names none)
     # "" : borrowed until the producer advances; "sync": in flight until the device is
-    # synchronised (a non-blocking device-to-host copy: a host read before that is BL005)
+    # synchronised (a non-blocking device-to-host copy: a host read before that is a hazard)
     until: str = ""
     # Calls after which the producer may refill its buffer (``ring.release(slot)``, an
     # acknowledgement to the producing process): like its loop advancing.
@@ -255,7 +257,9 @@ class SinkSpec:
     enabled_by: str | None = None  # the call is async only when this argument may be true
     params: tuple[str, ...] = ()  # positional parameter names, to find `enabled_by` by position
     origin: str = ""
-    rule: str = "BL001"  # BL001: a task reads it later; BL004: a device copy reads it later
+    # What a value it reads later is reported as (the pack names the rule that reports it:
+    # ``rule = "BL004"``): a task reads it later, or a device copy does (``Hazard.sink_reader``).
+    hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE
     payload: str = "all"  # which values are read later: "all" arguments, "args", or the "receiver"
     within: tuple[CallPattern, ...] = ()  # only inside `with <one of these>:` (a CUDA stream)
     eager: bool = False  # submits every element of its iterable arguments up front (Executor.map)
@@ -298,7 +302,7 @@ class Vocabulary:
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
     # Calls that read a host tensor's bytes now, on the CPU (`.tolist()`, `.item()`, `int(t)`):
-    # reading a value still in flight from the device is BL005.
+    # reading a value still in flight from the device is a hazard.
     host_reads: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
@@ -444,7 +448,7 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         unknown = table.get("unknown-receiver", False)
         if not isinstance(unknown, bool):
             raise PackError(f"{where}: 'unknown-receiver' must be true or false")
-        rule = _sink_rule(table, where)
+        hazard = _sink_hazard(table, where)
         payload = table.get("payload", "all")
         if payload not in ("all", "args", "receiver"):
             raise PackError(f"{where}: 'payload' must be \"all\", \"args\" or \"receiver\"")
@@ -452,17 +456,23 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         eager = table.get("eager", False)
         if not isinstance(eager, bool):
             raise PackError(f"{where}: 'eager' must be true or false")
-        sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, rule,
+        sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
                               payload, within, eager))
     return sinks
 
 
-def _sink_rule(table: dict, where: str) -> str:
-    """A sink's ``rule``: what a value it reads later is reported as."""
-    rule = table.get("rule", "BL001")
-    if rule not in ("BL001", "BL004"):
-        raise PackError(f"{where}: 'rule' must be \"BL001\" (task) or \"BL004\" (device copy)")
-    return rule
+def _sink_hazard(table: dict, where: str) -> Hazard:
+    """A sink's ``rule``: the code of the catalog rule a value it reads later is reported
+    as, one whose hazard a sink can report (``Hazard.sink_reader``); the engine gets that
+    hazard. Without the key, the rule of a task reading the value later."""
+    readers = {code: rule.hazard for code, rule in RULES.items() if rule.hazard.sink_reader is not None}
+    code = table.get("rule")
+    if code is None:
+        return Hazard.ASYNC_READ_AFTER_ADVANCE
+    if not isinstance(code, str) or code not in readers:
+        choices = " or ".join(f'"{code}" ({hazard.sink_reader})' for code, hazard in readers.items())
+        raise PackError(f"{where}: 'rule' must be {choices}")
+    return readers[code]
 
 
 def _sanitizers(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SanitizerSpec]:

@@ -17,6 +17,7 @@ from bufferlint.analysis.transfer import call_effects as fx
 from bufferlint.analysis.transfer.calls import dispatch
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.whole.program import Program
+from bufferlint.hazards import Hazard
 from bufferlint.packs import builtin_vocabulary, vocabulary_from_dict
 
 PACK = {
@@ -82,12 +83,12 @@ TABLE = [
     ("advances", "ring.release()", ["Advance"], lambda v, r: r[0].what == "ring.release"),
     (
         "sinks", "pool.submit(print, w)", ["Submit"],
-        lambda v, r: (r[0].sink, r[0].subject, r[0].rule, r[0].owners) == ("pool.submit", "w", "BL001", STATE["pool"].alloc)
+        lambda v, r: (r[0].sink, r[0].subject, r[0].hazard, r[0].owners) == ("pool.submit", "w", Hazard.ASYNC_READ_AFTER_ADVANCE, STATE["pool"].alloc)
         and v.pending == {(1, 0)},
     ),
     (  # an eager sink queues every element up front: the stream is held at once
         "sinks", "pool.map(print, ws)", ["Materialize", "Materialize"],
-        lambda v, r: r[1].value is STATE["ws"] and r[1].rule == "BL001" and v == EMPTY,
+        lambda v, r: r[1].value is STATE["ws"] and r[1].hazard is Hazard.ASYNC_READ_AFTER_ADVANCE and v == EMPTY,
     ),
     ("sanitizers", "w.clone()", [], lambda v, r: v == EMPTY),
     ("guards", "guardlib.is_owned(w)", [], lambda v, r: v.cond is not None and v.cond.clean_if_true),

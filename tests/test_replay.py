@@ -12,9 +12,10 @@ from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable,
 from bufferlint.analysis.incremental.edits import ADDED_COLUMN, renumber
 from bufferlint.analysis.incremental.replay import NotRecorded, outside_answer
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY
-from bufferlint.analysis.domain.summaries import Summary
+from bufferlint.analysis.domain.summaries import SinkReach, Summary
 from bufferlint.analysis.domain.values import Borrow, ParamRef, Value
 from bufferlint.findings import TraceStep
+from bufferlint.hazards import Hazard
 
 
 def _value(trace_line: int) -> Value:
@@ -23,11 +24,14 @@ def _value(trace_line: int) -> Value:
 
 
 def test_the_codec_gives_back_what_it_was_given_through_json() -> None:
-    summary = Summary(returns=_value(3), guards=frozenset({(0, "kind")}))
+    sink = TraceStep(Path("/p/m.py"), 5, "", ("sink", Hazard.KEPT_PAST_STEP, "cache.append"))
+    reach = SinkReach(0, ("iter",), frozenset(), None, (sink,), Hazard.HOST_READS_IN_FLIGHT)
+    summary = Summary(returns=_value(3), sinks=frozenset({reach}), guards=frozenset({(0, "kind")}))
     encoder = Encoder()
     data = json.loads(json.dumps({"rows": encoder.rows, "top": encoder.encode((summary, {"k": [b"x", None]}))}))
     back = Decoder(data["rows"]).decode(data["top"])
     assert back == (summary, {"k": [b"x", None]})
+    assert next(iter(back[0].sinks)).trace == (sink,)  # a hazard comes back as itself
     assert digest(back) == digest((summary, {"k": [b"x", None]}))  # traces included
 
 

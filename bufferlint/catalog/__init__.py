@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from bufferlint.catalog import bl001, bl002, bl003, bl004, bl005
 from bufferlint.catalog.rule import Invalid, Rule, Valid
+from bufferlint.hazards import Hazard
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in (bl001.RULE, bl002.RULE, bl003.RULE, bl004.RULE, bl005.RULE)}
+# The rule that reports each hazard: the engine's findings carry hazards, findings and
+# reporters carry this rule's code.
+_BY_HAZARD: dict[Hazard, Rule] = {rule.hazard: rule for rule in RULES.values()}
 
-__all__ = ["RULES", "Invalid", "Rule", "Valid", "get_rule", "severity"]
+__all__ = ["RULES", "Invalid", "Rule", "Valid", "get_rule", "rule_for", "severity"]
+
+
+def rule_for(hazard: Hazard) -> Rule:
+    """The rule that reports ``hazard`` (every hazard has exactly one: tests/test_catalog.py)."""
+    return _BY_HAZARD[hazard]
 
 
 def severity(code: str) -> str:

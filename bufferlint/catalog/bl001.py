@@ -3,6 +3,7 @@ an async consumer that may read it after the producer has refilled the buffer.""
 
 from bufferlint.catalog.rule import Invalid, Rule, Valid
 from bufferlint.catalog.runai import ITERATOR
+from bufferlint.hazards import Hazard
 
 _PRELUDE = (
     '''\
@@ -38,6 +39,7 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
 
 RULE = Rule(
     code="BL001",
+    hazard=Hazard.ASYNC_READ_AFTER_ADVANCE,
     name="borrowed-value-to-async-sink",
     summary="borrowed value reaches an async sink without a guard",
     doc='''\

@@ -3,6 +3,7 @@ sees borrowed values but never checks the marker that identifies them."""
 
 from bufferlint.catalog.rule import Invalid, Rule, Valid
 from bufferlint.catalog.runai import ITERATOR
+from bufferlint.hazards import Hazard
 
 # The examples are one module standing in for sglang/srt/model_loader/utils.py, so that
 # its functions are the guard and the sink the runai-streamer pack names.
@@ -71,6 +72,7 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
 
 RULE = Rule(
     code="BL002",
+    hazard=Hazard.GUARD_APPROVES_MARKED,
     name="guard-ignores-marker",
     summary="guard ignores the borrowed-value marker",
     doc='''\

@@ -5,6 +5,7 @@ its loop moved on."""
 
 from bufferlint.catalog.rule import Invalid, Rule, Valid
 from bufferlint.catalog.runai import ITERATOR
+from bufferlint.hazards import Hazard
 
 _PRELUDE = (
     '''\
@@ -60,6 +61,7 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
 
 RULE = Rule(
     code="BL003",
+    hazard=Hazard.KEPT_PAST_STEP,
     name="borrowed-view-outlives-step",
     summary="borrowed view outlives its step",
     doc='''\

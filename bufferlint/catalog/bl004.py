@@ -3,6 +3,7 @@ and nothing waits for it before the producer refills the buffer."""
 
 from bufferlint.catalog.rule import Invalid, Rule, Valid
 from bufferlint.catalog.runai import ITERATOR
+from bufferlint.hazards import Hazard
 
 _PRELUDE = (
     '''\
@@ -42,6 +43,7 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
 
 RULE = Rule(
     code="BL004",
+    hazard=Hazard.DEVICE_COPY_READS_HOST,
     name="non-blocking-copy-from-borrowed-view",
     summary="non-blocking device copy from a borrowed view",
     doc='''\

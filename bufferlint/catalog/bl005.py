@@ -2,6 +2,7 @@
 (no synchronisation between the copy and the read)."""
 
 from bufferlint.catalog.rule import Invalid, Rule, Valid
+from bufferlint.hazards import Hazard
 
 _PRELUDE = '''\
 """A decode step that fetches sampled token ids from the GPU (condensed from SGLang)."""
@@ -29,6 +30,7 @@ _ASYNC_COPY = '    host_ids = next_token_ids.to("cpu", non_blocking=True)\n'
 
 RULE = Rule(
     code="BL005",
+    hazard=Hazard.HOST_READS_IN_FLIGHT,
     name="read-before-device-sync",
     summary="host read of a device-to-host copy still in flight",
     doc='''\

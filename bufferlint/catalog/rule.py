@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bufferlint.hazards import Hazard
+
 SEVERITIES = ("error", "warning")
 """A finding is an ``error`` when its trace ends where wrong bytes are read, a ``warning``
 when it ends where a view is kept (it corrupts data only if what was kept is read later)."""
@@ -58,6 +60,7 @@ class Rule:
     """
 
     code: str  # "BL001"
+    hazard: Hazard  # what the engine computes that this rule reports (one rule per hazard)
     name: str  # kebab-case, "borrowed-value-to-async-sink"
     summary: str  # the message title, one line
     doc: str  # markdown: the DOC_SECTIONS in order, then any OPTIONAL_SECTIONS in order

@@ -1,4 +1,5 @@
-"""Findings in words: the engine reports facts (rule code, site, trace, borrow kind) and each
+"""Findings in words: the engine reports facts (rule code, site, trace with the hazard at its
+sink step, borrow kind) and each
 rule's templates turn them into its message and trace notes, with the marker, copy method
 and remedy of the kind of value that reached it."""
 
@@ -62,7 +63,7 @@ def _version_condition(finding: Finding, kind: BorrowKind | None) -> str:
 
 
 def _note(step: TraceStep, words: dict[str, str]) -> TraceStep:
-    from bufferlint.catalog import RULES
+    from bufferlint.catalog import rule_for
 
     if step.fact[:1] == ("other-kinds",) and not step.note:
         _, name, kinds = step.fact
@@ -70,8 +71,8 @@ def _note(step: TraceStep, words: dict[str, str]) -> TraceStep:
         return dataclasses.replace(step, note=f"`{name}` checks only the markers of kind {checked}, another kind's")
     if step.fact[:1] != ("sink",) or step.note:
         return step
-    _, rule, sink = step.fact
-    return dataclasses.replace(step, note=RULES[rule].step_note.format(sink=sink, **words))
+    _, hazard, sink = step.fact
+    return dataclasses.replace(step, note=rule_for(hazard).step_note.format(sink=sink, **words))
 
 
 def _kind_words(kind: BorrowKind | None, markers: tuple[str, ...]) -> dict[str, str]:

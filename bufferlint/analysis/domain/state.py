@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from bufferlint.analysis.domain.summaries import Site
 from bufferlint.analysis.domain.values import Value, join
 from bufferlint.findings import TraceStep
+from bufferlint.hazards import Hazard
 
 
 def parameter_key(index: int) -> tuple:
@@ -29,8 +30,8 @@ class Pending:
     site: Site
     assume: frozenset
     step: TraceStep = field(compare=False, hash=False)
-    rule: str = "BL001"
-    holder: tuple | None = None  # BL003: (container variable, key source) the value is kept in
+    hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE
+    holder: tuple | None = None  # a kept view: (container variable, key source) the value is kept in
     owners: frozenset = frozenset()  # allocation sites of the executor it was submitted to
 
 
@@ -47,7 +48,7 @@ class State:
         self.cleaned: frozenset = cleaned
         self.stale: frozenset = stale  # variables holding a view from a stream that has moved on
         self.synced: bool = synced  # the device was synchronised on this path
-        self.flying: frozenset = flying  # sites of device-to-host copies not synchronised since (BL005)
+        self.flying: frozenset = flying  # sites of device-to-host copies not synchronised since
         # (site, step): borrowed objects whose producer may have refilled them at that step
         # (an ``advances`` call), not handed out again since
         self.refilled: frozenset = refilled

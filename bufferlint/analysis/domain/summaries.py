@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from bufferlint.analysis.domain.values import EMPTY, WIDENED, ParamRef, Value, deep_leaves
 from bufferlint.findings import Span, TraceStep, shorter_trace
+from bufferlint.hazards import Hazard
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,8 @@ class Site:
 
 @dataclass(frozen=True)
 class SinkReach:
-    """Parameter ``param`` (at access ``path``) reaches an async sink unguarded (or, with
-    rule BL003/BL004, is retained past its step or copied to a device asynchronously).
+    """Parameter ``param`` (at access ``path``) reaches ``hazard`` unguarded: an async sink,
+    a holder that keeps it past its step, an asynchronous device copy, a host read.
 
     ``assume``: (parameter index, truth) pairs that must hold for the sink to run async
     (``maybe_executor_submit`` submits only when ``use_async`` is true).
@@ -39,8 +40,8 @@ class SinkReach:
     assume: frozenset
     site: Site | None
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
-    rule: str = "BL001"  # BL001 async sink, BL003 retention, BL004 async device copy
-    materialized: bool = False  # BL003: reported only if the argument is a lazy borrowed stream
+    hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE
+    materialized: bool = False  # every element kept: reported only if the argument is a lazy borrowed stream
     kept: frozenset | None = None  # with materialized: the parts of each element kept (None: all)
 
 
@@ -64,7 +65,7 @@ class Summary:
     sinks: frozenset = frozenset()  # SinkReach
     guards: frozenset = frozenset()  # (param, kind tag): proven unborrowed when the result is true
     marker_checks: frozenset = frozenset()  # (param, kind tag): proven unborrowed when it is false
-    synchronizes: bool = False  # waits for all outstanding device work (BL004) on every path
+    synchronizes: bool = False  # waits for all outstanding device work (device copies) on every path
     futures: frozenset = frozenset()  # Pending submissions whose future is returned (still running)
     settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
     field_stores: frozenset = frozenset()  # FieldStore: parameters kept in the receiver's attributes

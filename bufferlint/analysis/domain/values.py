@@ -39,7 +39,8 @@ class Borrow:
     view: bool = False
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
     # In flight from the device (a non-blocking device-to-host copy): the bytes are not there
-    # until a synchronisation; only BL005 is about these, the other rules ignore them.
+    # until a synchronisation; only the host reads of such copies are a hazard
+    # (``Hazard.about_in_flight``), every other hazard ignores them.
     flight: bool = False
     # The producer's borrow kind ("" when no pack names one). A function of the site, so it
     # takes no part in equality or hashing (the order joins meet leaves in stays as it was).
@@ -447,7 +448,8 @@ def advances_producer(iterable: Value) -> bool:
 
 
 def in_flight(leaf: Leaf) -> bool:
-    """A host tensor a non-blocking device-to-host copy is still filling (BL005 only)."""
+    """A host tensor a non-blocking device-to-host copy is still filling (only a host read of
+    it is a hazard: ``Hazard.about_in_flight``)."""
     return isinstance(leaf, Borrow) and leaf.flight
 
 

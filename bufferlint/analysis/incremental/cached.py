@@ -9,7 +9,7 @@ Two documents per cache key (``bufferlint.cache``):
 * ``run``: the last whole-project analysis: every file's content hash (and ``os.stat``, so
   that a later run hashes only the files whose stat changed: ``_unchanged``), the files it parsed,
   the names whose mention makes a file matter (sources, markers, guards, producers found on
-  the way, and the word groups of sources that need their arguments, BL005's copies) and the
+  the way, and the word groups of sources that need their arguments, device-to-host copies) and the
   method names it asked definitions of in any round (an outcome's demands are only its last
   round's: a name dispatched in round 2 and typed in round 3 was still asked), and its findings and errors for
   every file (so that a later run reporting other files, as pre-commit does, can reuse it).
@@ -54,6 +54,7 @@ from bufferlint.cache import Cache, content_hash
 from bufferlint.discovery import path_order
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.gcpause import paused_gc
+from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging
 from bufferlint.packs import Vocabulary
 from bufferlint.source import overlays_active, read_bytes, read_source
@@ -474,7 +475,7 @@ def _encode_finding(finding: Finding, scan: Scan) -> dict:
         "rule": finding.rule, "span": [scan.key(span.path), span.line, span.column, span.end_line, span.end_column],
         "message": finding.message, "function": finding.function, "subject": finding.subject,
         "fix_error": finding.fix_error, "sink": finding.sink, "kind": finding.kind,
-        "trace": [[scan.key(s.path), s.line, s.note, s.fact] for s in finding.trace],
+        "trace": [[scan.key(s.path), s.line, s.note, _encode_fact(s.fact)] for s in finding.trace],
     }
 
 
@@ -482,10 +483,20 @@ def _decode_finding(data: dict, root: Path) -> Finding:
     path, line, column, end_line, end_column = data["span"]
     return Finding(
         data["rule"], Span(root / path, line, column, end_line, end_column), data["message"], data["function"],
-        tuple(TraceStep(root / p, n, note, _tuples(fact)) for p, n, note, fact in data["trace"]),
+        tuple(TraceStep(root / p, n, note, _decode_fact(fact)) for p, n, note, fact in data["trace"]),
         subject=data["subject"], fix_error=data["fix_error"], sink=data["sink"], kind=data["kind"],
     )
 
 
-def _tuples(value):
-    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+def _encode_fact(value):
+    """A trace step's fact as JSON: tuples as lists, a hazard by its name."""
+    if isinstance(value, tuple):
+        return [_encode_fact(v) for v in value]
+    return {"hazard": value.name} if isinstance(value, Hazard) else value
+
+
+def _decode_fact(value):
+    """A fact written by ``_encode_fact``, back (a name that is no hazard: KeyError)."""
+    if isinstance(value, dict):
+        return Hazard[value["hazard"]]
+    return tuple(_decode_fact(v) for v in value) if isinstance(value, list) else value

@@ -22,6 +22,7 @@ from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import FieldStore, SinkReach, Site, Summary
 from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Value
 from bufferlint.findings import Span, TraceStep
+from bufferlint.hazards import Hazard
 
 CLASSES = {cls.__name__: cls for cls in (
     Borrow, Cleared, Cond, ParamRef, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
@@ -69,6 +70,8 @@ class Encoder:
             row = {"p": str(value)}
         elif isinstance(value, bytes):
             row = {"b": value.decode("latin-1")}
+        elif isinstance(value, Hazard):
+            row = {"z": value.name}
         elif isinstance(value, CallEdge):
             row = {"e": [self.encode(value.callee), self.encode(value.bound), self.encode(value.assume), self.encode(value.step)]}
         elif type(value).__name__ in CLASSES and type(value) is CLASSES[type(value).__name__]:
@@ -122,6 +125,8 @@ class Decoder:
                 return Path(row["p"])
             if "b" in row:
                 return row["b"].encode("latin-1")
+            if "z" in row:
+                return Hazard[row["z"]]
             if "e" in row:
                 return CallEdge(*(self.decode(v) for v in row["e"]))
             cls = CLASSES[row["c"]]
@@ -159,6 +164,8 @@ def digest(value, memo: dict | None = None) -> bytes:
         parts = [b"p", str(value).encode("utf-8", "surrogatepass")]  # undecodable file names too
     elif isinstance(value, bytes):
         parts = [b"b", value]
+    elif isinstance(value, Hazard):
+        parts = [b"z", value.name.encode()]
     elif isinstance(value, CallEdge):
         parts = [b"e"] + [digest(getattr(value, f), memo) for f in CallEdge.__slots__]
     elif type(value).__name__ in CLASSES and type(value) is CLASSES[type(value).__name__]:

@@ -81,7 +81,8 @@ class Assignment:
         holder: Value | None = None,
     ) -> None:
         """``c[k] = v`` (or ``c.append(v)``): the container may now hold ``v``; if the
-        container outlives the producer's step, the borrowed value is retained (BL003)."""
+        container outlives the producer's step, the borrowed value is retained (kept past its
+        step)."""
         frame, stores = self.frame, self.stores
         if frame.st is not None and stores.outlives_step(stores.home_of(container_expr)):
             key_text = ast.unparse(key) if key is not None else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import SinkReach, Site
 from bufferlint.analysis.domain.values import Value
+from bufferlint.hazards import Hazard
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,8 @@ class Synchronize:
 
 @dataclass(frozen=True)
 class Issue:
-    """Device-to-host copies now in flight: the in-flight leaves of ``value`` (BL005) stay
-    unreadable until a synchroniser."""
+    """Device-to-host copies now in flight: the in-flight leaves of ``value`` stay unreadable
+    by the host until a synchroniser."""
 
     value: Value
 
@@ -50,7 +51,7 @@ class Advance:
 
 @dataclass(frozen=True)
 class UseAfterRefill:
-    """A call reads ``value``, whose producer may have refilled it since (BL003)."""
+    """A call reads ``value``, whose producer may have refilled it since (kept past its step)."""
 
     node: ast.AST
     value: Value
@@ -68,14 +69,14 @@ class HostRead:
 
 @dataclass(frozen=True)
 class Submit:
-    """Work that reads ``payload`` later (rule BL001 or BL004)."""
+    """Work that reads ``payload`` later (a task or a device copy: the sink's ``hazard``)."""
 
     node: ast.AST
     payload: Value
     sink: str
     assume: frozenset
     subject: str
-    rule: str
+    hazard: Hazard
     owners: frozenset
 
 
@@ -97,7 +98,7 @@ class Store:
 
 @dataclass(frozen=True)
 class Retain:
-    """``value`` is kept in a long-lived holder (BL003 if the step moves on)."""
+    """``value`` is kept in a long-lived holder (a hazard if the step moves on)."""
 
     node: ast.AST
     value: Value
@@ -125,7 +126,7 @@ class Materialize:
     node: ast.AST
     value: Value
     what: str
-    rule: str = "BL003"
+    hazard: Hazard = Hazard.KEPT_PAST_STEP
     note: str | None = None
 
 
@@ -142,7 +143,7 @@ class Mark:
 class Report:
     site: Site
     trace: tuple
-    rule: str
+    hazard: Hazard
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ def vocabulary(call: CallSite, skip: str = "") -> Value | None:
 def users_word(call: CallSite) -> Value | None:
     """A source or sink the project itself declared applies even where the tree defines
     that function (only the shipped packs yield to the tree's own code). A declared guard
-    is different: its own code is checked (BL002) and decides what it protects."""
+    is different: its own code is checked (does it reject marked values?) and decides what
+    it protects."""
     vocab = call.vocab
     if not vocab.names(call.shape):
         return None
@@ -199,19 +200,19 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
         payload = call.receiver or EMPTY
     else:
         payload = join_all(args.flat(skip=enabler))
-        if spec.payload == "all" and call.receiver is not None and spec.rule != "BL001":
+        if spec.payload == "all" and call.receiver is not None and spec.hazard.reads_receiver:
             payload = join(payload, call.receiver)
     call.note_guard_use(enabler, payload)
     payload = clean(payload, cleaned)
     if spec.eager:
         note = f"every element is submitted to `{call.name}` up front while the producer advances"
         for value in args.flat(skip=enabler):
-            call.effects.append(Materialize(call.node, value, call.name, spec.rule, note))
+            call.effects.append(Materialize(call.node, value, call.name, spec.hazard, note))
     subject = call.subject(frozenset(deep_leaves(payload)))
     owners = call.receiver.alloc if call.receiver is not None else frozenset()
     if next(deep_leaves(payload), None) is None:
         return EMPTY
-    call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.rule, owners))
+    call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.hazard, owners))
     return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}))  # the future
 
 

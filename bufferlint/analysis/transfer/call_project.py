@@ -259,15 +259,15 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
     """One of the callee's parameter reaches, at this call: a finding for a borrowed value
     passed here, a reach of this function's own parameter otherwise."""
     for leaf, payload, assume, enablers in edge.through(reach):
-        if not reads_in_flight(call, leaf) if reach.rule == "BL005" else in_flight(leaf):
+        if not reads_in_flight(call, leaf) if reach.hazard.about_in_flight else in_flight(leaf):
             continue
         for enabler in enablers:
             call.note_guard_use(enabler, payload)
         trace = leaf.trace + (edge.step,) + reach.trace
         if isinstance(leaf, Borrow):
-            call.effects.append(Report(_site_of(call, leaf), trace, reach.rule))
+            call.effects.append(Report(_site_of(call, leaf), trace, reach.hazard))
         else:
-            here = "iter" in leaf.path and reach.rule != "BL005"  # reported here, at the call
+            here = "iter" in leaf.path and reach.hazard.sites_stream_elements  # reported here, at the call
             site = _site_of(call, leaf) if here else None
             materialized = reach.materialized and not payload.lazy
             reach_here = evolve(
@@ -282,7 +282,7 @@ def _site_of(call: CallSite, leaf) -> Site:
 
 
 def reads_in_flight(call: CallSite, leaf) -> bool:
-    """A callee reads its parameter before synchronising (BL005): it matters for a copy
+    """A callee reads its parameter before synchronising (a host read): it matters for a copy
     still in flight here, or for this function's own parameter if it has not synchronised."""
     st = call.frame.st
     if isinstance(leaf, Borrow):
@@ -309,7 +309,7 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     st = call.frame.st
     if not leaves or st is None:
         return
-    here = here or future.rule != "BL001"
+    here = here or not future.hazard.lifted
     site = future.site if here else call.frame.site(call.node, call.name, call.subject(frozenset(leaves)))
     holder = None
     receiver_text = call.receiver_text()

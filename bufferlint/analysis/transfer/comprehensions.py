@@ -15,6 +15,7 @@ from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.refine import refine
+from bufferlint.hazards import Hazard
 
 
 class Comprehensions:
@@ -111,5 +112,5 @@ class Comprehensions:
                 )
                 if subs:
                     assume = frame.st.assume  # type: ignore[union-attr]  # the comprehension's outer state
-                    reach = SinkReach(source.index, source.path, assume, frame.site(node, what), (step,), "BL003", True, subs)
+                    reach = SinkReach(source.index, source.path, assume, frame.site(node, what), (step,), Hazard.KEPT_PAST_STEP, True, subs)
                     self.facts.add_reach(reach)

@@ -25,6 +25,7 @@ from bufferlint.analysis.domain.values import (
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.findings import TraceStep
+from bufferlint.hazards import Hazard
 
 
 class Effects:
@@ -42,13 +43,13 @@ class Effects:
         sink: str,
         assume: frozenset,
         subject: str = "",
-        rule: str = "BL001",
+        hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE,
         holder: tuple | None = None,
         owners: frozenset = frozenset(),
     ) -> Value:
         """Work that reads ``payload`` later; returns the future standing for it. A copy still
-        in flight from the device handed to a task is read by it (BL005) now; the other rules
-        are about buffers a producer reuses, never about those copies."""
+        in flight from the device handed to a host reader (``Hazard.read_on_host``) is read
+        now; the pending work is about buffers a producer reuses, never about those copies."""
         frame = self.frame
         st = frame.st
         leaves = frozenset(deep_leaves(payload))
@@ -56,14 +57,14 @@ class Effects:
             return EMPTY
         flying = frozenset(leaf for leaf in leaves if isinstance(leaf, Borrow) and leaf.flight)
         if flying:
-            if rule == "BL001":
+            if hazard.read_on_host:
                 self.read_host(node, Value(leaves=flying), sink)
             leaves = leaves - flying
             if not leaves:
                 return EMPTY
         key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        step = replace(frame.step(node, ""), fact=("sink", rule, sink))  # the rule words it
-        pending = Pending(key, leaves, frame.site(node, sink, subject), st.assume | assume, step, rule, holder, owners)
+        step = replace(frame.step(node, ""), fact=("sink", hazard, sink))  # the hazard's rule words it
+        pending = Pending(key, leaves, frame.site(node, sink, subject), st.assume | assume, step, hazard, holder, owners)
         st.pending = st.pending | {pending}
         return Value(pending=frozenset({key}))
 
@@ -79,16 +80,16 @@ class Effects:
         for pending in state.pending:
             for leaf in pending.leaves:
                 if in_flight(leaf):
-                    continue  # a helper's future came back with a device copy: BL005's, not this rule's
+                    continue  # a helper's future came back with a device copy: a host read's concern
                 trace = leaf.trace + (pending.step,)
                 if pending.holder is not None:
-                    facts.retained_in.setdefault(pending.holder[0], set()).add((pending.rule, pending.site))
+                    facts.retained_in.setdefault(pending.holder[0], set()).add((pending.hazard, pending.site))
                 if isinstance(leaf, Borrow):
-                    facts.report(pending.site, trace, pending.rule)
+                    facts.report(pending.site, trace, pending.hazard)
                 else:
-                    here = "iter" in leaf.path or pending.rule != "BL001"
+                    here = "iter" in leaf.path or not pending.hazard.lifted
                     site = pending.site if here else None
-                    facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.rule))
+                    facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.hazard))
 
     def commit_all(self, step: TraceStep | None) -> None:
         """Commit everything pending on this path; only the parameters' stand-ins stay."""
@@ -114,14 +115,14 @@ class Effects:
 
     def hand_back_stale(self, expr: ast.expr | None, value: Value, stmt: ast.AST) -> None:
         """``return last`` after ``for ...: last = w``: the caller gets a view whose buffer the
-        producer has refilled since (BL003 at the return)."""
+        producer has refilled since (kept past its step, reported at the return)."""
         st = self.frame.st
         if expr is None or st is None or not st.stale:
             return
         names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & st.stale
         if names:
             held = join_all(st.vars.get(name) for name in names)
-            self.add_pending(stmt, held, f"{sorted(names)[0]} (after its loop moved on)", frozenset(), rule="BL003")
+            self.add_pending(stmt, held, f"{sorted(names)[0]} (after its loop moved on)", frozenset(), hazard=Hazard.KEPT_PAST_STEP)
 
     # -- the device ------------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ class Effects:
         """``torch.cuda.synchronize()``: every async device copy issued so far is complete."""
         st = self.frame.st
         if st is not None:
-            st.pending = frozenset(p for p in st.pending if p.rule != "BL004")
+            st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
             st.synced = True
             st.flying = frozenset()
 
@@ -146,7 +147,7 @@ class Effects:
         self.refresh(value)
 
     def read_host(self, node: ast.AST, value: Value, what: str) -> None:
-        """The host reads the value's bytes now (BL005 if they are still in flight). A
+        """The host reads the value's bytes now (a hazard if they are still in flight). A
         parameter read before this function synchronises is a reach: the caller decides."""
         frame = self.frame
         st = frame.st
@@ -160,11 +161,11 @@ class Effects:
             elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot:
                 continue
             if step is None:
-                step = replace(frame.step(node, ""), fact=("sink", "BL005", what))
+                step = replace(frame.step(node, ""), fact=("sink", Hazard.HOST_READS_IN_FLIGHT, what))
             if isinstance(leaf, Borrow):
-                self.facts.report(frame.site(node, what), leaf.trace + (step,), "BL005")
-            else:
-                self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), "BL005"))
+                self.facts.report(frame.site(node, what), leaf.trace + (step,), Hazard.HOST_READS_IN_FLIGHT)
+            else:  # lifted: the caller passing a copy in flight is where it is reported
+                self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
 
     def landed(self, value: Value) -> Value:
         """``value`` without the in-flight copies a synchronisation on this path completed
@@ -206,7 +207,8 @@ class Effects:
             st.refilled = st.refilled | frozenset((site, step) for sites in held.values() for site in sites)
 
     def use_after_refill(self, node: ast.AST, value: Value, what: str) -> None:
-        """A call reads a view whose producer may have refilled the buffer (BL003)."""
+        """A call reads a view whose producer may have refilled the buffer (a view kept past
+        its step)."""
         frame = self.frame
         st = frame.st
         if st is None or not st.refilled:
@@ -216,7 +218,7 @@ class Effects:
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow) and leaf.site in steps:
                 use = frame.step(node, f"read by `{what}(...)` after that")
-                self.facts.report(frame.site(node, sink), leaf.trace + (steps[leaf.site], use), "BL003")
+                self.facts.report(frame.site(node, sink), leaf.trace + (steps[leaf.site], use), Hazard.KEPT_PAST_STEP)
 
     def materialize(
         self,
@@ -224,11 +226,12 @@ class Effects:
         value: Value,
         what: str,
         reach: SinkReach | None = None,
-        rule: str = "BL003",
+        hazard: Hazard = Hazard.KEPT_PAST_STEP,
         note: str | None = None,
     ) -> None:
-        """``list(stream)``: every element is held at once while the producer advances
-        (BL003); an eager sink (``Executor.map``) queues every element the same way."""
+        """``list(stream)``: every element is held at once while the producer advances (kept
+        past its step); an eager sink (``Executor.map``) queues every element the same way,
+        with the sink's hazard."""
         frame, facts = self.frame, self.facts
         st = frame.st
         if st is None:
@@ -240,13 +243,13 @@ class Effects:
             for leaf in leaves:
                 trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
                 if isinstance(leaf, Borrow):
-                    facts.report(site, trace, rule)
+                    facts.report(site, trace, hazard)
                 else:
-                    facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, site, trace, rule, True))
+                    facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, site, trace, hazard, True))
             return
         for leaf in value.leaves:
             if isinstance(leaf, ParamRef) and reach is None:
-                facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, frame.site(node, what), (step,), rule, True))
+                facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, frame.site(node, what), (step,), hazard, True))
 
     def mark(self, target: ast.expr, stmt: ast.AST, kind: str) -> None:
         """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)

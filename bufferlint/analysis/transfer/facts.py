@@ -10,6 +10,7 @@ from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.values import EMPTY, Value
 from bufferlint.findings import TraceStep, shorter_trace
+from bufferlint.hazards import Hazard
 
 
 @dataclass
@@ -17,7 +18,7 @@ class Outcome:
     """What one analysis of a function produced."""
 
     summary: Summary
-    findings: dict  # (rule, Site) -> trace
+    findings: dict  # (Hazard, Site) -> trace
     callees: set
     used_as_guard: set
     demands: set  # (kind, name): unresolved callees we pass (maybe) borrowed values to
@@ -38,7 +39,7 @@ class FunctionFacts:
         self.falsy_returns: list[frozenset] = []
         self.sinks: dict[SinkReach, SinkReach] = {}  # each reach once, with its best trace
         self.sited: dict[SinkReach, SinkReach] = {}
-        self.findings: dict = {}  # (rule, Site) -> trace
+        self.findings: dict = {}  # (Hazard, Site) -> trace
         self.callees: set[str] = set()
         self.used_as_guard: set[str] = set()
         self.demands: set = set()
@@ -46,7 +47,7 @@ class FunctionFacts:
         self.exit_synced: list[bool] = []
         self.exit_settled: list[frozenset] = []  # per exit: parameters whose futures were waited for
         self.stood_in: frozenset = frozenset()  # parameters with a stand-in for their futures
-        self.retained_in: dict[str, set] = {}  # container -> BL003 findings of views kept in it
+        self.retained_in: dict[str, set] = {}  # container -> findings (hazard, site) of views kept in it
         self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
@@ -59,8 +60,8 @@ class FunctionFacts:
 
     # -- recording ---------------------------------------------------------------------
 
-    def report(self, site: Site, trace: tuple, rule: str = "BL001") -> None:
-        key = (rule, site)
+    def report(self, site: Site, trace: tuple, hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE) -> None:
+        key = (hazard, site)
         old = self.findings.get(key)
         if shorter_trace(trace, old):
             self.findings[key] = trace
@@ -101,7 +102,7 @@ class FunctionFacts:
 
     def with_read_back(self, reach: SinkReach) -> SinkReach:
         for name, step in self.read_steps.items():
-            if (reach.rule, reach.site) in self.retained_in.get(name, ()) and reach.trace[-1:] != (step,):
+            if (reach.hazard, reach.site) in self.retained_in.get(name, ()) and reach.trace[-1:] != (step,):
                 return replace(reach, trace=reach.trace + (step,))
         return reach
 

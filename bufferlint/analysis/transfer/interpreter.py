@@ -306,7 +306,7 @@ class FunctionInterpreter:
                 p.key in returned
                 # Views kept in the receiver's containers: the caller's object keeps them, and
                 # another method may empty them before the caller's producer advances.
-                or (receiver and p.rule == "BL003" and p.holder and p.holder[0].startswith(receiver + "."))
+                or (receiver and p.hazard.kept and p.holder and p.holder[0].startswith(receiver + "."))
             )
         )
         facts.futures |= handed
@@ -421,7 +421,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),
     call_effects.Submit: lambda it, e: it.effects.add_pending(
-        e.node, e.payload, e.sink, e.assume, e.subject, rule=e.rule, owners=e.owners
+        e.node, e.payload, e.sink, e.assume, e.subject, hazard=e.hazard, owners=e.owners
     ),
     call_effects.Adopt: lambda it, e: it.effects.adopt(e.pending),
     call_effects.KeepInField: lambda it, e: it.stores.keep_in_callee_field(e.owner, e.attr, e.value, e.element),
@@ -429,9 +429,9 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Retain: lambda it, e: it.stores.retain(e.node, e.value, e.holder_text, None),
     call_effects.Release: lambda it, e: it.stores.release(e.name, e.key),
     call_effects.ReadBack: lambda it, e: it.stores.read_back(e.container, e.node),
-    call_effects.Materialize: lambda it, e: it.effects.materialize(e.node, e.value, e.what, rule=e.rule, note=e.note),
+    call_effects.Materialize: lambda it, e: it.effects.materialize(e.node, e.value, e.what, hazard=e.hazard, note=e.note),
     call_effects.Mark: lambda it, e: it.effects.mark(e.target, e.node, e.kind),
-    call_effects.Report: lambda it, e: it.facts.report(e.site, e.trace, e.rule),
+    call_effects.Report: lambda it, e: it.facts.report(e.site, e.trace, e.hazard),
     call_effects.Reach: lambda it, e: it.facts.add_reach(e.reach),
     call_effects.Record: lambda it, e: it.facts.record(e.kind, e.item),
 }

@@ -1,6 +1,6 @@
 """Stores and retention: which holders outlive the producer's step (attributes, parameters,
 globals, containers made before the loop), views kept in them (pending until the producer
-advances: BL003), what a method keeps in its receiver's fields, the holders emptied or read
+advances: kept past its step), what a method keeps in its receiver's fields, the holders emptied or read
 back later."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from bufferlint.analysis.frontend.syntax import holder_name, root_name
 from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.hazards import Hazard
 
 
 class Stores:
@@ -95,7 +96,7 @@ class Stores:
             # Which positions of a stored tuple hold them: the fix copies only those.
             parts = [str(i) for i, item in enumerate(value.items or ()) if leaves & frozenset(deep_leaves(item))]
             subject = "items:" + ",".join(parts) if parts else ""
-            self.effects.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), subject, rule="BL003", holder=holder)
+            self.effects.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), subject, hazard=Hazard.KEPT_PAST_STEP, holder=holder)
 
     def release(self, name: str, key: str | None) -> None:
         """The container ``name`` drops what was kept under ``key`` (all of it for None)."""

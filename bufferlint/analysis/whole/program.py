@@ -31,9 +31,11 @@ from bufferlint.analysis.frontend.textscan import (
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.domain.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
+from bufferlint.catalog import rule_for
 from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
+from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
 from bufferlint.source import parse_source, read_bytes, read_source
@@ -53,7 +55,7 @@ class Program:
         self.analyses: dict[str, int] = {}
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
-        self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight (BL005)
+        self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight
         # Functions to analyse: ``worklist`` first; ``deferred`` holds callers whose callee's
         # summary changed, analysed once the work in hand is done, callees first (so a caller
         # that dispatches to hundreds of methods runs once after they settle, not once each).
@@ -231,7 +233,7 @@ class Program:
 
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False) -> None:
         """A call passes a value into ``callee``'s parameter; borrowed ones make it hot, and
-        device copies in flight make it matter to BL005 (only those parameters' reads do)."""
+        device copies in flight make its host reads matter (only those parameters' reads do)."""
         if (callee, param) not in self.hot and self.is_hot(caller, concrete, params):
             self.hot.add((callee, param))
             self.activate(callee)
@@ -307,7 +309,7 @@ class Program:
             for caller, edge in incoming.get(callee, ()):
                 key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
                 if key not in composed:
-                    composed[key] = [  # copies in flight from the device are BL005's, never sited
+                    composed[key] = [  # copies in flight from the device: only host reads, never sited
                         (leaf, assume, reach.materialized and not payload.lazy)
                         for leaf, payload, assume, _ in edge.through(reach)
                         if not in_flight(leaf)
@@ -315,7 +317,7 @@ class Program:
                 for leaf, assume, materialized in composed[key]:
                     trace = leaf.trace + (edge.step,) + reach.trace
                     if isinstance(leaf, Borrow):
-                        key = (reach.rule, reach.site)
+                        key = (reach.hazard, reach.site)
                         if shorter_trace(trace, found.get(key)):
                             found[key] = trace
                         continue
@@ -591,21 +593,23 @@ class ProjectAnalysis:
             used_as_guard |= outcome.used_as_guard
             findings.append(outcome.findings)
         for found in findings:
-            for (rule, site), trace in found.items():
-                key = (rule, site.span)
+            for (hazard, site), trace in found.items():
+                key = (hazard, site.span)
                 if key not in best or shorter_trace(trace, best[key][1]):
                     best[key] = (site, trace)
-        for (rule, _), (site, trace) in best.items():
+        for (hazard, _), (site, trace) in best.items():
             if site.span.path in self.report_files:
+                code = rule_for(hazard).code
                 self.result.findings.append(
-                    Finding(rule, site.span, "", site.function, _dedupe(trace), subject=site.subject, sink=site.sink)
+                    Finding(code, site.span, "", site.function, _dedupe(trace), subject=site.subject, sink=site.sink)
                 )
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
 
     def collect_guards(self, used_as_guard: set[str]) -> None:
-        """BL002: a configured or used guard that does not reject marked values. A configured
-        guard is judged for its kind's marker; one only used as a guard names no kind."""
+        """A configured or used guard that does not reject marked values: it approves them
+        (``Hazard.GUARD_APPROVES_MARKED``). A configured guard is judged for its kind's
+        marker; one only used as a guard names no kind."""
         program = self.program
         checked: dict[str, tuple[int, str]] = {}
         for spec in program.raw_vocab.guards:
@@ -646,10 +650,11 @@ class ProjectAnalysis:
             node = info.node
             span = program.span(info.module, node)
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
-            trace = (TraceStep(info.module.path, node.lineno, "", ("sink", "BL002", node.name)),)
+            trace = (TraceStep(info.module.path, node.lineno, "", ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
             if tags:  # it checks markers, of other kinds only
                 trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
-            self.result.findings.append(Finding("BL002", span, "", info.display, trace, sink=node.name, kind=kind))
+            code = rule_for(Hazard.GUARD_APPROVES_MARKED).code
+            self.result.findings.append(Finding(code, span, "", info.display, trace, sink=node.name, kind=kind))
 
 
 def _returns_borrowed(summary: Summary) -> bool:
