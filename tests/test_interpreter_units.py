@@ -7,14 +7,17 @@ import ast
 import gc
 from pathlib import Path
 
-from bufferlint.analysis.domain.state import State
-from bufferlint.analysis.domain.values import ParamRef, Value, const
+from bufferlint.analysis.domain.state import Pending, State
+from bufferlint.analysis.domain.summaries import Site
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, const
 from bufferlint.analysis.frontend.index import ModuleInfo
 from bufferlint.analysis.transfer import frame
 from bufferlint.analysis.transfer.frame import tables_of
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.transfer.refine import refine
 from bufferlint.analysis.whole.program import Program
+from bufferlint.findings import Span, TraceStep
+from bufferlint.hazards import Hazard
 from bufferlint.packs import builtin_vocabulary, vocabulary_from_dict
 
 MODULE = '''
@@ -117,3 +120,21 @@ def test_an_analysis_leaves_no_cyclic_garbage() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_future_adopted_twice_keeps_the_shorter_trace_in_either_order() -> None:
+    """Two futures of a callee can be one pending entry in the caller; which one the caller
+    met first follows set order (string hashes), so the shorter trace is kept either way."""
+    interpreter = FunctionInterpreter(program().index.functions["m.load"], program())
+    path = Path("/project/m.py")
+    source, store = TraceStep(path, 5, "source"), TraceStep(path, 9, "kept")
+    short = Borrow(("m.f", 5, 0), False, (source,))
+    long = Borrow(("m.f", 5, 0), False, (source, TraceStep(path, 7, "passed on")))
+    site = Site(Span(path, 9, 1, 9, 5), "m:load", "self.kept")
+    kept = [Pending((3, 0), frozenset({leaf}), site, frozenset(), store, Hazard.KEPT_PAST_STEP) for leaf in (short, long)]
+    for order in (kept, kept[::-1]):
+        interpreter.frame.st = State()
+        for pending in order:
+            interpreter.effects.adopt(pending)
+        (adopted,) = interpreter.frame.st.pending
+        assert next(iter(adopted.leaves)).trace == (source,)

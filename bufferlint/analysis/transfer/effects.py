@@ -24,7 +24,7 @@ from bufferlint.analysis.domain.values import (
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
-from bufferlint.findings import TraceStep
+from bufferlint.findings import TraceStep, shorter_trace
 from bufferlint.hazards import Hazard
 
 
@@ -69,10 +69,17 @@ class Effects:
         return Value(pending=frozenset({key}))
 
     def adopt(self, pending: Pending) -> None:
-        """A callee's submission whose future came back is pending here now."""
+        """A callee's submission whose future came back is pending here now. Two of the
+        callee's futures can be one here (the same submission reached by two paths): it keeps
+        the shorter trace of each leaf, whichever order the callee's futures (a set) come in."""
         st = self.frame.st
-        if st is not None:
-            st.pending = st.pending | {pending}
+        if st is None:
+            return
+        if pending in st.pending:
+            known = next(p for p in st.pending if p == pending)
+            st.pending = st.pending - {known}
+            pending = _with_shorter_traces(known, pending)
+        st.pending = st.pending | {pending}
 
     def commit(self, state: State, step: TraceStep | None) -> None:
         """The producer may advance now: every submission still pending is a race."""
@@ -271,3 +278,12 @@ class Effects:
             st.vars[target.id] = Value(
                 leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types
             )
+
+
+def _with_shorter_traces(known: Pending, new: Pending) -> Pending:
+    """``known`` (equal to ``new``: equality ignores traces) with each leaf's and the step's
+    shorter trace of the two (ties broken by content, so the choice is the same every run)."""
+    theirs = {leaf: leaf for leaf in new.leaves}
+    leaves = frozenset(theirs[leaf] if shorter_trace(theirs[leaf].trace, leaf.trace) else leaf for leaf in known.leaves)
+    step = new.step if shorter_trace((new.step,), (known.step,)) else known.step
+    return replace(known, leaves=leaves, step=step)
