@@ -72,7 +72,8 @@ class Summary:
     releases: frozenset = frozenset()  # (".attr", key): receiver containers it empties (``self.x.clear()``)
     advances: bool = False  # may let producers refill their buffers (a pack ``advances`` call, or a callee's)
     # (param, tag, why): evaluating the function on a marked value decided nothing for these
-    # (``transfer.guard_eval``): no BL002 for them, and no call is taken as guarded by it
+    # (``transfer.guard_eval``): not reported as approving marked values, and no call is
+    # taken as guarded by it
     undecided: frozenset = frozenset()
 
 

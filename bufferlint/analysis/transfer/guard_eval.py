@@ -23,11 +23,12 @@ The verdict for one parameter and one marker (``evaluate``):
   value does not let it through: its caller's async path is not taken);
 * ``ACCEPTS``: every path returns a truthy value (a marker check such as ``is_streamed(w)``);
 * ``APPROVES``: some certain path returns a truthy or blind value: the guard lets marked
-  values through (BL002);
+  values through (``Hazard.GUARD_APPROVES_MARKED``);
 * ``UNDECIDED``: neither (an uncertain path approves, or the evaluation gave up at its
-  budget): no BL002, and no call site is taken as guarded by it; the rule reports a notice;
+  budget): not reported as approving, and no call site is taken as guarded by it; a notice
+  says so;
 * ``IGNORES``: the marker was never read and nothing unknown was met: what the function
-  returns does not depend on it (no fact; a guard is then BL002 as before).
+  returns does not depend on it (no fact; a guard then approves marked values, as before).
 """
 
 from __future__ import annotations

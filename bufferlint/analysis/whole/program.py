@@ -638,11 +638,13 @@ class ProjectAnalysis:
             if guards_kind(tags, kind, program.raw_vocab):
                 continue
             undecided = {tag: why for p, tag, why in sorted(summary.undecided, key=repr) if p == param}
+            code = rule_for(Hazard.GUARD_APPROVES_MARKED).code
             if undecided and guards_kind(set(undecided), kind, program.raw_vocab):
-                # Neither proven nor refuted: no BL002, and its calls were not taken as guarded.
+                # Neither proven nor refuted: not reported as approving marked values, and its
+                # calls were not taken as guarded.
                 self.result.notices.append(
                     f"{info.display}: could not decide whether the guard returns False for marked values "
-                    f"({next(iter(undecided.values()))}); BL002 is not reported for it, and the calls it "
+                    f"({next(iter(undecided.values()))}); {code} is not reported for it, and the calls it "
                     "decides are not taken as guarded"
                 )
                 self.result.notices.sort()
@@ -653,7 +655,6 @@ class ProjectAnalysis:
             trace = (TraceStep(info.module.path, node.lineno, "", ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
             if tags:  # it checks markers, of other kinds only
                 trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
-            code = rule_for(Hazard.GUARD_APPROVES_MARKED).code
             self.result.findings.append(Finding(code, span, "", info.display, trace, sink=node.name, kind=kind))
 
 
