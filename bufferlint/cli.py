@@ -265,7 +265,7 @@ def _report(args: argparse.Namespace, report: api.Report) -> int:
     color = to_stdout and _color(args)
     if args.statistics:
         shown = statistics.render_json if args.format == "json" else statistics.render_text
-        output = shown(report, unsafe=args.unsafe_fixes)
+        output = shown(report, _root(report), unsafe=args.unsafe_fixes)
     else:
         output = REPORTERS[args.format](report, cwd, color=color, root=_root(report))
     if to_stdout:

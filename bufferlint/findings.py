@@ -78,6 +78,10 @@ class Finding:
     # and the borrow kind (packs' [[kinds]]) of the value that reaches it.
     sink: str = ""
     kind: str = ""
+    # The change at the producer that removes every finding from it (raise the library's
+    # floor, have it hand out owned values, copy where it hands them out), in words: what a
+    # group of findings sharing that producer offers (bufferlint.grouping). "" without one.
+    source_fix: str = ""
 
     @property
     def path(self) -> Path:

@@ -26,7 +26,7 @@ from conftest import REPO, run_cli, write
 FINDING_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["version", "findings", "errors", "notices"],
+    "required": ["version", "findings", "errors", "notices", "groups"],
     "properties": {
         "version": {"const": 1},
         "findings": {
@@ -35,7 +35,7 @@ FINDING_SCHEMA = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
-                             "fix_error", "severity"],
+                             "fix_error", "severity", "group"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^BL[0-9]{3}$"},
                     "path": {"type": "string", "pattern": "^[^\\\\]+$"},
@@ -89,6 +89,7 @@ FINDING_SCHEMA = {
                     },
                     "fix_error": {"type": ["string", "null"]},
                     "severity": {"enum": ["error", "warning"]},
+                    "group": {"type": "string", "pattern": "^[0-9a-f]{20}$"},
                 },
             },
         },
@@ -102,6 +103,35 @@ FINDING_SCHEMA = {
             },
         },
         "notices": {"type": "array", "items": {"type": "string"}},
+        "groups": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["id", "source", "versions", "fix", "findings"],
+                "properties": {
+                    "id": {"type": "string", "pattern": "^[0-9a-f]{20}$"},
+                    "source": {
+                        "oneOf": [
+                            {"type": "null"},
+                            {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "required": ["path", "line", "note"],
+                                "properties": {
+                                    "path": {"type": "string"},
+                                    "line": {"type": "integer", "minimum": 1},
+                                    "note": {"type": "string"},
+                                },
+                            },
+                        ]
+                    },
+                    "versions": {"type": ["string", "null"]},
+                    "fix": {"type": ["string", "null"]},
+                    "findings": {"type": "integer", "minimum": 1},
+                },
+            },
+        },
     },
 }
 
@@ -301,6 +331,8 @@ def test_json_format(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
     jsonschema.validate(report, FINDING_SCHEMA)
     fix = report["findings"][0].pop("fix")  # null, or whatever fix the fixers attach (rendering: test_formats.py)
     assert fix is None or fix["edits"]
+    group = report["findings"][0].pop("group")  # no producer step in this trace: a group of its own
+    assert report["groups"] == [{"id": group, "source": None, "versions": None, "fix": None, "findings": 1}]
     assert report["findings"] == [{
         "rule": "BL001", "path": "pkg/loader.py", "line": 7, "column": 13, "end_line": 7, "end_column": 51,
         "message": MESSAGE, "function": "pkg.loader:load", "fix_error": None, "severity": "error",
@@ -544,7 +576,8 @@ def test_missing_path_json(tmp_path: Path) -> None:
     proc = run_cli("check", "--format", "json", "nope.py", cwd=tmp_path)
     assert proc.returncode == 2
     assert json.loads(proc.stdout) == {
-        "version": 1, "findings": [], "errors": [{"path": "nope.py", "message": "no such file or directory"}], "notices": []
+        "version": 1, "findings": [], "errors": [{"path": "nope.py", "message": "no such file or directory"}], "notices": [],
+        "groups": [],
     }
 
 

@@ -20,7 +20,7 @@ from conftest import run_cli, write
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "runai_loader"
 
-# Two loaders of one stream: their BL003 traces share the stream's steps.
+# Two loaders of one stream: their BL003 findings are one group (one producer).
 STREAM = '''\
 class Streamer:
     def get_tensors(self):
@@ -116,19 +116,21 @@ def test_concise_is_one_line_per_finding(project: Path) -> None:
     assert proc.stderr == "Found 2 findings (2 BL003) in 3 files.\n"
 
 
-def test_full_abbreviates_a_trace_prefix_shared_with_the_previous_finding(project: Path) -> None:
+def test_full_writes_one_producers_findings_once(project: Path) -> None:
     full = run_cli("check", ".", cwd=project).stdout
     assert run_cli("check", "--output-format", "text", ".", cwd=project).stdout == full  # text: full's old name
-    first, second = full.split("pkg/keepers.py:14:9: ")
-    steps = [line for line in first.splitlines() if line.startswith("    pkg/")]
-    assert len(steps) >= 3
-    shared = [s for s in steps if "keepers.py:9" not in s and "keepers.py:8" not in s]
-    assert f"    ... same first {len(shared)} steps as above" in second.splitlines()
-    assert not any(step in second.splitlines() for step in shared)
-    assert "    pkg/keepers.py:14: kept in `ALSO`, which outlives the producer's step" in second
+    lines = full.splitlines()
+    assert lines[0] == "pkg/stream.py:7: 2 findings (2 BL003) from one producer: `get_tensors(...)` hands out borrowed views"
+    assert "  every trace starts the same:" in lines and "    pkg/stream.py:8: yielded to the caller" in lines
+    assert lines[-3:] == [
+        "  2 sites (each with its trace in `--output-format json` or `sarif`):",
+        "    pkg/keepers.py:9:9: BL003 kept in `KEPT`, which outlives the producer's step",
+        "    pkg/keepers.py:14:9: BL003 kept in `ALSO`, which outlives the producer's step",
+    ]
 
 
 def test_full_wraps_long_messages(project: Path) -> None:
+    write(project, {"pkg/keepers.py": KEEPERS[:KEEPERS.index("def keep_too")]})  # one finding: shown whole
     full = run_cli("check", ".", cwd=project).stdout
     message = next(line for line in full.splitlines() if line.startswith("pkg/keepers.py:9:9: BL003 "))
     assert len(message) <= 100 and full.splitlines()[1].startswith("  ")  # continued, indented by two
@@ -242,7 +244,8 @@ def test_statistics_counts_what_fix_fixes(tmp_path: Path) -> None:
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     stats = run_cli("check", "--statistics", ".", cwd=project)
-    assert stats.stdout == "1  BL001  borrowed-value-to-async-sink\n1  BL002  guard-ignores-marker (1 fixable)\n"
+    assert stats.stdout == ("1  BL001  borrowed-value-to-async-sink\n1  BL002  guard-ignores-marker (1 fixable)\n"
+                            "2 findings in 2 groups (one per producer)\n")
     assert stats.stderr.endswith("1 fixable with `--fix` (1 more with `--unsafe-fixes`).\n")
     unsafe = run_cli("check", "--statistics", "--unsafe-fixes", ".", cwd=project)
     assert unsafe.stderr.endswith("2 fixable with `--fix --unsafe-fixes`.\n")

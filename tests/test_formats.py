@@ -379,7 +379,8 @@ def test_json_fix_object(project: Path, monkeypatch: pytest.MonkeyPatch, capsys)
         ],
     }
     assert list(borrowed) == ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
-                             "fix_error", "severity"]
+                             "fix_error", "severity", "group"]
+    assert guard["group"] != borrowed["group"]  # no producer in either trace: a group each
     assert (guard["severity"], borrowed["severity"]) == ("error", "error")
 
 
@@ -392,16 +393,17 @@ def test_statistics(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> N
     assert cli.main(["check", "--statistics", "pkg"]) == 1
     out, err = capsys.readouterr()
     # the one fix is unsafe: fixable only with --unsafe-fixes, as --fix would apply it
-    assert out == "2  BL001  borrowed-value-to-async-sink\n1  BL002  guard-ignores-marker\n"
+    assert out == "2  BL001  borrowed-value-to-async-sink\n1  BL002  guard-ignores-marker\n3 findings in 3 groups (one per producer)\n"
     assert err == "Found 3 findings (2 BL001, 1 BL002) in 2 files. 0 fixable with `--fix` (1 more with `--unsafe-fixes`).\n"
     assert cli.main(["check", "--statistics", "--unsafe-fixes", "pkg"]) == 1
     out, err = capsys.readouterr()
-    assert out == "2  BL001  borrowed-value-to-async-sink (1 fixable)\n1  BL002  guard-ignores-marker\n"
+    assert out == ("2  BL001  borrowed-value-to-async-sink (1 fixable)\n1  BL002  guard-ignores-marker\n"
+                   "3 findings in 3 groups (one per producer)\n")
     assert err == "Found 3 findings (2 BL001, 1 BL002) in 2 files. 1 fixable with `--fix --unsafe-fixes`.\n"
     assert cli.main(["check", "--statistics", "--format", "json", "--exit-zero", "--unsafe-fixes", "pkg"]) == 0
     assert json.loads(capsys.readouterr().out) == [
-        {"code": "BL001", "name": "borrowed-value-to-async-sink", "count": 2, "fixable": 1},
-        {"code": "BL002", "name": "guard-ignores-marker", "count": 1, "fixable": 0},
+        {"code": "BL001", "name": "borrowed-value-to-async-sink", "count": 2, "fixable": 1, "groups": 2},
+        {"code": "BL002", "name": "guard-ignores-marker", "count": 1, "fixable": 0, "groups": 1},
     ]
 
 

@@ -100,6 +100,7 @@ CPU arithmetic on the tensor other than the listed reads (`t + 1`), are not repo
         "event) before the read, or copy blocking"
     ),
     step_note="read on the host by `{sink}` while the copy may still be in flight",
+    source_fix="copy blocking (`non_blocking=False`), or synchronise right after the copy",
     fixer="bufferlint.fixes.bl005",
     invalid=(
         Invalid(

@@ -68,6 +68,10 @@ class Rule:
     invalid: tuple[Invalid, ...]
     message: str = ""
     step_note: str = ""  # the trace step where the value is consumed, kept or checked
+    # The fix at the producer that removes all of its findings of this rule (a group's fix,
+    # bufferlint.grouping), over the same facts; "" for the default, composed from the kind:
+    # raise the library's floor, the kind's remedy, copy where the producer hands values out.
+    source_fix: str = ""
     fixer: str = ""  # module whose ``candidates(finding, text, context)`` plans the fixes
     # "error" or "warning": the one severity every channel shows (SEVERITIES; README's Rules table)
     severity: str = "error"

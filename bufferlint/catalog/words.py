@@ -6,9 +6,13 @@ and remedy of the kind of value that reached it."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Any
 
 from bufferlint.findings import AnalysisResult, Finding, TraceStep
 from bufferlint.packs import BorrowKind, Vocabulary
+
+if TYPE_CHECKING:
+    from bufferlint.catalog.rule import Rule
 
 
 def kind_of(finding: Finding) -> str:
@@ -16,7 +20,8 @@ def kind_of(finding: Finding) -> str:
     producer its trace starts from."""
     if finding.kind:
         return finding.kind
-    return next((step.fact[1] for step in finding.trace if step.fact[:1] == ("source",)), "")
+    fact = source_fact(finding)
+    return fact[1] if fact else ""
 
 
 def kind_markers(finding: Finding, vocab: Vocabulary) -> tuple[str, ...]:
@@ -43,7 +48,41 @@ def _render(finding: Finding, vocab: Vocabulary) -> Finding:
     condition = _version_condition(finding, vocab.kind(name))
     message = finding.message or condition + rule.message.format(sink=finding.sink, **words)
     trace = tuple(_note(step, words) for step in finding.trace)
-    return dataclasses.replace(finding, message=message, trace=trace, kind=name)
+    source_fix = _source_fix(finding, rule, vocab.kind(name), words)
+    return dataclasses.replace(finding, message=message, trace=trace, kind=name, source_fix=source_fix)
+
+
+def _source_fix(finding: Finding, rule: Rule, kind: BorrowKind | None, words: dict[str, str]) -> str:
+    """The change at the finding's producer that removes every finding from it, most direct
+    first: the library's floor when only older versions lend, the kind's remedy (its
+    producer handing out owned values), a copy where the producer hands each value out (or
+    the rule's own ``source_fix``). "" for a finding with no producer in its trace (BL002)."""
+    fact = source_fact(finding)
+    if not fact:
+        return ""
+    floor = fact[5] if len(fact) >= 6 else ""
+    fixes = [f"raise the floor: `{floor}`"] if floor else []
+    if rule.source_fix:
+        fixes.append(rule.source_fix.format(sink=finding.sink, **words))
+    else:
+        if kind is not None and kind.remedy:
+            fixes.append(kind.remedy.removeprefix("or "))  # written to follow BL003's message
+        fixes.append(f"copy each value where the producer hands it out ({words['copy']})")
+    return "; or ".join(fixes)
+
+
+def source_fact(finding: Finding) -> tuple[Any, ...]:
+    """The fact of the producer's step in the finding's trace: ("source", kind, shape, and
+    for a version-conditioned producer its condition, admitted versions and floor); ()."""
+    return next((step.fact for step in finding.trace if step.fact[:1] == ("source",)), ())
+
+
+def version_condition(fact: tuple[Any, ...]) -> str:
+    """A version-conditioned producer's condition as a message starts with it: under which
+    versions it lends, what the project admits, and the one-line fix that rules them out."""
+    _, _, _, condition, admitted, floor = fact[:6]
+    fix = f", raise the floor: `{floor}`" if floor else ""  # no ";": the shim's comments cut there
+    return f"{condition} only ({admitted}{fix}): "
 
 
 def _version_condition(finding: Finding, kind: BorrowKind | None) -> str:
@@ -51,15 +90,12 @@ def _version_condition(finding: Finding, kind: BorrowKind | None) -> str:
     with no producer such as BL002, a kind whose marked values are borrowed only in some):
     those versions and, first, the one-line fix that leaves them out
     (``runai-model-streamer>=0.17``)."""
-    fact = next((step.fact for step in finding.trace if step.fact[:1] == ("source",)), ())
+    fact = source_fact(finding)
     if len(fact) >= 6:
-        _, _, _, condition, admitted, floor = fact[:6]
-    elif not fact and kind is not None and kind.condition:
-        condition, admitted, floor = kind.condition, kind.admitted, kind.floor
-    else:
-        return ""
-    fix = f", raise the floor: `{floor}`" if floor else ""  # no ";": the shim's comments cut there
-    return f"{condition} only ({admitted}{fix}): "
+        return version_condition(fact)
+    if not fact and kind is not None and kind.condition:
+        return version_condition(("", "", "", kind.condition, kind.admitted, kind.floor))
+    return ""
 
 
 def _note(step: TraceStep, words: dict[str, str]) -> TraceStep:

@@ -4,7 +4,9 @@ most code-review tools ingest.
 One run: the tool driver lists every rule of the catalog with its documentation; each
 finding is a result with one location, a ``primaryLocationLineHash`` fingerprint (the same
 one baselines use, so code scanning keeps tracking an alert across line moves), the
-borrowed value's trace as a code flow (source, hops, sink) and its fix when there is one.
+borrowed value's trace as a code flow (source, hops, sink), its fix when there is one, and
+in its property bag the ``group`` of the findings one change at their producer removes
+(bufferlint.grouping; ``correlationGuid`` is for one result across runs, not for a group).
 Files that could not be analysed are tool execution notifications (errors), and make the
 invocation unsuccessful; a finding whose fix could not be planned is a warning notification.
 
@@ -23,7 +25,8 @@ from urllib.parse import quote
 from bufferlint import __version__
 from bufferlint.catalog import RULES, Rule, severity
 from bufferlint.findings import AnalysisResult, Finding, Span
-from bufferlint.fingerprint import fingerprints
+from bufferlint import fingerprint as fingerprinting  # a module: it imports reporters.base
+from bufferlint import grouping
 from bufferlint.reporters.base import display_path, json_text
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -38,7 +41,8 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
     rules = list(RULES.values())
     index = {rule.code: i for i, rule in enumerate(rules)}
     findings = sorted(result.findings, key=lambda f: f.sort_key())
-    prints = fingerprints(findings, root or cwd)
+    prints = fingerprinting.fingerprints(findings, root or cwd)
+    groups = grouping.group_ids(findings, root or cwd)
     run = {
         "tool": {
             "driver": {
@@ -65,7 +69,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
             }
         ],
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, fp, index, cwd) for f, fp in zip(findings, prints)],
+        "results": [_result(f, fp, group, index, cwd) for f, fp, group in zip(findings, prints, groups)],
     }
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
     return json_text(log, indent=2) + "\n"
@@ -104,7 +108,7 @@ def _what_it_does(doc: str) -> str:
     return " ".join(match.group(1).split()) if match else ""
 
 
-def _result(finding: Finding, fingerprint: str, index: dict[str, int], cwd: Path) -> dict:
+def _result(finding: Finding, fingerprint: str, group: str, index: dict[str, int], cwd: Path) -> dict:
     kind = "function" if ":" in finding.function else "module"
     result: dict = {"ruleId": finding.rule}
     if finding.rule in index:
@@ -117,6 +121,7 @@ def _result(finding: Finding, fingerprint: str, index: dict[str, int], cwd: Path
             "logicalLocations": [{"fullyQualifiedName": finding.function, "kind": kind}],
         }],
         "partialFingerprints": {"primaryLocationLineHash": fingerprint},
+        "properties": {"group": group},
     })
     if finding.trace:
         last = len(finding.trace) - 1

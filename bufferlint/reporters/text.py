@@ -3,9 +3,12 @@ and CI log viewers turn into links.
 
 * ``full`` (the default; ``text`` is its old name): the message wrapped to the width
   (``WIDTH``, or the terminal's; continuation lines indented by two spaces), then the
-  finding's trace indented by four, one step per line. Findings that
-  come from the same producer share the first steps of their trace, so a prefix shared
-  with the previous finding is written once: ``    ... same first 4 steps as above``.
+  finding's trace indented by four, one step per line. Findings that come from the same
+  producer are one group (bufferlint.grouping), written once: the producer's
+  ``path:line:`` and how many findings it causes, the versions under which it lends, the
+  fix there that removes them all, the trace steps they all share, then each site on one
+  line, with what happens there (each site's trace and message are in the JSON and SARIF
+  reports, and in ``concise``'s lines).
 * ``concise``: one line per finding, nothing else (for CI logs and grep).
 
 Colour only on a terminal: the location bold, the code red for an ``error`` rule and yellow
@@ -21,29 +24,66 @@ from pathlib import Path
 
 from bufferlint.catalog import severity
 from bufferlint.findings import AnalysisResult, Finding, TraceStep
+from bufferlint import grouping
 from bufferlint.reporters.base import count, printable, shown_path
 
 _BOLD, _RED, _YELLOW, _DIM, _RESET = "\x1b[1m", "\x1b[1;31m", "\x1b[1;33m", "\x1b[2m", "\x1b[0m"
 WIDTH = 100  # columns of a full report written to a file or pipe (a terminal's own width otherwise)
-SHARED_MINIMUM = 2  # a shared prefix of one step is shown: abbreviating it would save nothing
 
 
 def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
     width = shutil.get_terminal_size((WIDTH, 24)).columns if color else WIDTH
     lines = []
-    previous: tuple[TraceStep, ...] = ()
-    for finding in sorted(result.findings, key=lambda f: f.sort_key()):
-        first, *rest = _wrapped(_headline(finding, cwd, False), width, "  ")
-        lines += [_headline(finding, cwd, color, first), *rest]
-        shared = _shared_prefix(finding.trace, previous)
-        if shared >= SHARED_MINIMUM:
-            lines.append(_paint(color, _DIM, f"    ... same first {count(shared, 'step')} as above"))
+    for group in grouping.group_findings(result.findings, root or cwd):
+        if len(group.findings) > 1 and group.source is not None:
+            lines += _group(group, cwd, color, width)
         else:
-            shared = 0
-        for step in finding.trace[shared:]:  # never wrapped: each step stays one `path:line: note`
-            lines.append(_paint(color, _DIM, f"    {shown_path(step.path, cwd)}:{step.line}: {printable(step.note)}"))
-        previous = finding.trace
+            lines += [line for finding in group.findings for line in _finding(finding, cwd, color, width)]
     return "".join(line + "\n" for line in lines + _errors(result, cwd, color))
+
+
+def _group(group: grouping.Group, cwd: Path, color: bool, width: int) -> list[str]:
+    """A producer's findings at once: where it hands the values out, under which versions,
+    the fix there that removes them all, the steps every trace shares, then each site on
+    one line (its message without the versions the header states)."""
+    source = group.source
+    assert source is not None
+    where = f"{shown_path(source.path, cwd)}:{source.line}:"
+    per_rule = ", ".join(f"{n} {rule}" for rule, n in sorted(Counter(f.rule for f in group.findings).items()))
+    head = f"{count(len(group.findings), 'finding')} ({per_rule}) from one producer: {printable(source.note)}"
+    first, *rest = _wrapped(f"{where} {head}", width, "  ")
+    lines = [f"{_paint(color, _BOLD, where)}{first[len(where):]}", *rest]
+    if group.versions:
+        lines += _wrapped(f"  {printable(group.versions)}", width, "    ")
+    if group.fix:
+        lines += _wrapped(f"  fix at the producer: {printable(group.fix)}", width, "    ")
+    shared = group.shared_trace()[1:]
+    if shared:
+        lines += ["  every trace starts the same:", *_steps(shared, cwd, color)]
+    lines.append(f"  {count(len(group.findings), 'site')} (each with its trace in `--output-format json` or `sarif`):")
+    for finding in group.findings:
+        lines.append("    " + _headline(finding, cwd, color, message=_at_site(finding, group)))
+    return lines
+
+
+def _at_site(finding: Finding, group: grouping.Group) -> str:
+    """What happens at a grouped site, in one line: its trace's last step (where the value
+    is consumed or kept), else its message without the versions its group states."""
+    last = finding.trace[-1] if finding.trace else None
+    if last is not None and last.fact[:1] == ("sink",):
+        return last.note
+    return finding.message.removeprefix(group.condition)
+
+
+def _finding(finding: Finding, cwd: Path, color: bool, width: int) -> list[str]:
+    """One finding: its wrapped headline, then its trace."""
+    first, *rest = _wrapped(_headline(finding, cwd, False), width, "  ")
+    return [_headline(finding, cwd, color, first), *rest, *_steps(finding.trace, cwd, color)]
+
+
+def _steps(steps: tuple[TraceStep, ...], cwd: Path, color: bool) -> list[str]:
+    """Trace steps indented by four, never wrapped: each stays one ``path:line: note``."""
+    return [_paint(color, _DIM, f"    {shown_path(s.path, cwd)}:{s.line}: {printable(s.note)}") for s in steps]
 
 
 def render_concise(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path | None = None) -> str:
@@ -51,10 +91,14 @@ def render_concise(result: AnalysisResult, cwd: Path, *, color: bool = False, ro
     return "".join(line + "\n" for line in lines + _errors(result, cwd, color))
 
 
-def _headline(finding: Finding, cwd: Path, color: bool, line: str | None = None) -> str:
-    """``path:line:col: CODE message``; with ``line`` (its first wrapped line), that line painted."""
+def _headline(finding: Finding, cwd: Path, color: bool, line: str | None = None, *, message: str | None = None) -> str:
+    """``path:line:col: CODE message``; with ``line`` (its first wrapped line), that line
+    painted; with ``message``, that message instead of the finding's."""
     where = f"{shown_path(finding.path, cwd)}:{finding.span.line}:{finding.span.column}:"
-    message = printable(finding.message) if line is None else line[len(where) + len(finding.rule) + 2:]
+    if line is not None:
+        message = line[len(where) + len(finding.rule) + 2:]
+    else:
+        message = printable(finding.message if message is None else message)
     style = _YELLOW if severity(finding.rule) == "warning" else _RED
     return f"{_paint(color, _BOLD, where)} {_paint(color, style, finding.rule)} {message}"
 
@@ -66,15 +110,6 @@ def _errors(result: AnalysisResult, cwd: Path, color: bool) -> list[str]:
 
 def _paint(color: bool, style: str, text: str) -> str:
     return f"{style}{text}{_RESET}" if color else text
-
-
-def _shared_prefix(trace: tuple[TraceStep, ...], previous: tuple[TraceStep, ...]) -> int:
-    shared = 0
-    for step, before in zip(trace, previous):
-        if (step.path, step.line, step.note) != (before.path, before.line, before.note):
-            break
-        shared += 1
-    return shared
 
 
 def _wrapped(line: str, width: int, indent: str) -> list[str]:
