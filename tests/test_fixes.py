@@ -539,7 +539,8 @@ def test_statistics_count_the_fixes_that_work_once_the_guard_is_fixed(tmp_path: 
     assert offered["BL001"]["applicability"] == "unsafe"  # guarded_submit: the if/else alone fails
     stats = run_cli("check", "--statistics", ".", cwd=root)
     assert stats.stderr.endswith(" 2 fixable with `--fix`.\n"), stats.stderr  # without the guards' context: 1 (1 more)
-    assert stats.stdout == "1  BL001  borrowed-value-to-async-sink (1 fixable)\n1  BL002  guard-ignores-marker (1 fixable)\n"
+    assert stats.stdout == ("1  BL001  borrowed-value-to-async-sink (1 fixable)\n1  BL002  guard-ignores-marker (1 fixable)\n"
+                            "2 findings in 2 groups (one per producer)\n")
     diff = run_cli("check", "--diff", ".", cwd=root)
     assert "+        if should_async_load(loaded_weight):\n" in diff.stdout
     assert diff.stderr.endswith("Would fix 2 findings (0 remaining).\n"), diff.stderr
