@@ -301,6 +301,10 @@ class Vocabulary:
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
+    # Attributes or methods of a pending handle that are true once its work is done
+    # (``tracker.done``, ``future.done()``): a branch where one is true has waited for it, and
+    # a ``while`` loop polling one is a wait, not a producer advancing.
+    done_flags: list[CallPattern] = field(default_factory=list)
     # Calls that read a host tensor's bytes now, on the CPU (`.tolist()`, `.item()`, `int(t)`):
     # reading a value still in flight from the device is a hazard.
     host_reads: list[CallPattern] = field(default_factory=list)
@@ -312,6 +316,8 @@ class Vocabulary:
     # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
+    # origin -> "name: description" from a pack file's [pack] table, for --show-settings
+    titles: dict[str, str] = field(default_factory=dict)
     # Sources no version the project admits lends in: (pattern, why), for --show-settings.
     not_lending: list[tuple[str, str]] = field(default_factory=list)
     # (key, pattern or name) -> where it was declared, for `check --show-settings`
@@ -342,6 +348,7 @@ class Vocabulary:
             if key.merge is not None:
                 key.merge(getattr(self, key.field), getattr(other, key.field))
         self.packs += other.packs
+        self.titles.update(other.titles)
         self.not_lending += other.not_lending
 
 
@@ -366,6 +373,14 @@ def _not_one_value(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -
 
 def _pattern_list(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[CallPattern]:
     return list(_patterns(data[key.key], f"{origin}: {key.key}")) if key.key in data else []
+
+
+def _method_list(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[CallPattern]:
+    """Patterns that name an attribute or method of any receiver (``.done``), nothing else."""
+    patterns = _pattern_list(key, data, origin, vocab)
+    if any(p.method is None or p.required_kwargs for p in patterns):
+        raise PackError(f"{origin}: {key.key}: expected '.name' patterns (an attribute or method of the handle)")
+    return patterns
 
 
 def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, BorrowKind]:
@@ -576,6 +591,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _string_set, _union),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
+    PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",
+            _method_list, _extend, names=_pattern_names, matched="pattern"),
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),
     _call_list("binds", "calls whose result keeps their arguments for later"),
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
@@ -698,7 +715,12 @@ def load_pack(path: Path) -> Vocabulary:
     if not isinstance(meta, dict):
         raise PackError(f"{path}: [pack] must be a table")
     _check_keys(meta, pack_key("pack").subkeys, f"{path}: [pack]")
-    return vocabulary_from_dict(data, str(path))
+    vocab = vocabulary_from_dict(data, str(path))
+    name, description = meta.get("name", path.stem), meta.get("description", "")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise PackError(f"{path}: [pack] name and description must be strings")
+    vocab.titles[str(path)] = f"{name}: {description}" if description else name
+    return vocab
 
 
 def builtin_pack_dir() -> Path:

@@ -39,6 +39,11 @@ def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]
         f"output-format = {settings.output_format or 'full'}",
         f"files: {len(files)}",
     ]
+    lines.append("\n[packs]")  # in the order they were merged: the shipped ones, rule-packs, the inline keys
+    for origin in vocab.packs:
+        where = f"shipped {Path(origin).name}" if origin.startswith(shipped) else origin
+        title = vocab.titles.get(origin)
+        lines.append(f"  {title}  ({where})" if title else f"  {where}")
     if settings.declarations.asked:  # the versions the packs' version conditions are decided by
         lines.append("\n[declared versions]")
         lines += [f"  {line}" for line in settings.declarations.listing()]

@@ -16,7 +16,7 @@ from bufferlint.show_settings import SECTIONS
 from conftest import REPO
 
 # Vocabulary fields that no pack key fills: bookkeeping of the loading itself.
-BOOKKEEPING = {"packs", "not_lending", "origins"}
+BOOKKEEPING = {"packs", "titles", "not_lending", "origins"}
 
 # One pack that uses every key: each listed key has one entry named after the key.
 EVERY_KEY = {
@@ -32,6 +32,7 @@ EVERY_KEY = {
     "view-attributes": ["every_attribute"],
     "settlers": ["every.settler"],
     "drains": ["every.drain"],
+    "done-flags": [".every_done"],
     "passthrough": ["every.passthrough"],
     "binds": ["every.bind"],
     "synchronizers": ["every.synchronizer"],

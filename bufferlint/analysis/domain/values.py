@@ -140,13 +140,17 @@ class Cond:
 
     ``clean_if_true``: when the value is true these objects are not borrowed (a guard);
     ``clean_if_false``: when it is false they are not (a marker check).
+    ``settles_if_true`` / ``settles_if_false``: the pending work (its keys) known to be done
+    when the value is true / false (a polled flag: ``tracker.done``, ``future.done()``).
     """
 
     clean_if_true: frozenset = frozenset()
     clean_if_false: frozenset = frozenset()
+    settles_if_true: frozenset = frozenset()
+    settles_if_false: frozenset = frozenset()
 
     def negate(self) -> "Cond":
-        return Cond(self.clean_if_false, self.clean_if_true)
+        return Cond(self.clean_if_false, self.clean_if_true, self.settles_if_false, self.settles_if_true)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ class VocabIndex:
         self._methods: dict[str, bool] = {}
         self.signatures = vocab.signatures
         self.view_attributes = frozenset(vocab.view_attributes)
+        self.done_flags = frozenset(pattern.last_name for pattern in vocab.done_flags)
 
     def marker_tags(self, marker: str) -> tuple:
         """The guard-fact tags of a check of ``marker`` (see ``values.clean``)."""

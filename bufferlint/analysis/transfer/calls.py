@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 from typing import cast
 
-from bufferlint.analysis.domain.values import EMPTY, Value, join_all
+from bufferlint.analysis.domain.values import EMPTY, Cond, Value, join_all
 from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project
 from bufferlint.analysis.transfer.call_effects import Advance, Drain, Settle, UseAfterRefill
@@ -179,6 +179,8 @@ def wait_on_receiver(call: CallSite) -> Value | None:
     if receiver.alloc and vocab.match("drains", call.shape) is not None:
         call.effects.append(Drain(receiver))
         return EMPTY
+    if receiver.pending and vocab.match("done-flags", call.shape) is not None:
+        return Value(cond=Cond(settles_if_true=receiver.pending))  # ``future.done()``: polled, not waited
     return None
 
 

@@ -213,6 +213,8 @@ class ExpressionEvaluator:
             return view_of(base, self.frame.step(node, f"`.{node.attr}` is a view of the borrowed value"))
         if node.attr in vocab.markers:
             return Value(cond=Cond(clean_if_false=checked(base, vocab.marker_tags(node.attr))))
+        if node.attr in vocab.done_flags and base.pending:  # ``tracker.done``: true once its work is done
+            return Value(cond=Cond(settles_if_true=base.pending))
         classes = base.types | base.declared
         if classes:
             source = vocab.attribute_source(node.attr, classes)

@@ -215,10 +215,24 @@ class FunctionInterpreter:
             self.frame.advancing[key] = True
         st = self.st
         if self.frame.advancing.get(key) and st.pending:
+            polled = self.polled(stmt.test) if isinstance(stmt, ast.While) else frozenset()
+            waiting = frozenset(p for p in st.pending if p.key in polled)
+            st.pending = st.pending - waiting
             self.effects.commit_all(self.frame.step(stmt, "the loop advances to its next iteration"))
+            st.pending = st.pending | waiting
         if not isinstance(stmt, ast.While):
             keys = frozenset(p.key for p in st.pending)
             self.settled_each[key] = self.settled_each.get(key, frozenset()) | keys
+
+    def polled(self, test: ast.expr) -> frozenset:
+        """The pending work a ``while`` test polls (``while not tracker.done:``, ``while not
+        future.done():``): such a loop waits for it, its next round advances no producer."""
+        flags = self.program.vocab.done_flags
+        keys: frozenset = frozenset()
+        for node in ast.walk(test):
+            if isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Name):
+                keys |= deep_pending(self.st.vars.get(node.value.id))
+        return keys
 
     def op_exhausted(self, op: cfg.Op) -> None:
         """``for f in futures: f.result()``: what every iteration settled is settled once the

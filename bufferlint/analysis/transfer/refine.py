@@ -27,6 +27,9 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value]) ->
     if value.has_const and bool(value.const) != branch and not isinstance(value.const, str):
         return None
     if value.cond is not None:
+        done = value.cond.settles_if_true if branch else value.cond.settles_if_false
+        if done:  # ``if tracker.done:``: that work is finished on this branch
+            st.pending = frozenset(p for p in st.pending if p.key not in done)
         facts = value.cond.clean_if_true if branch else value.cond.clean_if_false
         if facts:
             st.vars = {k: clean(v, facts) for k, v in st.vars.items()}
