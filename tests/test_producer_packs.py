@@ -1,0 +1,162 @@
+"""The shipped producer packs (rules/pyzmq.toml, rules/shared-memory.toml), end to end on the
+fixture projects in tests/fixtures/producers (written like real code: each bug beside its
+fixed twin, ``# expect:`` on the reported lines, ``# todo-expect:`` and ``# known-fp:`` for
+the known gaps), and the libraries' documented behaviour the packs are written from, checked
+against the real pyzmq, NumPy and safetensors."""
+
+from __future__ import annotations
+
+import inspect
+import shutil
+from multiprocessing.shared_memory import SharedMemory
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import zmq
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+from bufferlint.analysis import analyze_project
+from bufferlint.config import load_settings
+from bufferlint.packs import builtin_vocabulary
+from test_analysis_fixtures import TODO, annotated
+
+FIXTURES = Path(__file__).parent / "fixtures" / "producers"
+CASES = sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def findings(root: Path, vocab=None) -> list[str]:
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, vocab or load_settings(root).vocab)
+    assert result.errors == []
+    return sorted(f"{f.path.relative_to(root).as_posix()}:{f.span.line}: {f.rule}" for f in result.findings)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_each_family_reports_its_bugs_and_not_their_fixes(case: Path, tmp_path: Path) -> None:
+    root = tmp_path / case.name
+    shutil.copytree(case, root)
+    got = findings(root)
+    assert got == annotated(root)
+    assert not set(got) & set(annotated(root, TODO)), "a known gap is closed: promote its todo-expect to expect"
+
+
+def test_shared_memory_blocks_are_sources_where_the_project_says_when_they_are_refilled(tmp_path: Path) -> None:
+    """The shipped pack gives the kind only: whether and when a block is refilled is the
+    project's protocol (a block written once and kept is correct code), so without the
+    project's declaration nothing of it is borrowed."""
+    root = tmp_path / "shm_env"
+    shutil.copytree(FIXTURES / "shm_env", root)
+    assert findings(root, builtin_vocabulary()) == []
+    assert builtin_vocabulary().kinds["shared-memory"].copy_of("view") == "bytes(view)"
+
+
+def test_zmq_sends_copying_or_tracked_are_not_hand_offs(tmp_path: Path) -> None:
+    """Without the project's encoder declared, nothing it sends is borrowed: the pyzmq pack
+    only consumes values some source lends."""
+    root = tmp_path / "zmq_publisher"
+    shutil.copytree(FIXTURES / "zmq_publisher", root)
+    assert findings(root, builtin_vocabulary()) == []
+
+
+def test_the_pyzmq_patterns_name_the_copy_parameter() -> None:
+    """`copy@N=False`: positional argument N (after self) of each method is pyzmq's `copy`,
+    and it defaults to True (a call that leaves it out copies)."""
+    sinks = [p for spec in builtin_vocabulary().sinks for p in spec.calls if p.qualname and p.qualname.startswith("zmq.Socket.")]
+    assert {p.last_name for p in sinks} == {"send", "send_multipart", "send_serialized"}
+    for pattern in sinks:
+        (condition,) = pattern.required_kwargs
+        params = list(inspect.signature(getattr(zmq.Socket, pattern.last_name)).parameters.values())[1:]
+        assert params[condition.position].name == condition.key == "copy"
+        assert params[condition.position].default is True and condition.value is False
+
+
+@pytest.fixture
+def pair():
+    context = zmq.Context()
+    sender, receiver = context.socket(zmq.PAIR), context.socket(zmq.PAIR)
+    sender.bind("inproc://producers")
+    receiver.connect("inproc://producers")
+    yield sender, receiver
+    sender.close(linger=0)
+    receiver.close(linger=0)
+    context.term()
+
+
+def test_zmq_send_without_copy_reads_the_buffer_after_send_returns(pair) -> None:
+    """The hazard the sinks report: a buffer changed after `send(copy=False)` returned is
+    what the peer receives; the tracker is done only once libzmq let go of it."""
+    sender, receiver = pair
+    buffer = bytearray(b"a" * (2 * zmq.COPY_THRESHOLD))
+    tracker = sender.send(buffer, copy=False, track=True)
+    assert not tracker.done
+    buffer[:5] = b"XXXXX"  # reused before the message left
+    frame = receiver.recv(copy=False)
+    assert bytes(frame.buffer[:6]) == b"XXXXXa"
+    del frame
+    tracker.wait(5)
+    assert tracker.done
+    assert sender.send(buffer, copy=False) is None  # untracked: nothing to wait for
+
+
+def test_a_frame_received_without_copy_owns_its_memory(pair) -> None:
+    """Why `recv(copy=False)` is no source: each frame keeps its own message."""
+    sender, receiver = pair
+    sender.send(b"y" * (2 * zmq.COPY_THRESHOLD))
+    first = receiver.recv(copy=False)
+    sender.send(b"z" * (2 * zmq.COPY_THRESHOLD))
+    second = receiver.recv(copy=False)
+    assert bytes(first.buffer[:3]) == b"yyy" and bytes(second.buffer[:3]) == b"zzz"
+
+
+def test_views_of_a_shared_memory_block_read_what_the_writer_puts_there() -> None:
+    block = SharedMemory(create=True, size=16)
+    try:
+        reader = SharedMemory(name=block.name)
+        observation = np.frombuffer(reader.buf, dtype=np.uint8)
+        tensor = torch.frombuffer(reader.buf, dtype=torch.uint8)
+        block.buf[:4] = b"\x01\x02\x03\x04"  # the writer refills the block
+        assert observation[:4].tolist() == [1, 2, 3, 4] and tensor[:4].tolist() == [1, 2, 3, 4]
+        del observation, tensor
+        reader.close()
+    finally:
+        block.close()
+        block.unlink()
+
+
+def test_safe_open_hands_out_views_of_a_mapping_nothing_refills(tmp_path: Path) -> None:
+    """Why no safetensors source is shipped (safetensors 0.8.0): `get_tensor` returns views
+    of the file's mapping, and two reads of one name share it, but nothing refills it: a
+    tensor keeps its values after later reads and after the file is closed."""
+    path = tmp_path / "weights.safetensors"
+    save_file({"a": torch.arange(8, dtype=torch.float32), "b": torch.ones(4)}, str(path))
+    with safe_open(str(path), framework="pt") as handle:
+        first = handle.get_tensor("a")
+        again = handle.get_tensor("a")
+        handle.get_tensor("b")
+        assert first.data_ptr() == again.data_ptr()  # a view, not a fresh copy
+    assert first.tolist() == list(range(8))
+    assert not any(str(p).startswith("safetensors.") for spec in builtin_vocabulary().sources for p in spec.calls)
+
+
+def test_show_settings_lists_the_packs_in_effect(tmp_path: Path) -> None:
+    from bufferlint.show_settings import show_settings
+
+    root = tmp_path / "zmq_publisher"
+    shutil.copytree(FIXTURES / "zmq_publisher", root)
+    listing, _ = show_settings(load_settings(root), sorted(root.rglob("*.py")))
+    packs = listing.split("\n[packs]\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split(":", 1)[0].strip() for line in packs[:-1]] == [
+        "pyzmq", "runai-streamer", "shared-memory", "stdlib", "torch"]
+    assert all(line.endswith(".toml)") and "(shipped " in line for line in packs[:-1])
+    assert packs[-1].strip() == f"{root / 'pyproject.toml'}: [tool.bufferlint]"
+
+
+@pytest.mark.parametrize("entry", ["zmq.MessageTracker.done", ".done(timeout=1)"])
+def test_done_flags_are_attributes_or_methods_of_the_handle(entry: str) -> None:
+    from bufferlint.packs import PackError, vocabulary_from_dict
+
+    with pytest.raises(PackError, match="done-flags: expected '.name' patterns"):
+        vocabulary_from_dict({"done-flags": [entry]}, "pack.toml")
