@@ -4,10 +4,12 @@ with those functions moved; anything the analysis reads must change the digest."
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
+from bufferlint.analysis.frontend.index import FACTS, NOT_FACTS
 from bufferlint.analysis.incremental.interface import LineShift, file_interface
 
 BASE = '''\
@@ -87,3 +89,27 @@ def test_lines_move_with_the_innermost_interpreted_function(root: Path) -> None:
     first, last = before.ranges["pkg.model.Model.load_weights"]
     assert shift.line(first) == first + 3 and shift.line(last) == last + 3
     assert shift.line(1) is None  # not inside an interpreted function: cannot be placed
+
+
+@pytest.mark.parametrize("entry", list(FACTS))
+def test_every_field_of_an_index_entry_is_a_declared_fact_or_says_why_not(entry: type) -> None:
+    """A field added to the index's entries must be declared a fact (then the interface
+    compares it) or say why it is none (``index.NOT_FACTS``)."""
+    names = {f.name for f in dataclasses.fields(entry)}
+    facts, others = set(FACTS[entry]), set(NOT_FACTS[entry])
+    assert not facts & others
+    assert names <= facts | others, f"{entry.__name__}: undeclared fields {sorted(names - facts - others)}"
+    assert others <= names
+    assert all(hasattr(entry, name) or name in names for name in facts)
+
+
+def test_the_interface_reads_the_declared_facts(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interface takes the index's facts from their declaration, not from a list of its
+    own: a fact declared for each kind of entry is read for each."""
+    read: list[str] = []
+    for entry in list(FACTS):
+        probe = property(lambda self, name=entry.__name__: read.append(name) or name)
+        monkeypatch.setattr(entry, "probe", probe, raising=False)
+        monkeypatch.setitem(FACTS, entry, FACTS[entry] + ("probe",))
+    interface(BASE, root)
+    assert set(read) == {"ModuleInfo", "FunctionInfo", "ClassInfo"}

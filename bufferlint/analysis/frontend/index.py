@@ -151,6 +151,35 @@ class ModuleInfo:
         self.text = normalize_newlines(self.text)
 
 
+# What the engine reads of the index's entries besides their syntax: the facts of a module,
+# a function and a class, by attribute. A file's interface for the cache
+# (``incremental.interface``) is made of exactly these, so a fact declared here is compared
+# there; ``NOT_FACTS`` says why each other field of an entry is none (tests/test_interface.py
+# holds every field of an entry to one of the two).
+FACTS: dict[type, tuple[str, ...]] = {
+    ModuleInfo: ("imports", "globals", "constants", "variables"),
+    FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
+                   "class_qualname", "outer", "local_defs"),
+    ClassInfo: ("qualname", "bases", "methods", "fields", "readers"),
+}
+NOT_FACTS: dict[type, dict[str, str]] = {
+    ModuleInfo: {
+        "name": "the module of the file the interface is of", "path": "the file the interface is of",
+        "is_package": "follows from the path", "tree": "compared as syntax (top-level statements, signatures, "
+        "analysed functions' trees)", "text": "compared as the analysed ranges' text and the words functions mention",
+    },
+    FunctionInfo: {
+        "display": "made from the qualname", "module": "the file the interface is of",
+        "node": "compared as syntax (its signature and decorators; its whole tree when analysed)",
+        "_generator": "read from the body", "_assigned": "read from the body", "_globals": "read from the body",
+    },
+    ClassInfo: {
+        "module": "the file the interface is of", "node": "compared as syntax (keywords, decorators, body)",
+        "_fields": "the store of ``fields``", "_readers": "the store of ``readers``",
+    },
+}
+
+
 def normalize_newlines(text: str) -> str:
     """``text`` with "\r\n" and "\r" line endings made "\n"."""
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
@@ -330,7 +359,7 @@ class ProjectIndex:
                         self.attached.setdefault(key, []).extend((module, n) for n in names)
         found = {}
         for module, dotted in self.attached.get(attr, ()):
-            name = self._base_name(module, dotted_expr(dotted))
+            name = base_name(module, dotted_expr(dotted))
             qualname = self.canonical(name) if name else None
             if qualname in self.functions and self.functions[qualname].kind == "function":
                 found[qualname] = self.functions[qualname]
@@ -379,7 +408,7 @@ class ProjectIndex:
                 blocks.append((iter(stmt.body), f"{info.qualname}.<locals>", None, info))
             elif isinstance(stmt, ast.ClassDef):
                 qualname = f"{prefix}.{stmt.name}"
-                bases = [self._base_name(module, b) for b in stmt.bases]
+                bases = [base_name(module, b) for b in stmt.bases]
                 info = ClassInfo(qualname, module, [b for b in bases if b])
                 self.classes[qualname] = info
                 if class_info is None and outer is not None and outer.kind == "module":
@@ -422,16 +451,6 @@ class ProjectIndex:
         elif outer is not None:
             outer.local_defs[node.name] = qualname
         return info
-
-    @staticmethod
-    def _base_name(module: ModuleInfo, node: ast.expr) -> str | None:
-        dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        if head in module.imports:
-            return module.imports[head] + ("." + rest if rest else "")
-        return f"{module.name}.{dotted}"
 
     # -- resolution -------------------------------------------------------------------
 
@@ -498,7 +517,7 @@ class ProjectIndex:
         if isinstance(expr, ast.Subscript):
             outer = (dotted_name(expr.value) or "").rsplit(".", 1)[-1]
             return self.resolve_type(module, expr.slice) if outer == "Optional" else None
-        name = self._base_name(module, expr)
+        name = base_name(module, expr)
         if name is None or name.startswith(("typing.", "builtins.")):
             return None
         if name.startswith(module.name + ".") and name[len(module.name) + 1:] not in module.globals:
@@ -566,6 +585,19 @@ def _collect_readers(node: ast.ClassDef, info: ClassInfo) -> None:
                 and isinstance(child.value, ast.Name) and child.value.id == this
             ):
                 info._readers.setdefault(child.attr, set()).add(f"{info.qualname}.{stmt.name}")
+
+
+def base_name(module: ModuleInfo, node: ast.expr) -> str | None:
+    """The qualname ``node`` (a name or dotted attribute) names in ``module``, through its
+    imports (``np.ndarray`` -> ``numpy.ndarray``), else as one of its own globals; None for
+    any other expression. A fact of the module alone: no other module is looked at."""
+    dotted = dotted_name(node)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    if head in module.imports:
+        return module.imports[head] + ("." + rest if rest else "")
+    return f"{module.name}.{dotted}"
 
 
 def dotted_expr(text: str) -> ast.expr:

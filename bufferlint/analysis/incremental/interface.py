@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.frontend.index import FACTS, ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.frontend.textscan import defined_names, mentions_group, word_pattern
 
 
@@ -65,10 +65,7 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     enclosing = {info.outer.qualname for info in functions if info.outer is not None}
     top = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     facts: dict[str, object] = {
-        "imports": sorted(module.imports.items()),
-        "constants": sorted((k, repr(v)) for k, v in module.constants.items()),
-        "variables": sorted(module.variables),
-        "globals": sorted(module.globals.items()),
+        **{name: _plain(getattr(module, name)) for name in FACTS[ModuleInfo]},
         "top": [ast.dump(s) for s in top],
         "defs": defined_names(text.encode("utf-8", "surrogateescape")),
         "attachments": sorted((k, v) for k, vs in index.attachments_in(module).items() for v in vs),
@@ -111,26 +108,21 @@ def _read_by_others(info: FunctionInfo) -> list:
 
 
 def _class_facts(info: ClassInfo) -> list:
-    """The class as the analysis reads it: bases, body statements, and what its methods do
-    with ``self.<attr>`` (the index's own ``fields`` and ``readers``, whether or not the
-    methods were interpreted)."""
-    fields = sorted((attr, [ast.dump(e) for e in exprs]) for attr, exprs in info.fields.items())
-    readers = sorted((attr, sorted(methods)) for attr, methods in info.readers.items())
+    """The class as the analysis reads it: the index's facts of it (``index.FACTS``: bases,
+    methods, and what its methods do with ``self.<attr>``, whether or not they were
+    interpreted), and its keywords, decorators and body statements."""
+    facts = [_plain(getattr(info, name)) for name in FACTS[ClassInfo]]
     node = info.node
     if node is None:
-        return [info.qualname, info.bases, fields, readers]
+        return facts
     body = [ast.dump(s) for s in node.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     decorators = [ast.dump(d) for d in node.decorator_list]
-    return [info.qualname, info.bases, [ast.dump(k) for k in node.keywords], decorators, body, fields, readers]
+    return facts + [[ast.dump(k) for k in node.keywords], decorators, body]
 
 
 def _function_facts(info: FunctionInfo, analysed: set[str], pattern, groups, lines: list[str], enclosing: set[str]) -> list:
     node = info.node
-    head = [
-        info.qualname, info.kind, type(node).__name__, info.params, info.n_positional, info.n_required,
-        list(info.required_kwonly), info.vararg, info.kwarg, info.class_qualname,
-        info.outer.qualname if info.outer is not None else None, sorted(info.local_defs.items()),
-    ]
+    head = [_plain(getattr(info, name)) for name in FACTS[FunctionInfo]] + [type(node).__name__]
     if info.kind == "module":
         return head
     if info.qualname in analysed:
@@ -146,6 +138,25 @@ def _function_facts(info: FunctionInfo, analysed: set[str], pattern, groups, lin
     # The names it assigns are its nested functions' closure variables (only those read them).
     assigned = sorted(info.assigned) if info.qualname in enclosing else None
     return head + signature + [assigned, mentioned]
+
+
+def _plain(fact: object) -> object:
+    """An index fact as JSON takes it, in an order that does not depend on the run: entries
+    by qualname, syntax dumped, sets and mappings sorted, literals other than text and
+    numbers by their ``repr``."""
+    if isinstance(fact, (FunctionInfo, ClassInfo)):
+        return fact.qualname
+    if isinstance(fact, ast.AST):
+        return ast.dump(fact)
+    if isinstance(fact, dict):
+        return sorted([key, _plain(value)] for key, value in fact.items())
+    if isinstance(fact, (set, frozenset)):
+        return sorted((_plain(item) for item in fact), key=repr)
+    if isinstance(fact, (list, tuple)):
+        return [_plain(item) for item in fact]
+    if fact is None or isinstance(fact, (str, int, float)):
+        return fact
+    return repr(fact)
 
 
 def line_shift(root: Path, old: Interface, new: Interface) -> LineShift | None:

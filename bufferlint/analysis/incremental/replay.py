@@ -27,11 +27,17 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from typing import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
-from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY
+from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex
+from bufferlint.analysis.frontend.spans import Spans
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
+from bufferlint.analysis.domain.values import Value
+from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
+from bufferlint.analysis.world import IndexView, ProjectView, Table
+from bufferlint.findings import Span
 
 
 class NotRecorded(Exception):
@@ -132,7 +138,7 @@ def outcome_digest(outcome, memo: dict | None = None) -> bytes:
 class RecordingProgram:
     """The Program as one analysis sees it, every read and write logged (see module doc)."""
 
-    def __init__(self, program, log: AnalysisLog) -> None:
+    def __init__(self, program: ProjectView, log: AnalysisLog) -> None:
         self._program, self._log = program, log
         self.index = RecordingIndex(program.index, log)
         self.vocab, self.raw_vocab = program.vocab, program.raw_vocab
@@ -141,21 +147,16 @@ class RecordingProgram:
         self.flight_hot = _Members(program.flight_hot, "flight", log)
         self.span = program.span
 
-    def summary(self, qualname: str):
+    def summary(self, qualname: str) -> Summary:
         return self._log.read(("summary", qualname), self._program.summary(qualname))
 
-    def field_value(self, classes, attr: str):
+    def field_value(self, classes: Iterable[str], attr: str) -> Value | None:
         return self._log.read(("field", tuple(sorted(classes)), attr), self._program.field_value(classes, attr))
-
-    def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
-        from bufferlint.analysis.whole.program import Program  # its rule, over the logged ``hot``
-
-        return Program.is_hot(self, qualname, concrete, params)  # type: ignore[arg-type]
 
     def in_project(self, qualname: str) -> bool:
         return self._log.read(("in_project", qualname), self._program.in_project(qualname))
 
-    def methods_named(self, name):
+    def methods_named(self, name: str | None) -> list[FunctionInfo]:
         found = self._program.methods_named(name)
         self._log.read(("methods_named", name), tuple(self.index.located(info) for info in found))
         return found
@@ -164,15 +165,12 @@ class RecordingProgram:
         self._log.write(("activate", qualname))
         self._program.activate(qualname)
 
-    def enqueue(self, qualname: str, later: bool = False) -> None:
-        self._log.write(("enqueue", qualname, later))
-        self._program.enqueue(qualname, later)
-
-    def flow(self, caller, callee, param, concrete, params, flight=False) -> None:
+    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset[int],
+             flight: bool = False) -> None:
         self._log.write(("flow", caller, callee, param, concrete, params, flight))
         self._program.flow(caller, callee, param, concrete, params, flight)
 
-    def store_field(self, owner: str, attr: str, value) -> None:
+    def store_field(self, owner: str, attr: str, value: Value) -> None:
         self._log.write(("store_field", owner, attr, value))
         self._program.store_field(owner, attr, value)
 
@@ -184,10 +182,10 @@ class RecordingProgram:
 class _Members:
     """``(function, parameter) in program.hot``, logged."""
 
-    def __init__(self, members: set, name: str, log: AnalysisLog) -> None:
+    def __init__(self, members: Container[tuple[str, int]], name: str, log: AnalysisLog) -> None:
         self._members, self._name, self._log = members, name, log
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: object) -> bool:
         return self._log.read((self._name, item), item in self._members)
 
 
@@ -195,28 +193,28 @@ class RecordingIndex:
     """The project index as one analysis sees it, logged; functions and classes are logged
     by qualname, with the module defining them (``AnalysisLog.where``)."""
 
-    def __init__(self, index: ProjectIndex, log: AnalysisLog) -> None:
+    def __init__(self, index: IndexView, log: AnalysisLog) -> None:
         self._index, self._log = index, log
         self.functions = _Lookup(index.functions, "function", self)
         self.classes = _Lookup(index.classes, "class", self)
 
-    def located(self, info) -> str:
+    def located(self, info: FunctionInfo | ClassInfo) -> str:
         self._log.where[info.qualname] = info.module.name
         return info.qualname
 
     def canonical(self, qualname: str) -> str:
         return self._log.read(("canonical", qualname), self._index.canonical(qualname))
 
-    def constant(self, qualname: str):
+    def constant(self, qualname: str) -> tuple[bool, object]:
         return self._log.read(("constant", qualname), self._index.constant(qualname))
 
-    def class_ancestors(self, qualname: str) -> list[str]:
+    def class_ancestors(self, qualname: str) -> Sequence[str]:
         return self._log.read(("ancestors", qualname), tuple(self._index.class_ancestors(qualname)))
 
-    def class_method(self, class_qualname: str, name: str):
+    def class_method(self, class_qualname: str, name: str) -> str | None:
         return self._log.read(("class_method", class_qualname, name), self._index.class_method(class_qualname, name))
 
-    def field_types(self, classes, attr: str) -> frozenset:
+    def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._log.read(("field_types", tuple(sorted(classes)), attr), self._index.field_types(classes, attr))
 
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
@@ -224,14 +222,11 @@ class RecordingIndex:
         self._log.read(("attached", attr), tuple(self.located(info) for info in found))
         return found
 
-    def _base_name(self, module: ModuleInfo, node: ast.expr):
-        return self._index._base_name(module, node)
-
 
 class _Lookup:
     """``index.functions`` / ``index.classes``: membership and lookups, logged."""
 
-    def __init__(self, table: dict, kind: str, index: RecordingIndex) -> None:
+    def __init__(self, table: Table[FunctionInfo] | Table[ClassInfo], kind: str, index: RecordingIndex) -> None:
         self._table, self._kind, self._index = table, kind, index
 
     def get(self, qualname, default=None):
@@ -239,7 +234,7 @@ class _Lookup:
         self._index._log.read((self._kind, qualname), self._index.located(info) if info is not None else None)
         return info if info is not None else default
 
-    def __contains__(self, qualname) -> bool:
+    def __contains__(self, qualname: object) -> bool:
         return self.get(qualname) is not None
 
     def __getitem__(self, qualname):
@@ -262,17 +257,10 @@ class ReplayProgram:
         self.by_name_summaries: dict = {}
         self.hot = _Answers(self, "hot")
         self.flight_hot = _Answers(self, "flight")
-        self._line_cache: dict = {}
+        self._spans = Spans()
 
-    def span(self, module: ModuleInfo, node: ast.AST):
-        from bufferlint.analysis.whole.program import Program  # a pure function of the module's text
-
-        return Program.span(self, module, node)  # type: ignore[arg-type]
-
-    def _column(self, module: ModuleInfo, line: int, byte_offset: int) -> int:
-        from bufferlint.analysis.whole.program import Program
-
-        return Program._column(self, module, line, byte_offset)  # type: ignore[arg-type]
+    def span(self, module: ModuleInfo, node: ast.AST) -> Span:
+        return self._spans.span(module, node)  # a pure function of the module's text
 
     def answer(self, question: tuple):
         key = read_key(question, self._done)
@@ -294,33 +282,26 @@ class ReplayProgram:
     def same_writes(self) -> bool:
         return self._done == self._log.writes and fingerprint(self._parts) == self._log.written
 
-    def summary(self, qualname: str):
+    def summary(self, qualname: str) -> Summary:
         return self.answer(("summary", qualname))
 
-    def field_value(self, classes, attr: str):
+    def field_value(self, classes: Iterable[str], attr: str) -> Value | None:
         return self.answer(("field", tuple(sorted(classes)), attr))
-
-    def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
-        from bufferlint.analysis.whole.program import Program  # its rule, over the recorded ``hot``
-
-        return Program.is_hot(self, qualname, concrete, params)  # type: ignore[arg-type]
 
     def in_project(self, qualname: str) -> bool:
         return self.answer(("in_project", qualname))
 
-    def methods_named(self, name):
+    def methods_named(self, name: str | None) -> list[FunctionInfo]:
         return [self.index.info(q) for q in self.answer(("methods_named", name))]
 
     def activate(self, qualname: str) -> None:
         self.wrote(("activate", qualname))
 
-    def enqueue(self, qualname: str, later: bool = False) -> None:
-        self.wrote(("enqueue", qualname, later))
-
-    def flow(self, caller, callee, param, concrete, params, flight=False) -> None:
+    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset[int],
+             flight: bool = False) -> None:
         self.wrote(("flow", caller, callee, param, concrete, params, flight))
 
-    def store_field(self, owner: str, attr: str, value) -> None:
+    def store_field(self, owner: str, attr: str, value: Value) -> None:
         self.wrote(("store_field", owner, attr, value))
 
     def consider(self, info: FunctionInfo) -> None:
@@ -353,7 +334,7 @@ class _Answers:
     def __init__(self, program: ReplayProgram, name: str) -> None:
         self._program, self._name = program, name
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: object) -> bool:
         return self._program.answer((self._name, item))
 
 
@@ -401,23 +382,20 @@ class ReplayIndex:
     def canonical(self, qualname: str) -> str:
         return self._program.answer(("canonical", qualname))
 
-    def constant(self, qualname: str):
+    def constant(self, qualname: str) -> tuple[bool, object]:
         return self._program.answer(("constant", qualname))
 
-    def class_ancestors(self, qualname: str) -> list[str]:
+    def class_ancestors(self, qualname: str) -> Sequence[str]:
         return list(self._program.answer(("ancestors", qualname)))
 
-    def class_method(self, class_qualname: str, name: str):
+    def class_method(self, class_qualname: str, name: str) -> str | None:
         return self._program.answer(("class_method", class_qualname, name))
 
-    def field_types(self, classes, attr: str) -> frozenset:
+    def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._program.answer(("field_types", tuple(sorted(classes)), attr))
 
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
         return [self.info(q) for q in self._program.answer(("attached", attr))]
-
-    def _base_name(self, module: ModuleInfo, node: ast.expr):
-        return ProjectIndex._base_name(module, node)  # the module's own imports: no index state
 
 
 class _Found:
@@ -428,7 +406,7 @@ class _Found:
         found = self._index._program.answer((self._kind, qualname))
         return self._index.info(found, self._kind) if found is not None else default
 
-    def __contains__(self, qualname) -> bool:
+    def __contains__(self, qualname: object) -> bool:
         return self._index._program.answer((self._kind, qualname)) is not None
 
     def __getitem__(self, qualname):
@@ -440,14 +418,12 @@ class _Found:
 
 def replay_function(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource) -> bool:
     """Does ``info`` (an edited function) redo every recorded analysis exactly?"""
-    from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
-
     for i, log in enumerate(logs):
         if log.step is None:
             return False
         program = ReplayProgram(log, vocab, raw_vocab, modules)
         try:
-            outcome = FunctionInterpreter(info, program).run()  # type: ignore[arg-type]
+            outcome = FunctionInterpreter(info, program).run()
             if not program.same_writes() or digest((outcome.summary, outcome.callees, outcome.demands)) != log.step:
                 return False
             if i == len(logs) - 1 and (log.final is None or outcome_digest(outcome) != log.final):

@@ -40,6 +40,7 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.world import ProjectView
 from bufferlint.packs import Shape, SinkSpec, SourceSpec
 
 
@@ -283,7 +284,7 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
 )
 
 
-def shape_of(program, node: ast.expr, values: dict[int, Value]) -> CallShape | None:
+def shape_of(program: ProjectView, node: ast.expr, values: dict[int, Value]) -> CallShape | None:
     """The call shape of a ``with`` item (``torch.cuda.stream(s)``), from the values its
     parts evaluated to."""
     if not isinstance(node, ast.Call):

@@ -29,7 +29,7 @@ from bufferlint.analysis.domain.values import (
     map_leaves,
     resolve,
 )
-from bufferlint.analysis.frontend.index import FunctionInfo
+from bufferlint.analysis.frontend.index import FunctionInfo, base_name
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
     Advance,
@@ -43,21 +43,23 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins
+from bufferlint.analysis.world import ProjectView
 from bufferlint.findings import TraceStep
 
 
 # -- which definitions ----------------------------------------------------------------------------
 
-def targets_static(call: CallSite) -> list[FunctionInfo]:
-    """The function or class (its ``__init__``) a statically named call reaches."""
+def targets_static(call: CallSite, qualname: str) -> list[FunctionInfo]:
+    """The function or class (its ``__init__``) a call naming ``qualname`` reaches."""
     index = call.program.index
-    qualname = call.qualname
-    if qualname in index.functions:
-        return through_decorators(call, index.functions[qualname])
+    function = index.functions.get(qualname)
+    if function is not None:
+        return through_decorators(call, function)
     if qualname in index.classes:
         init = index.class_method(qualname, "__init__")
         call.constructed = qualname
-        return [index.functions[init]] if init in index.functions else []
+        found = index.functions.get(init) if init is not None else None
+        return [found] if found is not None else []
     return []
 
 
@@ -69,7 +71,7 @@ def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]
     index = program.index
     targets = [info]
     for decorator in getattr(info.node, "decorator_list", ()):
-        name = index._base_name(info.module, decorator) if isinstance(decorator, (ast.Name, ast.Attribute)) else None
+        name = base_name(info.module, decorator) if isinstance(decorator, (ast.Name, ast.Attribute)) else None
         outer = index.functions.get(index.canonical(name)) if name else None
         if outer is None or outer.kind != "function":
             continue
@@ -87,15 +89,18 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
     """The methods of the receiver's known project classes, each looked up through its
     class hierarchy: an override hides the base's method (``shape.receiver_types`` also
     lists the ancestors, for the packs' sake, which would reach the base's too)."""
-    index = call.program.index
-    found = []
+    index, method = call.program.index, call.method
+    found: list[FunctionInfo] = []
+    if method is None:
+        return found
     receiver = call.receiver
     own = (receiver.types | receiver.declared) if receiver is not None else frozenset()
     for type_name in sorted(own & call.shape.receiver_types) or call.shape.receiver_types:
         if type_name in index.classes:
-            qualname = index.class_method(type_name, call.method)
-            if qualname in index.functions and index.functions[qualname] not in found:
-                found.append(index.functions[qualname])
+            qualname = index.class_method(type_name, method)
+            info = index.functions.get(qualname) if qualname is not None else None
+            if info is not None and info not in found:
+                found.append(info)
     return found
 
 
@@ -372,7 +377,7 @@ class CallEdge:
             yield leaf, payload, frozenset(assume), enablers
 
 
-def by_name_summary(program, qualname: str, summary: Summary) -> Summary:
+def by_name_summary(program: ProjectView, qualname: str, summary: Summary) -> Summary:
     """``summary`` whose result keeps only the borrowed values the function makes, not those
     it passes through from its parameters (how a call by method name sees it); made once
     per summary, not once per call."""

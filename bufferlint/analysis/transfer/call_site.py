@@ -15,6 +15,7 @@ from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import Record
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
+from bufferlint.analysis.world import is_hot
 from bufferlint.findings import TraceStep
 
 
@@ -179,7 +180,7 @@ class CallSite:
     def demand(self, kind: str, name: str, receiver: Value | None) -> None:
         """Ask for the files defining ``name`` if what we pass it may be borrowed."""
         concrete, params = self.args.origins(receiver)
-        if self.program.is_hot(self.caller, concrete, params):
+        if is_hot(self.program, self.caller, concrete, params):
             self.effects.append(Record("demand", (kind, name)))
 
     def note_guard_use(self, enabler: Value | None, payload: Value) -> None:

@@ -21,6 +21,7 @@ from bufferlint.analysis.transfer.call_effects import Advance, Drain, Settle, Us
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
+from bufferlint.analysis.world import is_hot
 
 NOT_BY_NAME = {"__init__", "__call__", "__enter__", "__exit__", "get", "pop", "append", "items", "update", "copy"}
 
@@ -129,7 +130,7 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
     result = call_packs.users_word(call)
     if result is not None:
         return result
-    targets = call_project.targets_static(call)
+    targets = call_project.targets_static(call, qualname)
     if targets:
         return call_project.apply_project(call, targets)
     result = call_packs.vocabulary(call)
@@ -153,16 +154,18 @@ def _dispatch_method(call: CallSite) -> Value:
     result = call_packs.vocabulary(call)
     if result is not None:
         return result
-    method = call.method
-    if not known_external_receiver(call) and method not in NOT_BY_NAME and not receiver_is_borrowed(call):
+    method = call.method  # None: a call of a value that is no known function or method
+    if method is not None and not known_external_receiver(call) and method not in NOT_BY_NAME \
+            and not receiver_is_borrowed(call):
         program = call.program
         targets = [info for info in program.methods_named(method) if call.args.fit(info)]
         # Functions the project attaches as this attribute (``weight_loader``), and a
         # ``getattr`` default; called without a receiver.
         attached = program.index.attached_functions(method)
-        if call.fallback in program.index.functions:
-            attached.append(program.index.functions[call.fallback])
-        call.demand("method", method, call.receiver)  # type: ignore[arg-type]
+        fallback = program.index.functions.get(call.fallback) if call.fallback is not None else None
+        if fallback is not None:
+            attached.append(fallback)
+        call.demand("method", method, call.receiver)
         if targets or attached:
             return call_project.apply_project(call, targets + [a for a in attached if call.args.fit_plain(a)], by_name=True)
     return EMPTY
@@ -187,7 +190,7 @@ def wait_on_receiver(call: CallSite) -> Value | None:
 def receiver_is_borrowed(call: CallSite) -> bool:
     """A method of a (maybe) borrowed value is the tensor's own, not a project method."""
     concrete, params = origins([call.receiver])
-    return call.program.is_hot(call.caller, concrete, params)
+    return is_hot(call.program, call.caller, concrete, params)
 
 
 def known_external_receiver(call: CallSite) -> bool:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import ast
 import weakref
-from typing import Any
 
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.summaries import Site
+from bufferlint.analysis.domain.values import Value
 from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.frontend.syntax import assigned_names
+from bufferlint.analysis.world import ProjectView
 from bufferlint.findings import TraceStep
 
 
@@ -68,7 +69,7 @@ def tables_of(info: FunctionInfo) -> FunctionTables:
 class Frame:
     """The analysed function and the interpreter's position in it."""
 
-    def __init__(self, info: FunctionInfo, program: Any) -> None:
+    def __init__(self, info: FunctionInfo, program: ProjectView) -> None:
         self.info = info
         self.program = program
         self.module = info.module
@@ -80,7 +81,7 @@ class Frame:
         self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
         # id(call node) -> (the node, its value, the project functions it reached): read by
         # the guard evaluation once the run is done (``guard_eval``)
-        self.calls: dict[int, tuple[ast.Call, Any, tuple[str, ...]]] = {}
+        self.calls: dict[int, tuple[ast.Call, Value, tuple[str, ...]]] = {}
 
     # -- positions and trace steps -----------------------------------------------------
 

@@ -49,6 +49,7 @@ from bufferlint.analysis.transfer.frame import Frame, node_key
 from bufferlint.analysis.transfer.guard_eval import judge
 from bufferlint.analysis.transfer.refine import refine, truth_tested
 from bufferlint.analysis.transfer.stores import Stores
+from bufferlint.analysis.world import ProjectView
 
 # Visits of one block before the fixpoint is declared not reached. The lattice is finite
 # (paths and nesting are capped), so this is a guard against engine bugs, and hitting it is
@@ -59,7 +60,7 @@ MAX_BLOCK_VISITS = 64
 class FunctionInterpreter:
     """Runs the worklist over one function's graph and each operation's transfer."""
 
-    def __init__(self, info: FunctionInfo, program: Any) -> None:
+    def __init__(self, info: FunctionInfo, program: ProjectView) -> None:
         self.info = info
         self.program = program
         self.frame = frame = Frame(info, program)

@@ -24,6 +24,7 @@ from bufferlint.analysis.transfer.facts import Outcome
 from bufferlint.analysis.transfer.guard_eval import names_marker
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
+from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
@@ -31,6 +32,7 @@ from bufferlint.analysis.frontend.textscan import (
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.domain.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
+from bufferlint.analysis.world import is_hot
 from bufferlint.catalog import rule_for
 from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
@@ -74,7 +76,7 @@ class Program:
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see call_project.by_name_summary
         self.queued: set[str] = set()
         self.queued_later: set[str] = set()
-        self._line_cache: dict[Path, list[str]] = {}
+        self.spans = Spans()  # each module's lines, split once
         # Every analysis's reads, writes and outcome, when the run is recorded for the cache
         # (``analysis.replay``: an edit inside one function is checked against them).
         self.logs: dict[str, list[AnalysisLog]] | None = None
@@ -115,28 +117,7 @@ class Program:
         return [self.index.functions[q] for q in self.index.methods_by_name.get(name or "", ())]
 
     def span(self, module: ModuleInfo, node: ast.AST) -> Span:
-        line = getattr(node, "lineno", 1)
-        end_line = getattr(node, "end_lineno", None) or line
-        return Span(
-            module.path,
-            line,
-            self._column(module, line, getattr(node, "col_offset", 0)) + 1,
-            end_line,
-            self._column(module, end_line, getattr(node, "end_col_offset", 0) or 0) + 1,
-        )
-
-    def _column(self, module: ModuleInfo, line: int, byte_offset: int) -> int:
-        """ast columns count UTF-8 bytes; reports count characters."""
-        lines = self._line_cache.get(module.path)
-        if lines is None:
-            lines = self._line_cache[module.path] = module.text.split("\n")
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        if text.isascii():
-            return byte_offset
-        encoded = text.encode("utf-8")
-        if byte_offset > len(encoded):  # a line added by an edit, numbered after this one (``analysis.edits``)
-            return len(text) + byte_offset - len(encoded)
-        return len(encoded[:byte_offset].decode("utf-8", "replace"))
+        return self.spans.span(module, node)
 
     # -- the fixpoint ---------------------------------------------------------------------
 
@@ -193,9 +174,7 @@ class Program:
         self._mentions_callee_word(info)
 
     def _mentions_callee_word(self, info: FunctionInfo) -> None:
-        lines = self._line_cache.get(info.module.path)
-        if lines is None:
-            lines = self._line_cache[info.module.path] = info.module.text.split("\n")
+        lines = self.spans.lines(info.module)
         node = info.node
         body = lines[getattr(node, "lineno", 1) - 1 : getattr(node, "end_lineno", None)]
         if any(self._sync_pattern.search(line) for line in body):
@@ -228,13 +207,10 @@ class Program:
                     found.append(method)
         return found
 
-    def is_hot(self, qualname: str, concrete: bool, params: frozenset) -> bool:
-        return concrete or any((qualname, p) in self.hot for p in params)
-
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False) -> None:
         """A call passes a value into ``callee``'s parameter; borrowed ones make it hot, and
         device copies in flight make its host reads matter (only those parameters' reads do)."""
-        if (callee, param) not in self.hot and self.is_hot(caller, concrete, params):
+        if (callee, param) not in self.hot and is_hot(self, caller, concrete, params):
             self.hot.add((callee, param))
             self.activate(callee)
             self.enqueue(callee)
