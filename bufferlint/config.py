@@ -15,6 +15,7 @@ from typing import Any
 
 from bufferlint.catalog import RULES
 from bufferlint.declarations import Declarations, apply_declarations, assumed_versions, condition_packages, read_declarations
+from bufferlint.globs import exclude_matcher
 from bufferlint.source import MAX_BYTES
 from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, read_toml, vocabulary_from_dict
 
@@ -75,8 +76,6 @@ class Settings:
     def ignored_in(self, code: str, relative: str) -> bool:
         """Whether ``per-file-ignores`` turns rule ``code`` off in the file at ``relative``
         (its path below the project root; patterns match it or its name, as excludes do)."""
-        from bufferlint.discovery import exclude_matcher
-
         return any(exclude_matcher([pattern])(relative) and any(code.startswith(s) for s in selectors)
                    for pattern, selectors in self.per_file_ignores)
 

@@ -16,16 +16,15 @@ file or a folder it is in.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 from bufferlint.config import Settings
 from bufferlint.findings import FileError
+from bufferlint.globs import exclude_matcher
 from bufferlint.source import is_overlaid
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -74,26 +73,6 @@ def locate_project_root(paths: Sequence[Path], cwd: Path | None = None) -> Proje
 def find_project_root(paths: Sequence[Path], cwd: Path | None = None) -> Path:
     """The directory of :func:`locate_project_root`."""
     return locate_project_root(paths, cwd).path
-
-
-def exclude_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
-    """A predicate on a path relative to the project root (``/`` separators): whether the
-    path itself, not its parents, matches one of the patterns. Compiled once per walk:
-    it runs for every file and directory of the project."""
-    regexes = []
-    for pattern in patterns:
-        pattern = pattern.strip().rstrip("/").removeprefix("./")
-        regexes.append(fnmatch.translate(pattern))
-        if pattern.startswith("**/"):  # also at the top level
-            regexes.append(fnmatch.translate(pattern[3:]))
-    if not regexes:
-        return lambda rel: False
-    combined = re.compile("|".join(regexes))
-
-    def excluded(rel: str) -> bool:
-        return bool(combined.match(rel.rpartition("/")[2]) or combined.match(rel))
-
-    return excluded
 
 
 def git_ignored(root: Path) -> frozenset[str]:

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from bufferlint.config import DEFAULT_EXCLUDE, Settings, load_settings
-from bufferlint.discovery import discover, exclude_matcher, expand_paths, find_project_root
+from bufferlint.discovery import discover, expand_paths, find_project_root
+from bufferlint.globs import exclude_matcher
 from bufferlint.findings import FileError
 from bufferlint.packs import Vocabulary
 from conftest import write

@@ -17,7 +17,7 @@ Importing it does not import torch (tensors are recognised once the caller has i
 
 from .audit import Audit, UnmarkedReuseWarning, audit
 from .errors import BorrowedBufferError, BufferReuseError, PatchError, PatchWarning, UnmarkedReuseError
-from .hooks import guard
+from .hooks import disable_sanitizer, enable_sanitizer, guard, sanitizer_enabled
 from .markers import (
     DEFAULT_MARKER,
     KNOWN_MARKERS,
@@ -31,7 +31,7 @@ from .markers import (
 )
 from .patch import TargetStatus, patch, patched, status, unpatch
 from .policies import POLICIES, GuardedExecutor, guarded_submit, should_async_load
-from .sanitizer import disable_sanitizer, enable_sanitizer, fingerprint, sanitizer_enabled
+from .sanitizer import fingerprint
 from .sync import sync_on_marker
 
 __all__ = [

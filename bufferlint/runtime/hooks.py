@@ -155,7 +155,20 @@ def installed() -> bool:
         return _users > 0
 
 
-def set_global_sanitize(on: bool) -> None:
+def enable_sanitizer() -> None:
+    """Check every borrowed executor submission in this process (any thread, any executor)."""
+    _set_global_sanitize(True)
+
+
+def disable_sanitizer() -> None:
+    _set_global_sanitize(False)
+
+
+def sanitizer_enabled() -> bool:
+    return _global_sanitize
+
+
+def _set_global_sanitize(on: bool) -> None:
     global _global_sanitize
     with _lock:
         if on == _global_sanitize:

@@ -8,7 +8,8 @@ the bytes changed, i.e. the producer refilled the buffer while the task was in f
 
 Turned on per executor (``GuardedExecutor(..., sanitize=True)``) or for the whole process
 with ``BUFFERLINT_SANITIZE=1`` (read when ``bufferlint.runtime`` is imported; the pytest plugin
-imports it) or :func:`enable_sanitizer`: then every executor submission with borrowed
+imports it) or ``enable_sanitizer`` (the process-wide switch lives with the executor hook,
+``hooks.py``, which calls into this module): then every executor submission with borrowed
 arguments, from any thread, is checked without changing how it is scheduled.
 """
 
@@ -99,32 +100,3 @@ def verifying(fn: Callable, found: List[Tuple[str, Any, str]]) -> Callable:
 
     return task
 
-
-_enabled = False
-
-
-def enable_sanitizer() -> None:
-    """Check every borrowed executor submission in this process (any thread, any executor)."""
-    global _enabled
-    from . import hooks
-
-    with _lock:
-        if _enabled:
-            return
-        _enabled = True
-    hooks.set_global_sanitize(True)
-
-
-def disable_sanitizer() -> None:
-    global _enabled
-    from . import hooks
-
-    with _lock:
-        if not _enabled:
-            return
-        _enabled = False
-    hooks.set_global_sanitize(False)
-
-
-def sanitizer_enabled() -> bool:
-    return _enabled

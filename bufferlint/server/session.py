@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from bufferlint import api
-from bufferlint.discovery import absolute, exclude_matcher
+from bufferlint.discovery import absolute
+from bufferlint.globs import exclude_matcher
 
 WARM_SECONDS = 1.0
 """A project whose last analysis took at most this long is analysed as the user types

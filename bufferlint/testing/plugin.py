@@ -34,10 +34,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bufferlint_race: test uses the bufferlint race harness")
     if config.getoption("--bufferlint-sanitize", default=False) or os.environ.get("BUFFERLINT_SANITIZE"):
-        from bufferlint.runtime import sanitizer
+        from bufferlint.runtime import hooks, sanitizer
 
         if config.getoption("--bufferlint-sanitize", default=False) or sanitizer.env_enabled():
-            sanitizer.enable_sanitizer()
+            hooks.enable_sanitizer()
 
 
 @pytest.fixture
