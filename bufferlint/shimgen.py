@@ -26,8 +26,14 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple
 
 from bufferlint.analysis.frontend.index import module_name
+from bufferlint.catalog import rule_for
 from bufferlint.findings import Finding
+from bufferlint.hazards import Hazard
 from bufferlint.reporters.base import display_path
+
+# What the runtime answers: a task reading a borrowed view after its producer advanced
+# (``sync_on_marker`` makes such submissions synchronous); the other hazards it cannot fix.
+SHIMMED_RULE = rule_for(Hazard.ASYNC_READ_AFTER_ADVANCE).code
 
 POLICIES = ("sync", "copy", "raise", "off")
 
@@ -101,10 +107,11 @@ def import_name(path: Path, root: Path, trusted_root: bool) -> str:
 
 
 def shim_targets(findings: Iterable[Finding], root: Path, trusted_root: bool) -> ShimTargets:
-    """The functions of BL001 findings as importable targets, each with the findings it answers."""
+    """The functions of ``SHIMMED_RULE`` (BL001) findings as importable targets, each with the
+    findings it answers."""
     out = ShimTargets()
     for finding in sorted(findings, key=Finding.sort_key):
-        if finding.rule != "BL001":
+        if finding.rule != SHIMMED_RULE:
             continue
         try:
             module = import_name(finding.path, root, trusted_root)

@@ -16,6 +16,7 @@ import pytest
 from bufferlint.analysis import analyze_project
 from bufferlint.catalog import RULES, Invalid, Valid, get_rule
 from bufferlint.catalog.rule import DOC_SECTIONS, OPTIONAL_SECTIONS
+from bufferlint.fixes.planners import FIXERS, planners
 from bufferlint.packs import builtin_vocabulary
 
 EXAMPLES = [
@@ -47,7 +48,7 @@ def test_doc_has_the_core_sections_then_optional_ones(rule) -> None:
     optional = headings[len(DOC_SECTIONS):]
     assert all(h in OPTIONAL_SECTIONS for h in optional), optional
     assert optional == sorted(optional, key=OPTIONAL_SECTIONS.index), "optional sections out of order"
-    if rule.fixer:
+    if rule.code in planners():
         assert "## Fix safety" in optional, "a rule with a fixer says how safe its fixes are"
     assert rule.doc.startswith(DOC_SECTIONS[0])
     for section in re.split(r"^## .*$", rule.doc, flags=re.M)[1:]:
@@ -166,9 +167,15 @@ FIXED = [
 ]
 
 
-@pytest.mark.parametrize("rule", [r for r in RULES.values() if r.fixer], ids=lambda r: r.code)
-def test_rules_with_a_fixer_show_a_fix(rule) -> None:
-    assert any(example.fixed for example in rule.invalid)
+def test_a_rule_has_fixes_exactly_when_one_fixer_repairs_it() -> None:
+    """The rules whose examples show a fix are those with a planner, each with exactly one
+    fixer module, which names the catalog's own entry."""
+    showing = {code for code, rule in RULES.items() if any(example.fixed for example in rule.invalid)}
+    assert set(planners()) == showing
+    assert len(FIXERS) == len(planners()), "two fixer modules name the same rule"
+    for fixer in FIXERS:
+        assert RULES[fixer.RULE.code] is fixer.RULE
+        assert planners()[fixer.RULE.code] is fixer.candidates
 
 
 @pytest.mark.parametrize(("rule", "example"), FIXED)

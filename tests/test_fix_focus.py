@@ -13,6 +13,7 @@ import libcst as cst
 
 from bufferlint.analysis import analyze_project
 from bufferlint.fixes import base as fix_base
+from bufferlint.fixes.planners import plan_fix
 from bufferlint.fixes.runner import attach_fixes
 from bufferlint.packs import builtin_vocabulary
 from bufferlint.textlines import line_ending
@@ -75,7 +76,7 @@ def test_fixes_are_those_of_the_whole_file(tmp_path: Path) -> None:
     focused = attach_fixes(findings, project)
     text = (tmp_path / "big.py").read_text()
     context = fix_base.FixContext(project, files[0])  # no focus: the whole file, as before
-    whole = [dataclasses.replace(f, fix=fix_base.plan_fix(f, text, context)) for f in findings]
+    whole = [dataclasses.replace(f, fix=plan_fix(f, text, context)) for f in findings]
     assert [f.fix for f in focused] == [f.fix for f in whole]
     assert all(f.fix is not None for f in focused)
 
@@ -192,7 +193,7 @@ def test_methods_of_a_class_are_reduced_and_the_fixes_are_those_of_the_whole_fil
     project = fix_base.Project(tmp_path, vocab, files)
     planned = attach_fixes(findings, project)
     context = fix_base.FixContext(project, files[0])  # no focus: the whole file
-    whole = [dataclasses.replace(f, fix=fix_base.plan_fix(f, text, context)) for f in findings]
+    whole = [dataclasses.replace(f, fix=plan_fix(f, text, context)) for f in findings]
     assert [f.fix for f in planned] == [f.fix for f in whole]
     assert all(f.fix is not None for f in planned)
 

@@ -27,7 +27,7 @@ import pytest
 from bufferlint import cli
 from bufferlint.analysis import analyze_project
 from bufferlint.findings import Edit, Finding, Fix
-from bufferlint.fixes import base as fix_base, runner
+from bufferlint.fixes import base as fix_base, planners as fix_planners, runner
 from bufferlint.atomic import write_atomic
 from bufferlint.fixes.apply import EditConflict, apply_edits, unified_diff
 from bufferlint.fixes.runner import attach_fixes
@@ -430,7 +430,7 @@ def _bogus_planner(replacement: str):
 def test_failed_fix_is_not_written(tmp_path, monkeypatch, capsys, replacement: str, reason: str) -> None:
     target = make_project(tmp_path, "bl002_string")
     original = target.read_bytes()
-    monkeypatch.setattr(fix_base, "planners", lambda: {"BL002": _bogus_planner(replacement)})
+    monkeypatch.setattr(fix_planners, "planners", lambda: {"BL002": _bogus_planner(replacement)})
     monkeypatch.chdir(target.parent)
     code = cli.main(["check", "--fix", str(target)])
     err = capsys.readouterr().err

@@ -115,7 +115,6 @@ define has no BL002.
         "copy it ({copy}), or wait for the task before the producer advances)"
     ),
     step_note="consumed asynchronously by `{sink}`",
-    fixer="bufferlint.fixes.bl001",
     invalid=(
         Invalid(
             _LOOP

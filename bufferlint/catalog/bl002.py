@@ -149,7 +149,6 @@ at the hand-off).
         "approves are consumed asynchronously while their producer reuses the buffer"
     ),
     step_note="`{sink}` never checks {marker}",
-    fixer="bufferlint.fixes.bl002",
     fix_reaches_callers=True,
     invalid=(
         Invalid(

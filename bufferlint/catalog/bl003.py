@@ -141,7 +141,6 @@ is not known at that line.
         "so keep a copy here ({copy}){remedy}"
     ),
     step_note="kept in `{sink}`, which outlives the producer's step",
-    fixer="bufferlint.fixes.bl003",
     severity="warning",
     invalid=(
         Invalid(

@@ -105,7 +105,6 @@ decision the analysis cannot make.
         "advances, or copy with `non_blocking=False`"
     ),
     step_note="copied to the device asynchronously by `{sink}`",
-    fixer="",
     invalid=(
         Invalid(
             _LOOP

@@ -101,7 +101,6 @@ CPU arithmetic on the tensor other than the listed reads (`t + 1`), are not repo
     ),
     step_note="read on the host by `{sink}` while the copy may still be in flight",
     source_fix="copy blocking (`non_blocking=False`), or synchronise right after the copy",
-    fixer="bufferlint.fixes.bl005",
     invalid=(
         Invalid(
             _STEP + _ASYNC_COPY + "    return host_ids.tolist()\n",

@@ -72,7 +72,6 @@ class Rule:
     # bufferlint.grouping), over the same facts; "" for the default, composed from the kind:
     # raise the library's floor, the kind's remedy, copy where the producer hands values out.
     source_fix: str = ""
-    fixer: str = ""  # module whose ``candidates(finding, text, context)`` plans the fixes
     # "error" or "warning": the one severity every channel shows (SEVERITIES; README's Rules table)
     severity: str = "error"
     # Its fix changes a function other findings' flows call (a guard): fixing it may remove

@@ -1,7 +1,7 @@
 """The planning interface shared by the fixers.
 
-``plan_fix(finding, source_text, context) -> Fix | None`` computes a fix for one finding from
-the reported file's text alone, with LibCST: nodes are found by the finding's span
+A fixer's ``candidates(finding, source_text, context) -> list[Fix]`` (looked up by rule in
+``planners.py``) computes fixes for one finding from the reported file's text alone, with LibCST: nodes are found by the finding's span
 (``libcst.metadata.PositionProvider``) and every fix is a list of text :class:`Edit`s, so
 everything outside the edited ranges stays byte-identical (formatting, comments, line
 endings). The only other thing a fixer may read is the project's own modules, to learn
@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -466,33 +465,3 @@ Planner = Callable[[Finding, str, FixContext], "list[Fix]"]
 def finding_key(finding: Finding) -> tuple:
     """What identifies a finding across edits that move it: rule, file, function, subject."""
     return (finding.rule, finding.path, finding.function, finding.subject)
-
-
-def planners() -> dict[str, Planner]:
-    """Rule -> its fixer's ``candidates``: the possible fixes, best first (each rule in the
-    catalog names its fixer)."""
-    import importlib
-
-    from bufferlint.catalog import RULES
-
-    return {code: importlib.import_module(rule.fixer).candidates for code, rule in RULES.items() if rule.fixer}
-
-
-def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:
-    """A fix for ``finding`` in ``source_text`` (the text of ``context.path``), or None when
-    the rule has no fixer or this occurrence cannot be fixed mechanically: the fixer's best
-    candidate that has not failed verification in this run (``context.rejected``). Never raises for a
-    file it cannot handle (``BUFFERLINT_DEBUG=1`` re-raises, for bug reports)."""
-    planner = planners().get(finding.rule)
-    if planner is None:
-        return None
-    try:
-        key = finding_key(finding)
-        for fix in planner(finding, source_text, context):
-            if (key, fix.message) not in context.rejected:
-                return fix
-        return None
-    except Exception:
-        if os.environ.get("BUFFERLINT_DEBUG") == "1":
-            raise
-        return None

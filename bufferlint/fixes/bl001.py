@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+# The catalog rule these fixes repair, re-exported: fixes/planners.py looks fixers up by it.
+from bufferlint.catalog.bl001 import RULE as RULE
 from bufferlint.catalog.words import kind_of
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, SourceModule

@@ -19,6 +19,8 @@ import textwrap
 
 import libcst as cst
 
+# The catalog rule these fixes repair, re-exported: fixes/planners.py looks fixers up by it.
+from bufferlint.catalog.bl002 import RULE as RULE
 from bufferlint.catalog.words import kind_markers
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes.base import SAFE, FixContext, SourceModule

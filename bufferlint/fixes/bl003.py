@@ -34,6 +34,8 @@ import weakref
 
 import libcst as cst
 
+# The catalog rule these fixes repair, re-exported: fixes/planners.py looks fixers up by it.
+from bufferlint.catalog.bl003 import RULE as RULE
 from bufferlint.catalog.words import kind_of
 from bufferlint.findings import Finding, Fix
 from bufferlint.fixes import materialisation

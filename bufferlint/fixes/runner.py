@@ -39,7 +39,8 @@ from bufferlint.fixes import budget
 from bufferlint.fixes.apply import EditConflict, apply_edits, conflicts, decode, encode, unified_diff
 from bufferlint.deepstack import run_deep
 from bufferlint.gcpause import paused_gc
-from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key, plan_fix, planners
+from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key
+from bufferlint.fixes.planners import plan_fix, planners
 from bufferlint.internal import cause, debugging
 from bufferlint.source import SourceFile, read_bytes, read_source
 
@@ -80,7 +81,6 @@ def attach_fixes(
     # Largest files first, so that the last file planned is a small one and neither worker
     # waits long for the other at the end.
     _use_project(project)
-    planners()  # every fixer imported here: a worker forked while another thread imports would deadlock
     order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][0], jobs[i][2]))
     with paused_gc():
         results = budget.plan_all([jobs[i] for i in order], _plan_file, _out_of_budget, time_budget,

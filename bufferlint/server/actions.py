@@ -38,7 +38,7 @@ from lsprotocol import types
 
 from bufferlint.api import Report
 from bufferlint.fixes.apply import apply_edits
-from bufferlint.fixes.base import planners
+from bufferlint.fixes.planners import planners
 from bufferlint.fixes.runner import applicable
 from bufferlint.noqa import noqa_text
 from bufferlint.server.diagnostics import file_uri, finding_diagnostic
