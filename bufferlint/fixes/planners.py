@@ -17,12 +17,12 @@ from bufferlint.fixes import bl001, bl002, bl003, bl005
 from bufferlint.fixes.base import FixContext, Planner, finding_key
 
 FIXERS: tuple[ModuleType, ...] = (bl001, bl002, bl003, bl005)
-_PLANNERS: dict[str, Planner] = {fixer.RULE.code: fixer.candidates for fixer in FIXERS}
 
 
 def planners() -> dict[str, Planner]:
-    """Rule code -> its fixer's ``candidates``: the possible fixes, best first."""
-    return _PLANNERS
+    """Rule code -> its fixer's ``candidates``: the possible fixes, best first (read from
+    the modules on each call, so a test may replace a fixer's ``candidates``)."""
+    return {fixer.RULE.code: fixer.candidates for fixer in FIXERS}
 
 
 def plan_fix(finding: Finding, source_text: str, context: FixContext) -> Fix | None:
