@@ -46,7 +46,7 @@ from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
 from bufferlint.analysis.transfer.frame import Frame, node_key
-from bufferlint.analysis.transfer.guard_eval import judge
+from bufferlint.analysis.transfer.guard_judge import judge
 from bufferlint.analysis.transfer.refine import refine, truth_tested
 from bufferlint.analysis.transfer.stores import Stores
 from bufferlint.analysis.world import ProjectView

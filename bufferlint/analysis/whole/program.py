@@ -21,7 +21,7 @@ from typing import Callable
 
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.transfer.facts import Outcome
-from bufferlint.analysis.transfer.guard_eval import names_marker
+from bufferlint.analysis.transfer.guard_expressions import names_marker
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
 from bufferlint.analysis.frontend.spans import Spans

@@ -1,0 +1,494 @@
+"""Expressions in the guard evaluation (``guard_eval``): what each evaluates to when one
+parameter carries one marker, path by path (``and``, ``or`` and conditional expressions
+split the path). ``getattr``, ``hasattr`` and attribute access on the subject answer for the
+marker (``True``) and for the other markers (absent); ``any``/``all`` over literals and over
+generators on literals go element by element; module constants and literal tuples are
+known; a call the interpreter resolved answers with the guard facts of its value and the
+undecided facts of its targets' summaries (``CallFacts``, from ``Frame.calls``); any other
+call is blind unless it is given an unknown value, or the subject and a marker's name.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
+from bufferlint.analysis.transfer.guard_values import (
+    BLIND,
+    UNKNOWN,
+    Abstract,
+    GiveUp,
+    Path,
+    const,
+    involved,
+    raised,
+    truth,
+    with_truth,
+)
+
+MAX_STEPS = 2000  # statements and expressions evaluated per (parameter, marker)
+MAX_TARGETS = 8  # a call reaching more project functions than this is not followed as a helper
+
+
+class CallFacts:
+    """What the interpreter said of the calls in the function (``Frame.calls``), per call
+    node: the tags its value proves of each parameter when it is true (``clean_if_true``) or
+    false (``clean_if_false``), and for each argument expression, the tags the targets'
+    summaries are undecided for at the parameter it binds to."""
+
+    def __init__(self, frame: Any) -> None:
+        self.true_proves: dict[int, dict[int, set]] = {}
+        self.false_proves: dict[int, dict[int, set]] = {}
+        self.undecided: dict[int, list[tuple[ast.expr, set]]] = {}
+        program = frame.program
+        params = set(frame.info.params)
+        for key, (node, value, targets) in frame.calls.items():
+            if value.cond is not None:
+                _by_param(self.true_proves.setdefault(key, {}), value.cond.clean_if_true)
+                _by_param(self.false_proves.setdefault(key, {}), value.cond.clean_if_false)
+            if len(targets) > MAX_TARGETS or not _passes_parameter(node, params):
+                continue  # a by-name call reaching many methods is no guard's helper
+            for qualname in targets:
+                info = program.index.functions.get(qualname)
+                facts = program.summary(qualname).undecided if info is not None else ()
+                for param, tag, _ in facts:
+                    argument = _argument_at(node, info, param)
+                    if argument is not None:
+                        self.undecided.setdefault(key, []).append((argument, {tag}))
+
+
+def _passes_parameter(node: ast.Call, params: set[str]) -> bool:
+    """Does the call pass one of the function's parameters as it is (a helper's argument)?"""
+    passed = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+    return any(isinstance(a, ast.Name) and a.id in params for a in passed)
+
+
+def _by_param(out: dict[int, set], facts: frozenset) -> None:
+    for identity, tag in facts:
+        if identity[0] == "p" and identity[2] == ():
+            out.setdefault(identity[1], set()).add(tag)
+
+
+def _argument_at(node: ast.Call, info: FunctionInfo, param: int) -> ast.expr | None:
+    """The argument expression of ``node`` that binds to ``info``'s parameter ``param``."""
+    offset = 1 if info.binds_receiver and isinstance(node.func, ast.Attribute) else 0
+    position = param - offset
+    if 0 <= position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+        return node.args[position]
+    name = info.params[param] if param < len(info.params) else None
+    return next((k.value for k in node.keywords if k.arg == name), None)
+
+
+def names_marker(value: Any, markers: set) -> bool:
+    """Is this module constant a marker's name, or a tuple holding one?"""
+    if isinstance(value, tuple):
+        return any(isinstance(v, str) and v in markers for v in value)
+    return isinstance(value, str) and value in markers
+
+
+class ExpressionFolder:
+    """Evaluates expressions for one parameter carrying one marker (the statements are
+    ``guard_eval.GuardEvaluator``'s, a subclass)."""
+
+    def __init__(self, info: FunctionInfo, index: Any, vocab: Any, calls: CallFacts) -> None:
+        self.info = info
+        self.index = index
+        self.vocab = vocab
+        self.calls = calls
+        self.steps = 0
+        self.param = 0
+        self.marker = ""
+        self.tags: frozenset = frozenset()
+        self.may_raise = False  # an opaque call was met (it may raise anything)
+        self.unknowns = 0  # unknown values made so far (a loop whose body made one decides nothing)
+        self.touched = False  # the marker was read (or a call's facts spoke for it)
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise GiveUp(f"more than {MAX_STEPS} steps")
+
+    def bind(self, target: ast.expr, value: Abstract, path: Path) -> None:
+        if isinstance(target, ast.Name):
+            path.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = value.value if value.kind == "const" and isinstance(value.value, tuple) else None
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    self.bind(element.value, BLIND if value.kind != "unknown" else UNKNOWN, path)
+                elif items is not None and len(items) == len(target.elts):
+                    self.bind(element, const(items[i]), path)
+                else:
+                    self.bind(element, UNKNOWN if value.kind == "unknown" else BLIND, path)
+        # attributes and subscripts: stores into objects, not variables of this evaluation
+
+    def branches(self, test: ast.expr, path: Path) -> list[tuple[bool, Path]]:
+        """The ways a test can go: (truth, path), a path per feasible truth."""
+        out = []
+        for value, p in self.expr(test, path):
+            t = truth(value)
+            if value.kind == "raise":
+                raise GiveUp(f"line {test.lineno}: a test that raises")
+            if t in ("true", "false"):
+                out.append((t == "true", p))
+            else:
+                out.append((True, p.fork(t == "blind")))
+                out.append((False, p.fork(t == "blind")))
+        return out
+
+    # -- expressions -----------------------------------------------------------------------------
+
+    def expr(self, node: ast.expr, path: Path) -> list[tuple[Abstract, Path]]:
+        """What ``node`` evaluates to: (value, path) per alternative (``and``, ``or`` and
+        conditional expressions split the path)."""
+        self.tick()
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is not None:
+            return method(node, path)
+        return [(self.opaque(node, path), path)]
+
+    def one(self, node: ast.expr, path: Path) -> Abstract:
+        """``node``'s value when it does not split the path (else joined)."""
+        values = [v for v, _ in self.expr(node, path)]
+        return values[0] if len(values) == 1 else _join(values)
+
+    def opaque(self, node: ast.expr, path: Path) -> Abstract:
+        """An expression the evaluation does not model: unknown if it involves the subject."""
+        if involved(node, path):
+            self.unknowns += 1
+            return UNKNOWN
+        return BLIND
+
+    def expr_Constant(self, node: ast.Constant, path: Path) -> list[tuple[Abstract, Path]]:
+        return [(const(node.value), path)]
+
+    def expr_Name(self, node: ast.Name, path: Path) -> list[tuple[Abstract, Path]]:
+        if node.id in path.env:
+            return [(path.env[node.id], path)]
+        return [(self.global_value(node.id), path)]
+
+    def global_value(self, name: str) -> Abstract:
+        module = self.info.module
+        if name in self.info.local_defs:
+            return BLIND
+        if name in module.constants:
+            return _constant(module.constants[name])
+        if name in module.imports:
+            known, literal = self.index.constant(self.index.canonical(module.imports[name]))
+            return _constant(literal) if known else BLIND
+        return BLIND
+
+    def expr_Attribute(self, node: ast.Attribute, path: Path) -> list[tuple[Abstract, Path]]:
+        name = dotted_name(node)
+        head = name.split(".", 1)[0] if name else None
+        module = self.info.module
+        if head and head not in path.env and head in module.imports:
+            known, literal = self.index.constant(self.index.canonical(module.imports[head] + name[len(head):]))  # type: ignore[index]
+            if known:
+                return [(_constant(literal), path)]
+        return [(self.attribute(base, node.attr), p) if base.kind != "raise" else (base, p) for base, p in self.expr(node.value, path)]
+
+    def attribute(self, base: Abstract, attr: str) -> Abstract:
+        if base.kind == "subject":
+            if attr == self.marker:
+                self.touched = True
+                return const(True)
+            if attr in self.vocab.markers:
+                return raised("AttributeError")  # it carries one marker, not the others
+            return BLIND
+        return UNKNOWN if base.kind == "unknown" else BLIND
+
+    def expr_UnaryOp(self, node: ast.UnaryOp, path: Path) -> list[tuple[Abstract, Path]]:
+        out = []
+        for value, p in self.expr(node.operand, path):
+            if value.kind == "raise":
+                out.append((value, p))
+            elif isinstance(node.op, ast.Not):
+                t = truth(value)
+                out.append((const(t == "false") if t in ("true", "false") else (UNKNOWN if t == "unknown" else BLIND), p))
+            elif value.kind == "const":
+                out.append((_fold(_UNARY.get(type(node.op), _no_fold), value.value), p))
+            else:
+                out.append((UNKNOWN if value.kind == "unknown" else BLIND, p))
+        return out
+
+    def expr_BoolOp(self, node: ast.BoolOp, path: Path) -> list[tuple[Abstract, Path]]:
+        """``a and b``: ``a`` where it is falsy, else ``b`` (``or`` the other way round)."""
+        stop_on = isinstance(node.op, ast.Or)
+        live, out = [path], []
+        for i, operand in enumerate(node.values):
+            last = i == len(node.values) - 1
+            following = []
+            for p in live:
+                for value, q in self.expr(operand, p):
+                    t = truth(value)
+                    if last or value.kind == "raise":
+                        out.append((value, q))
+                    elif t in ("true", "false"):
+                        if (t == "true") == stop_on:
+                            out.append((value, q))
+                        else:
+                            following.append(q)
+                    else:
+                        out.append((with_truth(value, stop_on), q.fork(t == "blind")))
+                        following.append(q.fork(t == "blind"))
+            live = following
+        return out
+
+    def expr_IfExp(self, node: ast.IfExp, path: Path) -> list[tuple[Abstract, Path]]:
+        out = []
+        for taken, p in self.branches(node.test, path):
+            out += self.expr(node.body if taken else node.orelse, p)
+        return out
+
+    def expr_Compare(self, node: ast.Compare, path: Path) -> list[tuple[Abstract, Path]]:
+        values = [self.one(node.left, path)] + [self.one(c, path) for c in node.comparators]
+        for value in values:
+            if value.kind == "raise":
+                return [(value, path)]
+        if any(v.kind == "unknown" for v in values):
+            return [(UNKNOWN, path)]
+        result: Abstract = const(True)
+        for op, left, right in zip(node.ops, values, values[1:]):
+            if left.kind == "const" and right.kind == "const":
+                step = _fold(lambda a, b: _COMPARE[type(op)](a, b), left.value, right.value)
+            elif isinstance(op, (ast.Is, ast.IsNot)) and "subject" in (left.kind, right.kind) and "const" in (left.kind, right.kind):
+                step = const(isinstance(op, ast.IsNot))  # the marked object is no literal
+            else:
+                step = BLIND
+            result = _and(result, step)
+        return [(result, path)]
+
+    def expr_BinOp(self, node: ast.BinOp, path: Path) -> list[tuple[Abstract, Path]]:
+        left, right = self.one(node.left, path), self.one(node.right, path)
+        for value in (left, right):
+            if value.kind in ("raise", "unknown"):
+                return [(value, path)]
+        if left.kind == "const" and right.kind == "const" and type(node.op) in _BINARY:
+            return [(_fold(_BINARY[type(node.op)], left.value, right.value), path)]
+        return [(BLIND, path)]
+
+    def expr_Tuple(self, node: ast.Tuple | ast.List, path: Path) -> list[tuple[Abstract, Path]]:
+        values = [self.one(e, path) for e in node.elts if not isinstance(e, ast.Starred)]
+        if len(values) == len(node.elts) and all(v.kind == "const" for v in values):
+            return [(const(tuple(v.value for v in values)), path)]
+        return [(UNKNOWN if any(v.kind == "unknown" for v in values) else BLIND, path)]
+
+    expr_List = expr_Tuple
+
+    def expr_NamedExpr(self, node: ast.NamedExpr, path: Path) -> list[tuple[Abstract, Path]]:
+        out = self.expr(node.value, path)
+        for value, p in out:
+            self.bind(node.target, value, p)
+        return out
+
+    def expr_Subscript(self, node: ast.Subscript, path: Path) -> list[tuple[Abstract, Path]]:
+        base, key = self.one(node.value, path), self.one(node.slice, path)
+        if base.kind == "const" and key.kind == "const":
+            return [(_fold(operator.getitem, base.value, key.value), path)]
+        if base.kind == "unknown" or key.kind == "unknown":
+            return [(UNKNOWN, path)]
+        return [(BLIND, path)]
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    def expr_Call(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]]:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id not in path.env and self.is_builtin(func.id):
+            handler = getattr(self, "builtin_" + func.id, None)
+            if handler is not None:
+                return [(handler(node, path), path)]
+        return [(self.project_call(node, path), path)]
+
+    def is_builtin(self, name: str) -> bool:
+        module = self.info.module
+        return not (
+            name in self.info.local_defs or name in module.globals or name in module.imports
+            or name in module.constants or name in module.variables
+        )
+
+    def argument(self, node: ast.Call, position: int, path: Path) -> Abstract | None:
+        if len(node.args) <= position or isinstance(node.args[position], ast.Starred):
+            return None
+        return self.one(node.args[position], path)
+
+    def builtin_getattr(self, node: ast.Call, path: Path) -> Abstract:
+        obj, name = self.argument(node, 0, path), self.argument(node, 1, path)
+        default = self.argument(node, 2, path)
+        if obj is None or name is None or node.keywords:
+            return self.opaque(node, path)
+        for value in (obj, name, default):
+            if value is not None and value.kind == "raise":
+                return value
+        if obj.kind == "subject" and name.kind != "const":
+            self.unknowns += 1
+            return UNKNOWN  # which attribute: not known here
+        if name.kind == "const" and isinstance(name.value, str):
+            got = self.attribute(obj, name.value)
+            if got.kind == "raise" and default is not None:
+                return default
+            return got
+        return UNKNOWN if obj.kind == "unknown" else BLIND
+
+    def builtin_hasattr(self, node: ast.Call, path: Path) -> Abstract:
+        obj, name = self.argument(node, 0, path), self.argument(node, 1, path)
+        if obj is None or name is None:
+            return self.opaque(node, path)
+        if obj.kind == "subject" and name.kind == "const" and isinstance(name.value, str):
+            got = self.attribute(obj, name.value)
+            return got if got.kind == "blind" else const(got.kind != "raise")
+        if obj.kind == "subject" or "unknown" in (obj.kind, name.kind):
+            self.unknowns += 1
+            return UNKNOWN
+        return BLIND
+
+    def builtin_vars(self, node: ast.Call, path: Path) -> Abstract:
+        """``vars(w)``, ``dir(w)``: every attribute at once, the marker among them."""
+        if any(self.one(a, path).kind in ("subject", "unknown") for a in node.args):
+            self.unknowns += 1
+            return UNKNOWN
+        return BLIND
+
+    builtin_dir = builtin_vars
+
+    def builtin_bool(self, node: ast.Call, path: Path) -> Abstract:
+        value = self.argument(node, 0, path)
+        if value is None:
+            return const(False) if not node.args else self.opaque(node, path)
+        t = truth(value)
+        return const(t == "true") if t in ("true", "false") else (UNKNOWN if t == "unknown" else BLIND)
+
+    def builtin_any(self, node: ast.Call, path: Path) -> Abstract:
+        return self.quantifier(node, path, True)
+
+    def builtin_all(self, node: ast.Call, path: Path) -> Abstract:
+        return self.quantifier(node, path, False)
+
+    def quantifier(self, node: ast.Call, path: Path, any_: bool) -> Abstract:
+        """``any``/``all`` over a literal, or a generator over a literal: element by element."""
+        if len(node.args) != 1 or node.keywords:
+            return self.opaque(node, path)
+        arg = node.args[0]
+        elements: list[tuple[ast.expr, Path]] | None = None
+        if isinstance(arg, (ast.Tuple, ast.List, ast.Set)) and not any(isinstance(e, ast.Starred) for e in arg.elts):
+            elements = [(e, path) for e in arg.elts]
+        elif isinstance(arg, (ast.GeneratorExp, ast.ListComp, ast.SetComp)) and len(arg.generators) == 1:
+            elements = self.comprehension_elements(arg, path)
+        else:
+            value = self.one(arg, path)
+            if value.kind == "const" and isinstance(value.value, (tuple, str, frozenset)):
+                return const(any(value.value) if any_ else all(value.value))
+        if elements is None:
+            return self.opaque(node, path)
+        truths = set()
+        for element, p in elements:
+            alternatives = self.expr(element, p)
+            for value, _ in alternatives:
+                if value.kind == "raise":
+                    return value
+            seen = {truth(v) if q.certain or truth(v) in ("true", "false") else "unknown" for v, q in alternatives}
+            truths.add(seen.pop() if len(seen) == 1 else ("unknown" if "unknown" in seen else "blind"))
+        decisive = "true" if any_ else "false"
+        if decisive in truths:
+            return const(any_)
+        if truths <= {"true", "false"}:
+            return const(not any_)
+        if "unknown" in truths:
+            self.unknowns += 1
+            return UNKNOWN
+        return BLIND
+
+    def comprehension_elements(self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp, path: Path) -> list[tuple[ast.expr, Path]] | None:
+        generator = node.generators[0]
+        if generator.is_async:
+            return None
+        iterable = self.one(generator.iter, path)
+        if iterable.kind != "const" or not isinstance(iterable.value, (tuple, str, frozenset)):
+            return None
+        out = []
+        for element in iterable.value:
+            p = path.fork()
+            self.bind(generator.target, const(element), p)
+            kept = [(True, p)]
+            for condition in generator.ifs:
+                kept = [(t, q) for taken, r in kept if taken for t, q in self.branches(condition, r)]
+            out += [(node.elt, q) for taken, q in kept if taken]
+        return out
+
+    def project_call(self, node: ast.Call, path: Path) -> Abstract:
+        """A call the interpreter resolved: its value's guard facts and its targets' summaries
+        decide; anything else is opaque (marker-independent unless it is given an unknown)."""
+        self.may_raise = True
+        key = id(node)
+        proves_false = self.calls.true_proves.get(key, {}).get(self.param, set())
+        proves_true = self.calls.false_proves.get(key, {}).get(self.param, set())
+        undecided = {
+            tag for argument, tags in self.calls.undecided.get(key, ()) if self.one(argument, path.fork()).kind == "subject"
+            for tag in tags
+        }
+        if _speaks(proves_false, self.tags) or _speaks(proves_true, self.tags):
+            self.touched = True
+            return const(_speaks(proves_true, self.tags) and not _speaks(proves_false, self.tags))
+        if _speaks(undecided, self.tags):
+            self.unknowns += 1
+            return UNKNOWN
+        values = [self.one(a.value if isinstance(a, ast.Starred) else a, path) for a in node.args]
+        values += [self.one(k.value, path) for k in node.keywords]
+        if isinstance(node.func, ast.Attribute):
+            values.append(self.one(node.func.value, path))
+        for value in values:
+            if value.kind == "raise":
+                return value
+        named = any(v.kind == "const" and names_marker(v.value, self.vocab.markers) for v in values)
+        if any(v.kind == "unknown" for v in values) or (named and any(v.kind == "subject" for v in values)):
+            self.unknowns += 1  # given the value and a marker's name, it may well check it
+            return UNKNOWN
+        return BLIND
+
+
+def _speaks(tags: set, wanted: frozenset) -> bool:
+    """Do facts with ``tags`` speak for a marker with these tags (``values.clean``'s rule)?"""
+    return bool(tags) and (None in tags or bool(tags & wanted) or (None in wanted))
+
+
+def _constant(value: Any) -> Abstract:
+    return const(value)
+
+
+def _fold(fn: Any, *args: Any) -> Abstract:
+    try:
+        return const(fn(*args))
+    except Exception:  # noqa: BLE001 - what Python would raise here: not followed
+        return BLIND
+
+
+def _and(left: Abstract, right: Abstract) -> Abstract:
+    t = truth(left)
+    if t == "false":
+        return left
+    if t == "true":
+        return right
+    return BLIND
+
+
+def _join(values: list[Abstract]) -> Abstract:
+    if all(v == values[0] for v in values):
+        return values[0]
+    if any(v.kind == "unknown" for v in values):
+        return UNKNOWN
+    return BLIND
+
+
+def _no_fold(*args: Any) -> Any:
+    raise TypeError("not folded")
+
+
+_UNARY: dict[type, Any] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+_COMPARE = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Mod: operator.mod}

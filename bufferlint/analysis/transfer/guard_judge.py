@@ -1,0 +1,75 @@
+"""Which functions the guard evaluation (``guard_eval``) runs on, and what its verdicts
+become: once a function's run is done, each parameter (not the receiver) is evaluated
+carrying each marker in turn, and the verdicts become the summary's guard facts
+(``Summary.guards``: rejects; ``Summary.marker_checks``: accepts; ``Summary.undecided``).
+A function whose body touches no marker (by name, through a module constant, reflectively,
+or through a call whose facts name one) is not evaluated: what it returns cannot depend
+on a marker.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from bufferlint.analysis.transfer.guard_eval import ACCEPTS, REJECTS, UNDECIDED, GuardEvaluator
+from bufferlint.analysis.transfer.guard_expressions import CallFacts, names_marker
+
+
+def judge(frame: Any) -> tuple[frozenset, frozenset, frozenset]:
+    """The function's guard facts by evaluation: (param, tag) it rejects marked values for
+    (``Summary.guards``), (param, tag) it always accepts them for (``Summary.marker_checks``),
+    and (param, tag, why) it could not decide (``Summary.undecided``). A function whose body
+    touches no marker (by name, through a constant, reflectively, or through a call whose
+    facts name one) is not evaluated: what it returns does not depend on a marker."""
+    info = frame.info
+    node = info.node
+    if not isinstance(node, ast.FunctionDef) or info.is_generator or not _returns_value(node):
+        return frozenset(), frozenset(), frozenset()
+    calls = CallFacts(frame)
+    if not _touches_markers(frame, node, calls):
+        return frozenset(), frozenset(), frozenset()
+    rejects, accepts, undecided = set(), set(), set()
+    vocab = frame.vocab
+    first = 1 if info.binds_receiver else 0
+    for param in range(first, len(info.params)):
+        if param in (info.vararg, info.kwarg):
+            continue
+        for marker in sorted(vocab.markers):
+            verdict = GuardEvaluator(info, frame.program.index, vocab, calls).evaluate(param, marker)
+            tags = vocab.marker_tags(marker)
+            if verdict.outcome == REJECTS:
+                rejects |= {(param, tag) for tag in tags}
+            elif verdict.outcome == ACCEPTS:
+                accepts |= {(param, tag) for tag in tags}
+            elif verdict.outcome == UNDECIDED:
+                undecided |= {(param, tag, verdict.why) for tag in tags}
+    return frozenset(rejects), frozenset(accepts), frozenset(undecided)
+
+
+def _returns_value(node: ast.FunctionDef) -> bool:
+    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
+
+
+def _touches_markers(frame: Any, node: ast.FunctionDef, calls: CallFacts) -> bool:
+    markers = frame.vocab.markers
+    module = frame.info.module
+    if calls.undecided or any(calls.true_proves.values()) or any(calls.false_proves.values()):
+        return True
+    for child in ast.walk(node):
+        if isinstance(child, ast.Constant) and child.value in markers:
+            return True
+        if isinstance(child, ast.Attribute) and child.attr in markers:
+            return True
+        if isinstance(child, ast.MatchClass) and markers.intersection(child.kwd_attrs):
+            return True
+        if isinstance(child, ast.Name) and child.id in module.constants and names_marker(module.constants[child.id], markers):
+            return True
+        if isinstance(child, ast.Name) and child.id in module.imports:
+            known, literal = frame.program.index.constant(frame.program.index.canonical(module.imports[child.id]))
+            if known and names_marker(literal, markers):
+                return True
+        if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in ("getattr", "hasattr", "vars"):
+            if child.func.id == "vars" or (len(child.args) > 1 and not isinstance(child.args[1], ast.Constant)):
+                return True
+    return False
