@@ -82,7 +82,8 @@ def test_code_as_deep_as_cpython_compiles_is_analysed(tmp_path: Path, shape: str
     (root / "deep.py").write_text(text)
     # text output: JSON would also plan fixes, and LibCST's parser takes time quadratic in
     # the depth (~20 s at this depth); the fix planning is tested on shallower code below
-    run = run_cli("check", "-q", ".", cwd=root)
+    # concise: one line per finding (full text writes a producer's findings as one group)
+    run = run_cli("check", "-q", "--output-format", "concise", ".", cwd=root)
     reported = [line.split(" ")[:2] for line in run.stdout.splitlines() if not line.startswith(" ")]
     assert reported == [["deep.py:8:13:", "BL003"], ["streamloader/executor_utils.py:4:1:", "BL002"],
                         ["streamloader/models.py:15:17:", "BL001"]], run.stdout + run.stderr
