@@ -308,6 +308,11 @@ class Vocabulary:
     # Calls that read a host tensor's bytes now, on the CPU (`.tolist()`, `.item()`, `int(t)`):
     # reading a value still in flight from the device is a hazard.
     host_reads: list[CallPattern] = field(default_factory=list)
+    # Calls that read only what a value is (its length, type, identity, shape), never its
+    # buffer's bytes (`len(views)`, `t.size()`): no read of a view its producer may have
+    # refilled, and a result (an int, a bool, a type) that holds no view. Any other call
+    # taking a view is taken to read its bytes.
+    metadata_reads: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
     # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
@@ -598,6 +603,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
     _call_list("retainers", "methods that keep their arguments in the receiver"),
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
+    _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),
 )

@@ -38,6 +38,7 @@ EVERY_KEY = {
     "synchronizers": ["every.synchronizer"],
     "retainers": [".every_retainer"],
     "host-reads": [".every_host_read"],
+    "metadata-reads": [".every_metadata_read"],
     "not-one-value": ["every.not_one"],
 }
 

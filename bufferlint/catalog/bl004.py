@@ -70,8 +70,9 @@ i.e. pinned (page-locked) memory. From pageable memory CUDA stages the bytes bef
 returns, so the copy is effectively blocking. Streamer buffers are pinned (or device memory
 in distributed mode), and whether a view is pinned is not visible in the code, so every
 borrowed view is treated as possibly pinned. A `non_blocking=flag` that is not a constant
-counts as possibly true. Blocking copies (`.to("cuda")`, `.cuda()`, `.pin_memory()`) own
-their result and are never reported.
+counts as possibly true. Blocking copies (`.to("cuda")`, `.cuda()`) own their result and
+are never reported; `.pin_memory()` of a view that is already pinned returns that same
+tensor ("if it's not already pinned", torch's docs), so its result stays borrowed.
 
 ## Example
 

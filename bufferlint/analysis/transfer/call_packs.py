@@ -269,6 +269,11 @@ def on_passthrough(call: CallSite, spec) -> Value:
 
 
 # What a call matching each kind of pack entry does, in the order they are tried.
+def on_metadata_read(call: CallSite, spec) -> Value:
+    """``len(views)``, ``t.size()``: an int, a bool or a type, which views no buffer."""
+    return EMPTY
+
+
 HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("synchronizers", on_synchronizer),
     ("settlers", on_settler),
@@ -281,6 +286,7 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("retainers", on_retainer),
     ("binds", on_bind),
     ("passthrough", on_passthrough),
+    ("metadata-reads", on_metadata_read),
 )
 
 

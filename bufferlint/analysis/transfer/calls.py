@@ -107,7 +107,8 @@ def dispatch(call: CallSite) -> Value:
     read = vocab.match("host-reads", call.shape)
     if read is not None:
         call_packs.read_host(call, read)
-    if call.frame.st.refilled:  # type: ignore[union-attr]  # a call is evaluated in a reachable state
+    metadata = vocab.match("metadata-reads", call.shape) is not None  # `len(views)` reads no bytes
+    if call.frame.st.refilled and not metadata:  # type: ignore[union-attr]  # a call is evaluated in a reachable state
         used = join_all([call.receiver, *call.args.flat()])
         call.effects.append(UseAfterRefill(call.node, used, call.name))
     if vocab.match("advances", call.shape) is not None:

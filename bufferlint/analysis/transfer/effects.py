@@ -18,7 +18,6 @@ from bufferlint.analysis.domain.values import (
     deep_pending,
     in_flight,
     in_flight_sites,
-    join_all,
     landed_leaf,
     map_leaves,
 )
@@ -122,14 +121,17 @@ class Effects:
 
     def hand_back_stale(self, expr: ast.expr | None, value: Value, stmt: ast.AST) -> None:
         """``return last`` after ``for ...: last = w``: the caller gets a view whose buffer the
-        producer has refilled since (kept past its step, reported at the return)."""
+        producer has refilled since (kept past its step, reported at the return). What is
+        handed back is the value, not the names it mentions: ``return len(views)`` hands
+        back an int."""
         st = self.frame.st
         if expr is None or st is None or not st.stale:
             return
-        names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & st.stale
-        if names:
-            held = join_all(st.vars.get(name) for name in names)
-            self.add_pending(stmt, held, f"{sorted(names)[0]} (after its loop moved on)", frozenset(), hazard=Hazard.KEPT_PAST_STEP)
+        names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & st.stale)
+        stale = frozenset(leaf for name in names for leaf in deep_leaves(st.vars.get(name, EMPTY)))
+        held = frozenset(leaf for leaf in deep_leaves(value) if leaf in stale)
+        if held:
+            self.add_pending(stmt, Value(leaves=held), f"{names[0]} (after its loop moved on)", frozenset(), hazard=Hazard.KEPT_PAST_STEP)
 
     # -- the device ------------------------------------------------------------------------
 
