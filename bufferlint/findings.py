@@ -28,8 +28,8 @@ class TraceStep:
     path: Path
     line: int
     note: str
-    # What the engine knows about this hop, for the rules to put into words: ("sink", rule,
-    # sink text) for the step a rule reports, ("source", kind) for a producer's borrow.
+    # What the engine knows about this hop, for the rules to put into words: ("sink", hazard,
+    # sink text[, form]) for the step a rule reports, ("source", kind) for a producer's borrow.
     fact: tuple = ()
 
 

@@ -216,6 +216,10 @@ class BorrowKind:
     admitted: str = ""
     floor: str = ""
     lends: bool = True
+    # The classes whose values are of this kind (``numpy.ndarray``; a builtin by its bare
+    # name, ``memoryview``): a source that names no kind takes the kind its producer's
+    # annotations name.
+    types: tuple[str, ...] = ()
 
     def copy_of(self, text: str) -> str:
         return self.copy.replace("{}", text, 1)
@@ -328,6 +332,12 @@ class Vocabulary:
     # (key, pattern or name) -> where it was declared, for `check --show-settings`
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
 
+    def kind_of_types(self, types: Iterable[str]) -> str:
+        """The one kind whose ``types`` include one of these classes; "" for none or several."""
+        wanted = set(types)
+        named = {kind.name for kind in self.kinds.values() if wanted.intersection(kind.types)}
+        return named.pop() if len(named) == 1 else ""
+
     def kind(self, name: str) -> BorrowKind | None:
         """The kind called ``name``; for ``""`` (a value whose kind no pack names) the only
         kind that has markers, if there is exactly one."""
@@ -402,8 +412,9 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
             raise PackError(f"{where}: 'copy' must be a method (\".clone()\") or a template with one {{}} (\"bytes({{}})\")")
         if name in kinds:
             raise PackError(f"{where}: kind {name!r} is defined twice")
+        types = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "types", where))
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
-                                 _lends_in(table, where))
+                                 _lends_in(table, where), types=types)
     return kinds
 
 
@@ -578,7 +589,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     PackKey("markers", "markers", "strings", "attributes that mark borrowed values of no particular kind",
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
-            _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in"), names=list),
+            _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",

@@ -46,6 +46,29 @@ def test_reported_exactly_on_the_expected_lines(tmp_path: Path) -> None:
     assert "send_ack" in shm.trace[2].note
 
 
+def test_a_read_after_the_advance_is_worded_as_one_and_a_kept_list_is_reported_where_it_escaped(tmp_path: Path) -> None:
+    """One report per bug, in words that fit: a view read after the release is "read by",
+    not "kept in"; a list of views read after the release is reported at the append, and
+    the release and the read are steps of its trace."""
+    from bufferlint.catalog.words import render
+
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES, root)
+    files = sorted(root.rglob("*.py"))
+    vocab = vocabulary()
+    result = render(analyze_project(root, files, files, vocab), vocab)
+    ring = {f.function.rpartition(":")[2]: f for f in result.findings if f.path.name == "ring_app.py"}
+    read = ring["read_after_release"]
+    assert read.message.startswith("borrowed buffer view is read by `consume(...)` after its producer may have refilled")
+    assert "(after" not in read.message and read.trace[-1].note.startswith("read by `consume(...)`")
+    listed = ring["listed_then_read_after_release"]
+    assert "kept in `views`" in listed.message
+    assert [step.line for step in listed.trace][-3:] == [listed.span.line, listed.span.line + 1, listed.span.line + 2]
+    assert "ring.release" in listed.trace[-2].note and "read by `consume(...)`" in listed.trace[-1].note
+    kept = ring["kept_by_the_caller_then_read"]
+    assert "read by `consume(...)`" in kept.trace[-1].note
+
+
 def test_without_the_pack_nothing_is_borrowed(tmp_path: Path) -> None:
     root = tmp_path / "project"
     shutil.copytree(FIXTURES, root)

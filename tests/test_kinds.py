@@ -148,3 +148,74 @@ def test_signatures_name_parameters() -> None:
     assert vocab.signatures["numpy.frombuffer"][0] == "buffer"
     with pytest.raises(PackError, match="signatures.'f' must be a non-empty list of parameter names"):
         vocabulary_from_dict({"signatures": {"f": ["not a name"]}}, "p.toml")
+
+
+# A project's own producers, declared with no kind: the kind comes from what their
+# annotations say they return, else the words name no library and no copy is offered.
+UNKINDED = {
+    "pyproject.toml": """\
+[project]
+name = "frames"
+
+[[tool.bufferlint.sources]]
+call = ["frames.arrays", "frames.tensors", "frames.blobs"]
+produces = "iter[borrowed]"
+""",
+    "frames.py": '''\
+from typing import Iterator
+
+import numpy as np
+import torch
+
+
+def arrays(path: str) -> Iterator[np.ndarray]:
+    buf = np.empty(1024, dtype=np.uint8)
+    while True:
+        yield buf
+
+
+def tensors(path: str) -> "Iterator[torch.Tensor]":
+    buf = torch.empty(1024)
+    while True:
+        yield buf
+
+
+def blobs(path):
+    buf = bytearray(1024)
+    while True:
+        yield buf
+''',
+    "app.py": '''\
+from frames import arrays, blobs, tensors
+
+
+def keep(path):
+    kept = []
+    for frame in arrays(path):
+        kept.append(frame)
+    for frame in tensors(path):
+        kept.append(frame)
+    for frame in blobs(path):
+        kept.append(frame)
+    return kept
+''',
+}
+
+
+def test_a_source_with_no_kind_takes_it_from_its_annotations_or_names_no_library(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    for name, text in UNKINDED.items():
+        (root / name).write_text(text, encoding="utf-8")
+    by_line = {f["line"]: f for f in findings(root, "app.py")}
+    assert sorted(by_line) == [7, 9, 11]
+    arrays, tensors, blobs = by_line[7], by_line[9], by_line[11]
+    assert "`value.copy()`" in arrays["message"] and ".clone()" not in arrays["message"]
+    assert "`value.clone()`" in tensors["message"]
+    for finding in (arrays, tensors, blobs):
+        assert "owned=True" not in finding["message"] and "runai" not in finding["message"].lower()
+    assert "`value." not in blobs["message"] and "library's copy method" in blobs["message"]
+    done = run("check", "--fix", "--unsafe-fixes", "app.py", cwd=root)
+    fixed = (root / "app.py").read_text()
+    assert "kept.append(frame.copy())" in fixed and "kept.append(frame.clone())" in fixed
+    assert done.returncode == 1  # the blob's copy is not known: no fix, still reported

@@ -77,7 +77,11 @@ that are kept after the producer has moved on:
 - aliased into a long-lived object (`param.data = w`, `module.weight = nn.Parameter(w)`);
 - materialised together with the rest of their stream (`list(weights)`, `dict(...)`,
   `sorted(...)`, `tuple(...)`, `[*weights]`);
-- returned after their loop moved on (`last = w` in the loop, `return last` after it).
+- returned after their loop moved on (`last = w` in the loop, `return last` after it);
+- read after their producer may have refilled the buffer (`view = ring.read(0)`,
+  `ring.release(0)`, then `parse(view)`: a pack source's `advances` call). A view read
+  through a container it was put in (`views.append(ring.read(i))`) is reported once, at
+  that store, with the release and the read as steps of its trace.
 
 A container that is emptied in the same iteration (`cache.pop(name)`, `group.clear()`), a
 copy into existing storage (`buffer[i, :] = w`) and an owned copy (`w.clone()`,
@@ -141,6 +145,20 @@ is not known at that line.
         "so keep a copy here ({copy}){remedy}"
     ),
     step_note="kept in `{sink}`, which outlives the producer's step",
+    forms=(
+        (
+            "read-after-advance",
+            "borrowed buffer view is read by `{sink}(...)` after its producer may have refilled the "
+            "buffer; read it before the producer advances, or keep a copy ({copy}){remedy}",
+            "read by `{sink}(...)` after the producer may have refilled it",
+        ),
+        (
+            "handed-back",
+            "borrowed buffer view `{sink}` is handed back after its producer moved on, so the caller "
+            "reads a buffer refilled since; hand back a copy ({copy}){remedy}",
+            "`{sink}` handed back after the producer moved on",
+        ),
+    ),
     severity="warning",
     invalid=(
         Invalid(

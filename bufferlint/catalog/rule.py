@@ -68,6 +68,10 @@ class Rule:
     invalid: tuple[Invalid, ...]
     message: str = ""
     step_note: str = ""  # the trace step where the value is consumed, kept or checked
+    # The words of particular forms of the hazard, by the name the engine gives the form at
+    # the sink step (its fact: ("sink", hazard, sink, form)): (form, message, step_note), over
+    # the same facts. A form not listed here is worded by ``message`` and ``step_note``.
+    forms: tuple[tuple[str, str, str], ...] = ()
     # The fix at the producer that removes all of its findings of this rule (a group's fix,
     # bufferlint.grouping), over the same facts; "" for the default, composed from the kind:
     # raise the library's floor, the kind's remedy, copy where the producer hands values out.
@@ -77,3 +81,10 @@ class Rule:
     # Its fix changes a function other findings' flows call (a guard): fixing it may remove
     # them too, so its fixes are verified apart from theirs (bufferlint.fixes.verify).
     fix_reaches_callers: bool = False
+
+    def wording(self, form: str) -> tuple[str, str]:
+        """The message and sink-step templates of one form of the hazard (``forms``)."""
+        for name, message, step_note in self.forms:
+            if name == form:
+                return message, step_note
+        return self.message, self.step_note

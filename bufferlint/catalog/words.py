@@ -24,10 +24,21 @@ def kind_of(finding: Finding) -> str:
     return fact[1] if fact else ""
 
 
+def kind_for(finding: Finding, vocab: Vocabulary) -> BorrowKind | None:
+    """The kind whose copy and remedy fit the finding's values: its kind; None for values of
+    a producer whose kind neither a pack nor its annotations name (its words then name no
+    library, and no copy is offered). A finding with no producer (BL002) and no kind is of
+    the only marked kind, if there is one."""
+    name = kind_of(finding)
+    if not name and source_fact(finding):
+        return None
+    return vocab.kind(name)
+
+
 def kind_markers(finding: Finding, vocab: Vocabulary) -> tuple[str, ...]:
     """The markers that identify the finding's kind of value; none when that cannot be told
     (several marked kinds and a finding that names none)."""
-    kind = vocab.kind(kind_of(finding))
+    kind = kind_for(finding, vocab)
     if kind is not None and kind.markers:
         return kind.markers
     return tuple(vocab.markers) if len(vocab.markers) == 1 and not kind_of(finding) else ()
@@ -43,12 +54,14 @@ def _render(finding: Finding, vocab: Vocabulary) -> Finding:
     from bufferlint.catalog import RULES
 
     name = kind_of(finding)
-    words = _kind_words(vocab.kind(name), kind_markers(finding, vocab) or tuple(sorted(vocab.markers)))
+    kind = kind_for(finding, vocab)
+    words = _kind_words(kind, kind_markers(finding, vocab) or tuple(sorted(vocab.markers)))
     rule = RULES[finding.rule]
-    condition = _version_condition(finding, vocab.kind(name))
-    message = finding.message or condition + rule.message.format(sink=finding.sink, **words)
+    condition = _version_condition(finding, kind)
+    template, _ = rule.wording(sink_form(finding))
+    message = finding.message or condition + template.format(sink=finding.sink, **words)
     trace = tuple(_note(step, words) for step in finding.trace)
-    source_fix = _source_fix(finding, rule, vocab.kind(name), words)
+    source_fix = _source_fix(finding, rule, kind, words)
     return dataclasses.replace(finding, message=message, trace=trace, kind=name, source_fix=source_fix)
 
 
@@ -107,13 +120,23 @@ def _note(step: TraceStep, words: dict[str, str]) -> TraceStep:
         return dataclasses.replace(step, note=f"`{name}` checks only the markers of kind {checked}, another kind's")
     if step.fact[:1] != ("sink",) or step.note:
         return step
-    _, hazard, sink = step.fact
-    return dataclasses.replace(step, note=rule_for(hazard).step_note.format(sink=sink, **words))
+    _, hazard, sink, *form = step.fact
+    _, template = rule_for(hazard).wording(form[0] if form else "")
+    return dataclasses.replace(step, note=template.format(sink=sink, **words))
+
+
+def sink_form(finding: Finding) -> str:
+    """The form of the hazard the engine named at the finding's sink step ("" for none):
+    a view read after an advance, handed back after its producer moved on, ..."""
+    for step in reversed(finding.trace):
+        if step.fact[:1] == ("sink",):
+            return step.fact[3] if len(step.fact) > 3 else ""
+    return ""
 
 
 def _kind_words(kind: BorrowKind | None, markers: tuple[str, ...]) -> dict[str, str]:
     return {
         "marker": " or ".join(f"`{m}`" for m in markers) or "the borrowed-value marker",
-        "copy": f"`{kind.copy_of('value')}`" if kind is not None and kind.copy else "a copy",
+        "copy": f"`{kind.copy_of('value')}`" if kind is not None and kind.copy else "with its library's copy method",
         "remedy": f" {kind.remedy}" if kind is not None and kind.remedy else "",
     }

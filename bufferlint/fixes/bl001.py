@@ -46,7 +46,7 @@ import libcst as cst
 
 # The catalog rule these fixes repair, re-exported: fixes/planners.py looks fixers up by it.
 from bufferlint.catalog.bl001 import RULE as RULE
-from bufferlint.catalog.words import kind_of
+from bufferlint.catalog.words import kind_for
 from bufferlint.findings import Edit, Finding, Fix
 from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, SourceModule
 from bufferlint.fixes.materialisation import copy_edits, copying_generator
@@ -78,7 +78,7 @@ def _plan_copy_at_handoff(src: SourceModule, call: cst.Call, finding: Finding, c
     """Copy the borrowed value where it is handed over: ``submit(f, w.clone())``,
     ``Thread(target=f, args=(w.clone(),))``; for a sink that queues every element of a stream
     up front (``Executor.map``), map over copies: ``map(f, (w.clone() for w in ws))``."""
-    kind = context.vocab.kind(kind_of(finding))
+    kind = kind_for(finding, context.vocab)
     if kind is None or not kind.copy:
         return None
     name = _last_name(call.func)

@@ -36,7 +36,7 @@ import libcst as cst
 
 # The catalog rule these fixes repair, re-exported: fixes/planners.py looks fixers up by it.
 from bufferlint.catalog.bl003 import RULE as RULE
-from bufferlint.catalog.words import kind_of
+from bufferlint.catalog.words import kind_for
 from bufferlint.findings import Finding, Fix
 from bufferlint.fixes import materialisation
 from bufferlint.fixes.base import UNSAFE, FixContext, SourceModule, dotted_name
@@ -58,7 +58,7 @@ CONTAINER_NODES = (
 
 
 def candidates(finding: Finding, source_text: str, context: FixContext) -> list[Fix]:
-    kind = context.vocab.kind(kind_of(finding))
+    kind = kind_for(finding, context.vocab)
     if kind is None or not kind.copy:
         return []  # how to copy a value of this kind is not known
     src = context.source(source_text)

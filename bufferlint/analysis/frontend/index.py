@@ -600,6 +600,30 @@ def base_name(module: ModuleInfo, node: ast.expr) -> str | None:
     return f"{module.name}.{dotted}"
 
 
+def annotation_types(module: ModuleInfo, expr: ast.expr) -> frozenset[str]:
+    """Every class an annotation in ``module`` names, through its imports (a name neither
+    imported nor defined there is a builtin): ``Iterator[tuple[str, np.ndarray]]`` ->
+    ``typing.Iterator``, ``builtins.tuple``, ``builtins.str``, ``numpy.ndarray``; string
+    annotations are read as expressions. A fact of the module alone, like ``base_name``."""
+    out: set[str] = set()
+    stack: list[ast.AST] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                continue
+        dotted = dotted_name(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if dotted is None or not isinstance(node, ast.expr):
+            stack.extend(ast.iter_child_nodes(node))
+            continue
+        head = dotted.partition(".")[0]
+        builtin = head == dotted and head not in module.imports and head not in module.globals
+        out.add(f"builtins.{dotted}" if builtin else base_name(module, node) or dotted)
+    return frozenset(out)
+
+
 def dotted_expr(text: str) -> ast.expr:
     """The expression ``a.b.c`` (without parsing: it is built from the names)."""
     head, *rest = text.split(".")

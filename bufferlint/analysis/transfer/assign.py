@@ -84,9 +84,11 @@ class Assignment:
         container outlives the producer's step, the borrowed value is retained (kept past its
         step)."""
         frame, stores = self.frame, self.stores
-        if frame.st is not None and stores.outlives_step(stores.home_of(container_expr)):
+        outlives = frame.st is not None and stores.outlives_step(stores.home_of(container_expr))
+        if outlives:
             key_text = ast.unparse(key) if key is not None else None
             stores.retain(stmt, value, short(container_expr), (holder_name(container_expr), key_text))
+        stores.note_kept(stmt, value, short(container_expr), holder_name(container_expr) if outlives else None)
         st = frame.st
         if isinstance(container_expr, ast.Name) and st is not None:
             old = st.vars.get(container_expr.id)
@@ -105,8 +107,10 @@ class Assignment:
         adds = value.elems is not None or value.items is not None
         st = self.frame.st
         if isinstance(stmt.target, ast.Name) and adds and st is not None:
-            if self.stores.outlives_step(stmt.target):  # `kept += [w]`, `kept |= {name: w}`
+            outlives = self.stores.outlives_step(stmt.target)
+            if outlives:  # `kept += [w]`, `kept |= {name: w}`
                 self.stores.retain(stmt, index(value, None), stmt.target.id, (stmt.target.id, None))
+            self.stores.note_kept(stmt, value, stmt.target.id, stmt.target.id if outlives else None)
             old = st.vars.get(stmt.target.id, EMPTY)
             grown = container(join(old.elems, iterate(value)), lazy=old.lazy)
             st.vars[stmt.target.id] = replace(grown, collection=old.collection)

@@ -26,7 +26,7 @@ from bufferlint.analysis.domain.values import (
     join_all,
     view_of,
 )
-from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
     Drain,
@@ -121,9 +121,35 @@ def source(call: CallSite, spec: SourceSpec) -> Value:
             return EMPTY
     if spec.until:
         return in_flight_copy(call, spec)
-    value = borrowed_from(call.frame, call.node, spec, f"{call.name}(...)")
+    value = borrowed_from(call.frame, call.node, spec, f"{call.name}(...)", spec.kind or annotated_kind(call))
     call.effects.append(Issue(value))
     return value
+
+
+def annotated_kind(call: CallSite) -> str:
+    """The kind of what a source that names none hands out, from the return annotation of
+    the project's definition of the producer (``-> Iterator[np.ndarray]``: the kind whose
+    ``types`` include ``numpy.ndarray``); "" when it has none, or names no kind or several."""
+    info = producer_definition(call)
+    returns = getattr(info.node, "returns", None) if info is not None else None
+    if info is None or returns is None:
+        return ""
+    return call.frame.vocab.vocab.kind_of_types(annotation_types(info.module, returns))
+
+
+def producer_definition(call: CallSite) -> FunctionInfo | None:
+    """The project's definition of the called function, or of the method on the
+    receiver's class (``ring.read`` on a ``Ring``); None when the project defines neither."""
+    index = call.program.index
+    if call.qualname is not None:
+        return index.functions.get(index.canonical(call.qualname))
+    if call.method is None or call.receiver is None:
+        return None
+    for type_name in sorted(call.receiver.types | call.receiver.declared):
+        found = index.class_method(type_name, call.method)
+        if found is not None:
+            return index.functions.get(found)
+    return None
 
 
 def in_flight_copy(call: CallSite, spec: SourceSpec) -> Value:
@@ -161,15 +187,17 @@ def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: obje
     return default and not otherwise
 
 
-def borrowed_from(frame: Frame, node: ast.AST, spec: SourceSpec, what: str) -> Value:
-    """What source ``spec`` hands out at ``node`` (a call, or an attribute read ``what``)."""
+def borrowed_from(frame: Frame, node: ast.AST, spec: SourceSpec, what: str, kind: str | None = None) -> Value:
+    """What source ``spec`` hands out at ``node`` (a call, or an attribute read ``what``):
+    values of its kind, or of ``kind`` when the caller found the kind it names none."""
+    kind = spec.kind if kind is None else kind
     site = (frame.info.qualname, node.lineno, node.col_offset)  # type: ignore[attr-defined]
     condition = f" {spec.condition}" if spec.condition else ""
     step = frame.step(node, f"`{what}` hands out borrowed views of a reused buffer{condition}")
     # for words and fixes; a version-conditioned source adds when it lends and the floor
     version = (spec.condition, spec.admitted, spec.floor) if spec.condition else ()
-    step = replace(step, fact=("source", spec.kind, str(spec.produces), *version))
-    return _shape_value(spec.produces, Borrow(site, False, (step,), kind=spec.kind))
+    step = replace(step, fact=("source", kind, str(spec.produces), *version))
+    return _shape_value(spec.produces, Borrow(site, False, (step,), kind=kind))
 
 
 def _shape_value(shape: Shape, leaf: Borrow) -> Value:

@@ -27,6 +27,17 @@ from bufferlint.findings import TraceStep, shorter_trace
 from bufferlint.hazards import Hazard
 
 
+# Forms of a hazard the rules word apart (the sink step's fact names one; ``Rule.forms``).
+READ_AFTER_ADVANCE = "read-after-advance"  # a call reads a view the producer may have refilled
+HANDED_BACK = "handed-back"  # returned or yielded after the producer moved on
+
+
+def sink_fact(hazard: Hazard, sink: str, form: str = "") -> tuple:
+    """The fact of the step a rule reports: its hazard, what consumes or keeps the value and,
+    for a form the rule words apart, the form."""
+    return ("sink", hazard, sink, form) if form else ("sink", hazard, sink)
+
+
 class Effects:
     """Changes the frame's state for work that reads values later, and commits it to the
     facts when the producer may advance."""
@@ -45,6 +56,7 @@ class Effects:
         hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE,
         holder: tuple | None = None,
         owners: frozenset = frozenset(),
+        form: str = "",
     ) -> Value:
         """Work that reads ``payload`` later; returns the future standing for it. A copy still
         in flight from the device handed to a host reader (``Hazard.read_on_host``) is read
@@ -62,7 +74,7 @@ class Effects:
             if not leaves:
                 return EMPTY
         key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        step = replace(frame.step(node, ""), fact=("sink", hazard, sink))  # the hazard's rule words it
+        step = replace(frame.step(node, ""), fact=sink_fact(hazard, sink, form))  # the hazard's rule words it
         pending = Pending(key, leaves, frame.site(node, sink, subject), st.assume | assume, step, hazard, holder, owners)
         st.pending = st.pending | {pending}
         return Value(pending=frozenset({key}))
@@ -131,7 +143,7 @@ class Effects:
         stale = frozenset(leaf for name in names for leaf in deep_leaves(st.vars.get(name, EMPTY)))
         held = frozenset(leaf for leaf in deep_leaves(value) if leaf in stale)
         if held:
-            self.add_pending(stmt, Value(leaves=held), f"{names[0]} (after its loop moved on)", frozenset(), hazard=Hazard.KEPT_PAST_STEP)
+            self.add_pending(stmt, Value(leaves=held), names[0], frozenset(), hazard=Hazard.KEPT_PAST_STEP, form=HANDED_BACK)
 
     # -- the device ------------------------------------------------------------------------
 
@@ -223,11 +235,23 @@ class Effects:
         if st is None or not st.refilled:
             return
         steps = {site: step for site, step in st.refilled}
-        sink = f"{what} (after the producer may have refilled it)"
+        facts = self.facts
+        through = frozenset(deep_leaves(value)) - value.leaves  # read through a container
         for leaf in deep_leaves(value):
-            if isinstance(leaf, Borrow) and leaf.site in steps:
-                use = frame.step(node, f"read by `{what}(...)` after that")
-                self.facts.report(frame.site(node, sink), leaf.trace + (steps[leaf.site], use), Hazard.KEPT_PAST_STEP)
+            if not (isinstance(leaf, Borrow) and leaf.site in steps):
+                continue
+            kept = facts.kept_at.get(leaf.site) if leaf in through else None
+            if kept is None:
+                use = replace(frame.step(node, ""), fact=sink_fact(Hazard.KEPT_PAST_STEP, what, READ_AFTER_ADVANCE))
+                facts.report(frame.site(node, what), leaf.trace + (steps[leaf.site], use), Hazard.KEPT_PAST_STEP)
+                continue
+            # One report per bug: where the view escaped into the container, the read a step.
+            site, store, holder = kept
+            read = frame.step(node, f"read by `{what}(...)` after the producer may have refilled it")
+            if holder is not None and holder in facts.retained_in:
+                facts.read_steps.setdefault(holder, read)  # the store is a finding already
+            else:
+                facts.report(site, leaf.trace + (store, steps[leaf.site], read), Hazard.KEPT_PAST_STEP)
 
     def materialize(
         self,

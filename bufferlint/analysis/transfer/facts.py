@@ -49,6 +49,9 @@ class FunctionFacts:
         self.stood_in: frozenset = frozenset()  # parameters with a stand-in for their futures
         self.retained_in: dict[str, set] = {}  # container -> findings (hazard, site) of views kept in it
         self.read_steps: dict[str, TraceStep] = {}  # container -> where it is read back later
+        # borrowed object's site -> where it was first put into a container: (the store's
+        # site, its sink step, the long-lived holder whose finding it is already, or None)
+        self.kept_at: dict[tuple, tuple[Site, TraceStep, str | None]] = {}
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
         self.released: set = set()  # (".attr", key): receiver containers this method empties

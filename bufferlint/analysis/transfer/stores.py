@@ -6,12 +6,13 @@ back later."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from bufferlint.analysis.domain.summaries import FieldStore
 from bufferlint.analysis.domain.values import EMPTY, Borrow, ParamRef, Value, container, deep_leaves
 from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr
 from bufferlint.analysis.frontend.syntax import holder_name, root_name
-from bufferlint.analysis.transfer.effects import Effects
+from bufferlint.analysis.transfer.effects import Effects, sink_fact
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.hazards import Hazard
@@ -97,6 +98,18 @@ class Stores:
             parts = [str(i) for i, item in enumerate(value.items or ()) if leaves & frozenset(deep_leaves(item))]
             subject = "items:" + ",".join(parts) if parts else ""
             self.effects.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), subject, hazard=Hazard.KEPT_PAST_STEP, holder=holder)
+
+    def note_kept(self, stmt: ast.AST, value: Value, holder_text: str, retained_in: str | None) -> None:
+        """Where each borrowed object was first put into a container (``views.append(v)``):
+        read through the container after its producer advanced, it is reported there, where
+        the view escaped its step, with the read as a step of its trace
+        (``Effects.use_after_refill``). ``retained_in``: the long-lived holder whose store is
+        a finding already (pending until the producer advances)."""
+        frame, kept_at = self.frame, self.facts.kept_at
+        for leaf in deep_leaves(value):
+            if isinstance(leaf, Borrow) and leaf.site not in kept_at:
+                step = replace(frame.step(stmt, ""), fact=sink_fact(Hazard.KEPT_PAST_STEP, holder_text))
+                kept_at[leaf.site] = (frame.site(stmt, holder_text), step, retained_in)
 
     def release(self, name: str, key: str | None) -> None:
         """The container ``name`` drops what was kept under ``key`` (all of it for None)."""
