@@ -22,6 +22,8 @@ from bufferlint.analysis.world import UNRECORDED, IndexView, ProjectView, Table
 from bufferlint.packs import Vocabulary
 
 SOURCE = '''\
+from typing import NamedTuple
+
 LIMIT = "lim"
 
 
@@ -42,6 +44,11 @@ def helper(a):
 
 
 HANDLERS = {"on_load": helper}
+
+
+class Item(NamedTuple):
+    name: str
+    tensor: object
 '''
 
 Question = Callable[[ProjectView], object]
@@ -79,6 +86,7 @@ INDEX: dict[str, Question] = {
     "class_method": lambda view: view.index.class_method("pkg.Loader", "run"),
     "field_types": lambda view: view.index.field_types(frozenset({"pkg.Loader"}), "pool"),
     "attached_functions": lambda view: view.index.attached_functions("on_load"),
+    "record_shape": lambda view: view.index.record_shape("pkg.Item"),
 }
 TABLE: dict[str, Callable[[Table[object], str], object]] = {
     "get": lambda table, name: table.get(name),

@@ -26,6 +26,7 @@ from typing import Container, Iterable, Protocol, Sequence, TypeVar
 from bufferlint.analysis.domain.summaries import Summary
 from bufferlint.analysis.domain.values import Value
 from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo
+from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.findings import Span
 from bufferlint.packs import Vocabulary
@@ -63,6 +64,8 @@ class IndexView(Protocol):
     def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]: ...
 
     def attached_functions(self, attr: str) -> list[FunctionInfo]: ...
+
+    def record_shape(self, class_qualname: str) -> RecordShape | None: ...
 
 
 class ProjectView(Protocol):

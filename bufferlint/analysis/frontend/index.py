@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bufferlint.analysis.frontend.records import RecordShape, record_shape
+
 SOURCE_DIRS = ("src", "python", "lib")
 # `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
 ATTACHMENT = re.compile(
@@ -491,6 +493,10 @@ class ProjectIndex:
             if found:
                 return found
         return None
+
+    def record_shape(self, class_qualname: str) -> "RecordShape | None":
+        """The generated constructor of a NamedTuple or dataclass (``frontend.records``)."""
+        return record_shape(self, class_qualname, base_name)
 
     def field_types(self, class_qualnames, attr: str) -> frozenset:
         """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes

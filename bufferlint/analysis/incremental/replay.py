@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
 from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex
+from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.domain.values import Value
@@ -78,7 +79,7 @@ class AnalysisLog:
 # analyses, and the index only between rounds of parsing. The others (what fields hold, which
 # parameters receive borrowed values) change with the analysis's own writes.
 STABLE = frozenset({"summary", "in_project", "methods_named", "canonical", "constant", "ancestors", "class_method",
-                    "field_types", "attached", "function", "class"})
+                    "field_types", "attached", "function", "class", "record_shape"})
 
 
 def read_key(question: tuple, writes: int) -> tuple:
@@ -217,6 +218,9 @@ class RecordingIndex:
     def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._log.read(("field_types", tuple(sorted(classes)), attr), self._index.field_types(classes, attr))
 
+    def record_shape(self, class_qualname: str) -> RecordShape | None:
+        return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
+
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
         found = self._index.attached_functions(attr)
         self._log.read(("attached", attr), tuple(self.located(info) for info in found))
@@ -315,7 +319,8 @@ def outside_answer(question: tuple, modules: frozenset):
     kind = question[0]
     if kind in ("field", "field_types"):
         names = question[1]
-    elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary", "class_method"):
+    elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary", "class_method",
+                  "record_shape"):
         names = (question[1],)
     else:
         return NotRecorded
@@ -326,7 +331,7 @@ def outside_answer(question: tuple, modules: frozenset):
     return {
         "in_project": False, "function": None, "class": None, "canonical": question[1], "constant": (False, None),
         "ancestors": (question[1],), "summary": EMPTY_SUMMARY, "class_method": None, "field_types": frozenset(),
-        "field": None,
+        "field": None, "record_shape": None,
     }[kind]
 
 
@@ -396,6 +401,9 @@ class ReplayIndex:
 
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
         return [self.info(q) for q in self._program.answer(("attached", attr))]
+
+    def record_shape(self, class_qualname: str) -> RecordShape | None:
+        return self._program.answer(("record_shape", class_qualname))
 
 
 class _Found:

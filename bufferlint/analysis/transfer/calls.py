@@ -16,7 +16,7 @@ from typing import cast
 
 from bufferlint.analysis.domain.values import EMPTY, Cond, Value, join_all
 from bufferlint.analysis.frontend.index import dotted_name
-from bufferlint.analysis.transfer import call_language, call_packs, call_project
+from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
 from bufferlint.analysis.transfer.call_effects import Advance, Drain, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
@@ -135,6 +135,9 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
     if targets:
         return call_project.apply_project(call, targets)
     result = call_packs.vocabulary(call)
+    if result is not None:
+        return result
+    result = records.construct(call, qualname)
     if result is not None:
         return result
     call.demand("qualname", qualname, None)

@@ -34,6 +34,7 @@ from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.refine import refine
+from bufferlint.analysis.transfer import records
 from bufferlint.analysis.transfer.stores import Stores
 
 _LITERALS = {"True": True, "False": False, "None": None}
@@ -222,6 +223,9 @@ class ExpressionEvaluator:
                 return self.borrowed_attribute(node, source)
         project_classes = program.index.classes  # a dict: ``isdisjoint`` would walk all of it
         if any(name in project_classes for name in classes):
+            part = records.field_of(program.index, base, node.attr)  # ``item.tensor`` of ``Item(name, w)``
+            if part is not None:
+                return join(part, program.field_value(classes, node.attr)) or EMPTY
             declared = program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
             kept = program.field_value(classes, node.attr)  # what other methods stored there
             if declared or kept is not None:

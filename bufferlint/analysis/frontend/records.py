@@ -1,0 +1,105 @@
+"""Record classes: ``typing.NamedTuple`` subclasses and ``@dataclass`` classes, whose
+constructor the language writes from the class's annotated fields.
+
+A loader that wraps each weight in ``Item(name, tensor)`` or ``Entry(name=..., tensor=...)``
+and submits or keeps the record hands on the view inside it. No ``__init__`` in the source
+stores the fields, so the analysis reads the constructor's signature here instead: the
+fields in parameter order, and how many of them may be passed by position. The analysis
+then builds the record as a value with one part per field (``transfer.records``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from bufferlint.analysis.frontend.index import ClassInfo, ModuleInfo, ProjectIndex
+
+# ``index.base_name``: the qualname a name or dotted attribute names in a module (passed in,
+# since the index asks this module and this module asks nothing else of it)
+Resolve = Callable[["ModuleInfo", ast.expr], "str | None"]
+
+NAMED_TUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
+DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "pydantic.dataclasses.dataclass"})
+NOT_FIELDS = frozenset({"typing.ClassVar", "typing_extensions.ClassVar"})  # class attributes
+KW_ONLY_MARKERS = frozenset({"dataclasses.KW_ONLY"})  # ``_: KW_ONLY``: later fields by keyword only
+
+# (field names in the constructor's parameter order, how many may be passed by position)
+RecordShape = tuple[tuple[str, ...], int]
+
+
+def record_shape(index: "ProjectIndex", class_qualname: str, resolve: Resolve) -> RecordShape | None:
+    """The generated constructor of a record class; None for any other class, and for a
+    record whose project hierarchy defines ``__init__`` (the source then says what it does)."""
+    info = index.classes.get(index.canonical(class_qualname))
+    if info is None:
+        return None
+    lineage = [index.classes[name] for name in reversed(index.class_ancestors(info.qualname)) if name in index.classes]
+    named_tuple = [a for a in lineage if any(base in NAMED_TUPLE_BASES for base in a.bases)]
+    if named_tuple:  # its fields are those of the class that names NamedTuple as its base
+        names = _annotated_fields(named_tuple[0], resolve)
+        return tuple(name for name, _ in names), len(names)
+    for nearest in reversed(lineage):  # the class whose ``__init__`` a call runs
+        if "__init__" in nearest.methods:
+            return None
+        if _is_dataclass(index, nearest, resolve):
+            break
+    else:
+        return None
+    fields: dict[str, bool] = {}  # name -> keyword-only; bases first, an override keeps its place
+    for ancestor in lineage[: lineage.index(nearest) + 1]:
+        if _dataclass_decorator(index, ancestor, resolve) is not None:
+            for name, keyword_only in _annotated_fields(ancestor, resolve, _decorator_flag(index, ancestor, resolve, "kw_only")):
+                fields[name] = keyword_only
+    ordered = [name for name, keyword_only in fields.items() if not keyword_only]
+    return tuple(ordered + [name for name, keyword_only in fields.items() if keyword_only]), len(ordered)
+
+
+def _annotated_fields(info: "ClassInfo", resolve: Resolve, keyword_only: bool = False) -> list[tuple[str, bool]]:
+    """The class body's own ``name: T`` fields in order, with whether each is keyword-only;
+    ``ClassVar`` attributes and ``field(init=False)`` fields take no parameter."""
+    out: list[tuple[str, bool]] = []
+    for stmt in info.node.body if info.node is not None else ():
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        annotation = stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
+        kind = resolve(info.module, annotation)
+        if kind in KW_ONLY_MARKERS:
+            keyword_only = True
+            continue
+        if kind in NOT_FIELDS or _init_false(stmt.value):
+            continue
+        out.append((stmt.target.id, keyword_only))
+    return out
+
+
+def _init_false(value: ast.expr | None) -> bool:
+    """``field(init=False)``: the constructor takes no parameter for it."""
+    return isinstance(value, ast.Call) and any(
+        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in value.keywords
+    )
+
+
+def _is_dataclass(index: "ProjectIndex", info: "ClassInfo", resolve: Resolve) -> bool:
+    """Decorated ``@dataclass`` or ``@dataclass(...)``, with the generated ``__init__``."""
+    return _dataclass_decorator(index, info, resolve) is not None and _decorator_flag(index, info, resolve, "init", True)
+
+
+def _dataclass_decorator(index: "ProjectIndex", info: "ClassInfo", resolve: Resolve) -> ast.expr | None:
+    for decorator in info.node.decorator_list if info.node is not None else ():
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = resolve(info.module, target)
+        if name is not None and index.canonical(name) in DATACLASS_DECORATORS:
+            return decorator
+    return None
+
+
+def _decorator_flag(index: "ProjectIndex", info: "ClassInfo", resolve: Resolve, key: str, default: bool = False) -> bool:
+    """A literal flag of ``@dataclass(key=...)``; the default when it is not passed as one."""
+    decorator = _dataclass_decorator(index, info, resolve)
+    if isinstance(decorator, ast.Call):
+        for keyword in decorator.keywords:
+            if keyword.arg == key and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, bool):
+                return keyword.value.value
+    return default
