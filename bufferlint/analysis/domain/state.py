@@ -16,6 +16,12 @@ def parameter_key(index: int) -> tuple:
     return ("param", index)
 
 
+def field_key(attr: str) -> tuple:
+    """The stand-in for "whatever futures the receiver keeps in ``self.<attr>``": a method
+    that waits for it on every path waits for what its callers stored there."""
+    return ("param", (0, attr))
+
+
 def is_stand_in(pending: "Pending") -> bool:
     return pending.key[:1] == ("param",)
 
@@ -33,6 +39,9 @@ class Pending:
     hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE
     holder: tuple | None = None  # a kept view: (container variable, key source) the value is kept in
     owners: frozenset = frozenset()  # allocation sites of the executor it was submitted to
+    # Attribute holders its future was stored in (``self.pending.append(future)``): reading
+    # the holder gives the future back, and a method waiting for the field settles it.
+    stored_in: frozenset = frozenset()
 
 
 class State:

@@ -69,6 +69,7 @@ class Assignment:
             if self.stores.outlives_step(target.value, attribute=True):
                 self.stores.retain(stmt, value, f"{short(target.value)}.{target.attr}", None)
             self.stores.keep_in_field(target, value, stmt, element=False)
+            self.effects.store_futures(holder_name(target) or "", value)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt)
 
@@ -100,6 +101,7 @@ class Assignment:
             self.eval(container_expr)
         if isinstance(container_expr, ast.Attribute):
             stores.keep_in_field(container_expr, value, stmt, element=True)
+            self.effects.store_futures(holder_name(container_expr) or "", value)
 
     def augment(self, stmt: ast.AugAssign) -> None:
         """``kept += [w]``: a container grows by what the right side holds."""

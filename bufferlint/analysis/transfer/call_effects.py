@@ -22,6 +22,14 @@ class Settle:
 
 
 @dataclass(frozen=True)
+class SettleStored:
+    """Wait for every future stored in the attribute ``holder`` (``self._wait_all()``
+    waits for what ``self.pending`` holds)."""
+
+    holder: str
+
+
+@dataclass(frozen=True)
 class Drain:
     """Wait for every task submitted to ``executor`` (``shutdown(wait=True)``)."""
 

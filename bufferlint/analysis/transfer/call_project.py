@@ -40,6 +40,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Release,
     Report,
     Settle,
+    SettleStored,
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins
@@ -135,9 +136,12 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     bindings: dict[tuple, dict[int, Value]] = {}  # same signature, same binding (never changed after)
     caller = call.caller
     call.targets += [info.qualname for info in targets]
+    keeps_futures = _receiver_keeps_futures(call)
     for info in targets:
         call.effects.append(Record("callee", info.qualname))
         program.consider(info)
+        if keeps_futures and info.binds_receiver:
+            program.activate(info.qualname)  # it may wait for the futures its receiver keeps
         summary = program.summary(info.qualname)
         signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg)
         bound = bindings.get(signature)
@@ -161,12 +165,28 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         if by_name and summary.returns != EMPTY:
             summary = by_name_summary(program, info.qualname, summary)
         results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1))
-        waited = summary.settles & frozenset(bound)
+        waited = frozenset(s for s in summary.settles if s in bound or isinstance(s, tuple))
         settles = waited if settles is None else settles & waited
+    receiver_text = call.receiver_text()
     for param in settles or ():  # every candidate waits for what this argument holds
+        if isinstance(param, tuple):  # ... or for what the receiver keeps in a field
+            if receiver_text:
+                call.effects.append(SettleStored(f"{receiver_text}.{param[1]}"))
+            continue
         for bound in bounds:
             call.effects.append(Settle(bound[param]))
     return _project_result(call, targets, join_all(results))
+
+
+def _receiver_keeps_futures(call: CallSite) -> bool:
+    """Did this function store futures in the receiver's attributes (``self.pending``) on
+    this path? A method of the receiver may wait for them."""
+    receiver_text = call.receiver_text()
+    st = call.frame.st
+    if not receiver_text or st is None:
+        return False
+    prefix = receiver_text + "."
+    return any(holder.startswith(prefix) for pending in st.pending for holder in pending.stored_in)
 
 
 def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) -> Value:
@@ -320,9 +340,12 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     receiver_text = call.receiver_text()
     if future.holder is not None and receiver_text:  # `self.pending` of the callee is `loader.pending` here
         holder = (receiver_text + future.holder[0][future.holder[0].index("."):], future.holder[1])
+    stored_in = frozenset(  # `self.futures` of the callee is `batch.futures` here
+        receiver_text + h[h.index("."):] for h in future.stored_in if receiver_text and "." in h
+    )
     pending = replace(
         future, key=_future_key(callkey, future.key), leaves=frozenset(leaves), site=site,
-        assume=frozenset(st.assume), holder=holder, owners=frozenset(),
+        assume=frozenset(st.assume), holder=holder, owners=frozenset(), stored_in=stored_in,
     )
     call.effects.append(Adopt(pending))
 

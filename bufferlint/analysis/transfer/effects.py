@@ -123,6 +123,31 @@ class Effects:
         if st is not None and keys:
             st.pending = frozenset(p for p in st.pending if p.key not in keys)
 
+    def store_futures(self, holder: str, value: Value) -> None:
+        """``self.pending.append(future)``, ``self.by_name[k] = future``: the submissions of
+        the futures in ``value`` are now kept in the attribute ``holder`` as well."""
+        st = self.frame.st
+        keys = deep_pending(value)
+        if st is None or not keys or not any(p.key in keys for p in st.pending):
+            return
+        st.pending = frozenset(
+            replace(p, stored_in=p.stored_in | {holder}) if p.key in keys and not is_stand_in(p) else p
+            for p in st.pending
+        )
+
+    def stored_futures(self, holder: str) -> frozenset:
+        """The keys of the submissions whose futures were stored in ``holder`` on this path."""
+        st = self.frame.st
+        if st is None or not st.pending:
+            return frozenset()
+        return frozenset(p.key for p in st.pending if holder in p.stored_in)
+
+    def settle_stored(self, holder: str) -> None:
+        """A method waited for every future its receiver keeps in ``holder``."""
+        st = self.frame.st
+        if st is not None and st.pending:
+            st.pending = frozenset(p for p in st.pending if holder not in p.stored_in)
+
     def settle_owned_by(self, executor: Value) -> None:
         """``executor.shutdown(wait=True)`` or leaving ``with executor:`` waits for every task
         submitted to it: the submissions whose receiver can only be this executor."""

@@ -24,7 +24,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.frontend.index import dotted_name
-from bufferlint.analysis.frontend.syntax import short
+from bufferlint.analysis.frontend.syntax import holder_name, short
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.call_packs import borrowed_from
 from bufferlint.analysis.transfer.call_site import Args
@@ -204,6 +204,14 @@ class ExpressionEvaluator:
         return value if value is not None else self.lookup(node.id)
 
     def expr_Attribute(self, node: ast.Attribute) -> Value:
+        value = self.attribute(node)
+        holder = holder_name(node) if isinstance(node.ctx, ast.Load) else None
+        stored = self.effects.stored_futures(holder) if holder else frozenset()
+        if stored:  # ``self.pending`` holds the futures stored in it on this path
+            return join(value, Value(pending=stored, elems=Value(pending=stored)))
+        return value
+
+    def attribute(self, node: ast.Attribute) -> Value:
         base = self.eval(node.value)
         program, vocab = self.program, self.vocab
         if base.ref is not None and not base.leaves:

@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Callable
 from typing import Any, cast
 
-from bufferlint.analysis.domain.state import Pending, State, is_stand_in, join_into, parameter_key
+from bufferlint.analysis.domain.state import Pending, State, field_key, is_stand_in, join_into, parameter_key
 from bufferlint.analysis.domain.summaries import widened
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -93,19 +93,47 @@ class FunctionInterpreter:
         info = self.info
         state = State()
         annotations = annotations_of(info.node)
-        stand_ins = []
+        stand_ins: list[Pending] = []
         for i, name in enumerate(info.params):
             key = parameter_key(i)
             declared = self.evaluator.declared_types(annotations.get(name))
             value = Value(leaves=frozenset({ParamRef(i)}), declared=declared, pending=frozenset({key}))
             if i == 0 and info.binds_receiver and info.class_qualname:
                 value = Value(leaves=value.leaves, types=frozenset({info.class_qualname}))
+                stand_ins.extend(
+                    Pending(field_key(attr), frozenset(), None, frozenset(), None, stored_in=frozenset({f"{name}.{attr}"}))  # type: ignore[arg-type]
+                    for attr in self.waited_fields()
+                )
             else:
                 stand_ins.append(Pending(key, frozenset(), None, frozenset(), None))  # type: ignore[arg-type]
             state.vars[name] = value
         state.pending = frozenset(stand_ins)
         self.facts.stood_in = frozenset(p.key[1] for p in stand_ins)
         return state
+
+    def waited_fields(self) -> list[str]:
+        """The receiver's attributes this method reads, when it may wait for something (it
+        awaits, or calls a settler or drain by name): each gets a stand-in for the futures
+        callers stored there, and waiting for it on every path makes the method settle the
+        field for its callers (``Summary.settles`` holds ``(0, attr)``)."""
+        info = self.info
+        owner = self.program.index.classes.get(info.class_qualname or "")
+        if owner is None:
+            return []
+        fields = sorted(attr for attr, methods in owner.readers.items() if info.qualname in methods)
+        if not fields:
+            return []
+        vocab = self.program.raw_vocab
+        words = {p.last_name for p in vocab.settlers} | {p.last_name for p in vocab.drains}
+        for node in ast.walk(info.node):
+            if isinstance(node, ast.Await):
+                return fields
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                if name in words:
+                    return fields
+        return []
 
     def solve(self, graph: cfg.Graph, entry_state: State) -> None:
         """The worklist: visit blocks in reverse postorder until no entry state changes."""
@@ -278,10 +306,34 @@ class FunctionInterpreter:
             self.assignment.assign(item.optional_vars, value, stmt)
 
     def op_with_exit(self, op: cfg.Op) -> None:
-        """``__exit__``: an executor used as a context manager waits for all its tasks."""
+        """``__exit__``: an executor used as a context manager waits for all its tasks; a
+        project class's ``__exit__`` waits for what it waits for in its receiver's fields
+        (``Summary.settles``), named here as the ``with`` statement names the object."""
         value = self.st.vars.get(f"<with:{node_key(op.node)}:{op.extra}>")
-        if value is not None:
-            self.effects.settle_owned_by(value)
+        if value is None:
+            return
+        self.effects.settle_owned_by(value)
+        for exit_method in self.project_exits(value):
+            settled = [s for s in self.program.summary(exit_method).settles if isinstance(s, tuple)]
+            item = cast(ast.With, op.node).items[cast(int, op.extra)]
+            names = {holder_name(e) for e in (item.context_expr, item.optional_vars) if isinstance(e, (ast.Name, ast.Attribute))}
+            for _, attr in settled:
+                for name in sorted(n for n in names if n):
+                    self.effects.settle_stored(f"{name}.{attr}")
+
+    def project_exits(self, context: Value) -> list[str]:
+        """The ``__exit__`` methods of the project classes a context manager may be; each
+        is analysed, and this function again when its summary changes."""
+        index = self.program.index
+        found = []
+        for type_name in sorted(context.types):
+            if type_name in index.classes:
+                exit_method = index.class_method(type_name, "__exit__")
+                if exit_method is not None and exit_method in index.functions:
+                    self.program.activate(exit_method)
+                    self.facts.record("callee", exit_method)
+                    found.append(exit_method)
+        return found
 
     def op_return(self, op: cfg.Op) -> None:
         stmt = cast(ast.Return, op.node)
@@ -322,6 +374,8 @@ class FunctionInterpreter:
                 # Views kept in the receiver's containers: the caller's object keeps them, and
                 # another method may empty them before the caller's producer advances.
                 or (receiver and p.hazard.kept and p.holder and p.holder[0].startswith(receiver + "."))
+                # Futures kept in the receiver's fields: a later method (``__exit__``) may wait.
+                or (receiver and any(h.startswith(receiver + ".") for h in p.stored_in))
             )
         )
         facts.futures |= handed
@@ -429,6 +483,7 @@ _STATEMENTS: dict[type, Callable[[FunctionInterpreter, Any], None]] = {
 # Where each record a call handler returns (``call_effects``) goes.
 _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Settle: lambda it, e: it.effects.settle(e.value),
+    call_effects.SettleStored: lambda it, e: it.effects.settle_stored(e.holder),
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
