@@ -38,6 +38,9 @@ class Loader(Base):
     def load(self, w):
         return self.pool
 
+    def run(self, x):
+        return self.pool
+
 
 def helper(a):
     return a
@@ -72,6 +75,7 @@ VIEW: dict[str, Question] = {
     "field_value": lambda view: view.field_value(frozenset({"pkg.Loader"}), "pool"),
     "in_project": lambda view: view.in_project("pkg.helper"),
     "methods_named": lambda view: view.methods_named("run"),
+    "overrides_of": lambda view: view.overrides_of("pkg.Base.run"),
     "hot": lambda view: ("pkg.helper", 0) in view.hot,
     "flight_hot": lambda view: ("pkg.helper", 0) in view.flight_hot,
     "activate": lambda view: view.activate("pkg.helper"),

@@ -78,7 +78,7 @@ class AnalysisLog:
 # Questions whose answer cannot change while one analysis runs: summaries change only between
 # analyses, and the index only between rounds of parsing. The others (what fields hold, which
 # parameters receive borrowed values) change with the analysis's own writes.
-STABLE = frozenset({"summary", "in_project", "methods_named", "canonical", "constant", "ancestors", "class_method",
+STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
                     "field_types", "attached", "function", "class", "record_shape"})
 
 
@@ -160,6 +160,11 @@ class RecordingProgram:
     def methods_named(self, name: str | None) -> list[FunctionInfo]:
         found = self._program.methods_named(name)
         self._log.read(("methods_named", name), tuple(self.index.located(info) for info in found))
+        return found
+
+    def overrides_of(self, qualname: str) -> list[FunctionInfo]:
+        found = self._program.overrides_of(qualname)
+        self._log.read(("overrides_of", qualname), tuple(self.index.located(info) for info in found))
         return found
 
     def activate(self, qualname: str) -> None:
@@ -298,6 +303,9 @@ class ReplayProgram:
     def methods_named(self, name: str | None) -> list[FunctionInfo]:
         return [self.index.info(q) for q in self.answer(("methods_named", name))]
 
+    def overrides_of(self, qualname: str) -> list[FunctionInfo]:
+        return [self.index.info(q) for q in self.answer(("overrides_of", qualname))]
+
     def activate(self, qualname: str) -> None:
         self.wrote(("activate", qualname))
 
@@ -320,7 +328,7 @@ def outside_answer(question: tuple, modules: frozenset):
     if kind in ("field", "field_types"):
         names = question[1]
     elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary", "class_method",
-                  "record_shape"):
+                  "record_shape", "overrides_of"):
         names = (question[1],)
     else:
         return NotRecorded
@@ -331,7 +339,7 @@ def outside_answer(question: tuple, modules: frozenset):
     return {
         "in_project": False, "function": None, "class": None, "canonical": question[1], "constant": (False, None),
         "ancestors": (question[1],), "summary": EMPTY_SUMMARY, "class_method": None, "field_types": frozenset(),
-        "field": None, "record_shape": None,
+        "field": None, "record_shape": None, "overrides_of": (),
     }[kind]
 
 

@@ -102,7 +102,23 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
             info = index.functions.get(qualname) if qualname is not None else None
             if info is not None and info not in found:
                 found.append(info)
+    if len(found) == 1 and _own_receiver(call):  # ``self.hook()`` in a base class runs a subclass's override
+        overrides = [o for o in call.program.overrides_of(found[0].qualname) if o not in found]
+        if overrides:
+            call.dispatched_from = found[0].qualname
+            found.extend(overrides)
     return found
+
+
+def _own_receiver(call: CallSite) -> bool:
+    """Is the receiver this method's own ``self`` (named so; ``super()`` is the base's own),
+    which may be an instance of any subclass?"""
+    info, func = call.frame.info, call.node.func
+    return bool(
+        info.binds_receiver and info.params and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name) and func.value.id == info.params[0]
+        and call.receiver is not None and ParamRef(0) in call.receiver.leaves
+    )
 
 
 def _calls_with_own_arguments(wrapper: FunctionInfo, wrapped: str | None) -> bool:
@@ -129,7 +145,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     them never analysed (an empty summary): for those only the call edge and the flow of
     the arguments are recorded, and what each argument carries is worked out once."""
     program = call.program
-    results = []
+    results: list[Value] = []
     settles: frozenset | None = None
     bounds: list[dict[int, Value]] = []
     facts: dict[int, tuple[Value, bool, frozenset, bool, bool]] = {}  # id(argument) -> what it carries
@@ -161,6 +177,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         if summary is EMPTY_SUMMARY:
             call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, call.call_step)))
             settles = frozenset()
+            if not results or results[-1] is not EMPTY:
+                results.append(EMPTY)  # it returns nothing borrowed, and no guard fact: the join keeps none
             continue
         if by_name and summary.returns != EMPTY:
             summary = by_name_summary(program, info.qualname, summary)
@@ -197,8 +215,8 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
         result = join(result, container(join_all(call.args.flat()))) or EMPTY
     if call.constructed:
         return Value(types=frozenset({call.constructed}), alloc=frozenset({call.allocation_site()}))
-    if len(targets) == 1:
-        result = evolve(result, origin=targets[0].qualname)
+    if len(targets) == 1 or call.dispatched_from is not None:
+        result = evolve(result, origin=call.dispatched_from or targets[0].qualname)
     if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
         call.effects.append(Issue(result))  # the callee's borrowed objects are handed out here
     return result

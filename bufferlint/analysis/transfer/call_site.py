@@ -146,6 +146,9 @@ class CallSite:
         self.fallback: str | None = None  # a ``getattr`` default, called when the attribute is missing
         self.effects: list = []  # what the call does besides its value (``call_effects``)
         self.targets: list[str] = []  # the project functions it may reach
+        # ``self.m()`` reaching the overrides of ``m`` too: the method the call names, which
+        # stands for them all as the function whose value is used (a guard is judged with them)
+        self.dispatched_from: str | None = None
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
         classes = self.program.index.classes

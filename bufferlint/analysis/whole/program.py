@@ -80,6 +80,7 @@ class Program:
         # Every analysis's reads, writes and outcome, when the run is recorded for the cache
         # (``analysis.replay``: an edit inside one function is checked against them).
         self.logs: dict[str, list[AnalysisLog]] | None = None
+        self._subclass_memo: tuple[int, dict[str, list[str]]] | None = None  # see ``_subclasses``
 
     # -- the heap: what the project's objects keep in their attributes ------------------
 
@@ -200,12 +201,28 @@ class Program:
             return []
         name = qualname.rsplit(".", 1)[-1]
         found = []
-        for class_name in sorted(self.index.classes):
-            if class_name != owner and owner in self.index.class_ancestors(class_name):
-                method = self.index.classes[class_name].methods.get(name)
-                if method is not None and method != qualname and method in self.index.functions:
-                    found.append(method)
+        for class_name in self._subclasses().get(owner, ()):
+            method = self.index.classes[class_name].methods.get(name)
+            if method is not None and method != qualname and method in self.index.functions:
+                found.append(method)
         return found
+
+    def overrides_of(self, qualname: str) -> list[FunctionInfo]:
+        """``overrides``, as the interpreter asks it: what ``self.m()`` in a method of a base
+        class may run besides the base's own ``m``."""
+        return [self.index.functions[q] for q in self.overrides(qualname)]
+
+    def _subclasses(self) -> dict[str, list[str]]:
+        """Class -> its parsed subclasses, in name order; worked out again once more modules
+        are parsed (the index grows between rounds only)."""
+        if self._subclass_memo is None or self._subclass_memo[0] != len(self.index.modules):
+            table: dict[str, list[str]] = {}
+            for class_name in sorted(self.index.classes):
+                for ancestor in self.index.class_ancestors(class_name):
+                    if ancestor != class_name:
+                        table.setdefault(ancestor, []).append(class_name)
+            self._subclass_memo = (len(self.index.modules), table)
+        return self._subclass_memo[1]
 
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False) -> None:
         """A call passes a value into ``callee``'s parameter; borrowed ones make it hot, and
