@@ -46,6 +46,10 @@ def helper(a):
     return a
 
 
+def make_base() -> Base:
+    return Base()
+
+
 HANDLERS = {"on_load": helper}
 
 
@@ -91,6 +95,7 @@ INDEX: dict[str, Question] = {
     "field_types": lambda view: view.index.field_types(frozenset({"pkg.Loader"}), "pool"),
     "attached_functions": lambda view: view.index.attached_functions("on_load"),
     "record_shape": lambda view: view.index.record_shape("pkg.Item"),
+    "return_types": lambda view: view.index.return_types("pkg.make_base"),
 }
 TABLE: dict[str, Callable[[Table[object], str], object]] = {
     "get": lambda table, name: table.get(name),

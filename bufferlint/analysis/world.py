@@ -67,6 +67,8 @@ class IndexView(Protocol):
 
     def record_shape(self, class_qualname: str) -> RecordShape | None: ...
 
+    def return_types(self, qualname: str) -> frozenset[str]: ...
+
 
 class ProjectView(Protocol):
     """What the interpreter reads and writes of the program (see the module's docstring)."""

@@ -511,6 +511,14 @@ class ProjectIndex:
                         out.add(resolved)
         return frozenset(out)
 
+    def return_types(self, qualname: str) -> frozenset:
+        """The project classes a function's return annotation names (``-> Sink``): what a
+        call of it builds, whether or not the function is ever analysed."""
+        info = self.functions.get(qualname)
+        returns = getattr(info.node, "returns", None) if info is not None else None
+        resolved = self.resolve_type(info.module, returns) if info is not None and returns is not None else None
+        return frozenset({self.canonical(resolved)}) if resolved and self.canonical(resolved) in self.classes else frozenset()
+
     def resolve_type(self, module: ModuleInfo, expr: ast.expr) -> str | None:
         """``X``, ``mod.X``, ``"X"``, ``Optional[X]``, ``X | None`` in ``module`` -> qualname."""
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):

@@ -79,7 +79,7 @@ class AnalysisLog:
 # analyses, and the index only between rounds of parsing. The others (what fields hold, which
 # parameters receive borrowed values) change with the analysis's own writes.
 STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
-                    "field_types", "attached", "function", "class", "record_shape"})
+                    "field_types", "attached", "function", "class", "record_shape", "return_types"})
 
 
 def read_key(question: tuple, writes: int) -> tuple:
@@ -226,6 +226,9 @@ class RecordingIndex:
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
 
+    def return_types(self, qualname: str) -> frozenset[str]:
+        return self._log.read(("return_types", qualname), self._index.return_types(qualname))
+
     def attached_functions(self, attr: str) -> list[FunctionInfo]:
         found = self._index.attached_functions(attr)
         self._log.read(("attached", attr), tuple(self.located(info) for info in found))
@@ -328,7 +331,7 @@ def outside_answer(question: tuple, modules: frozenset):
     if kind in ("field", "field_types"):
         names = question[1]
     elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary", "class_method",
-                  "record_shape", "overrides_of"):
+                  "record_shape", "overrides_of", "return_types"):
         names = (question[1],)
     else:
         return NotRecorded
@@ -339,7 +342,7 @@ def outside_answer(question: tuple, modules: frozenset):
     return {
         "in_project": False, "function": None, "class": None, "canonical": question[1], "constant": (False, None),
         "ancestors": (question[1],), "summary": EMPTY_SUMMARY, "class_method": None, "field_types": frozenset(),
-        "field": None, "record_shape": None, "overrides_of": (),
+        "field": None, "record_shape": None, "overrides_of": (), "return_types": frozenset(),
     }[kind]
 
 
@@ -412,6 +415,9 @@ class ReplayIndex:
 
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._program.answer(("record_shape", class_qualname))
+
+    def return_types(self, qualname: str) -> frozenset[str]:
+        return self._program.answer(("return_types", qualname))
 
 
 class _Found:

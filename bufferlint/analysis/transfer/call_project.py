@@ -217,6 +217,10 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
         return Value(types=frozenset({call.constructed}), alloc=frozenset({call.allocation_site()}))
     if len(targets) == 1 or call.dispatched_from is not None:
         result = evolve(result, origin=call.dispatched_from or targets[0].qualname)
+    if len(targets) == 1 and not result.types:  # ``-> Sink``: the caller knows the receiver's class
+        declared = call.program.index.return_types(targets[0].qualname)
+        if declared:
+            result = evolve(result, declared=result.declared | declared)
     if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
         call.effects.append(Issue(result))  # the callee's borrowed objects are handed out here
     return result

@@ -34,6 +34,7 @@ from bufferlint.analysis.domain.values import (
     const,
     deep_leaves,
     deep_pending,
+    evolve,
     iterate,
     join,
 )
@@ -414,8 +415,14 @@ class FunctionInterpreter:
             self.assignment.assign(target, value, stmt)
 
     def stmt_AnnAssign(self, stmt: ast.AnnAssign) -> None:
+        """``s: Sink = make()``: the local is of the annotated class (or a subclass), which
+        decides its methods as a parameter's annotation does."""
         if stmt.value is not None:
-            self.assignment.assign(stmt.target, self.eval(stmt.value), stmt)
+            value = self.eval(stmt.value)
+            declared = self.evaluator.declared_types(stmt.annotation) if isinstance(stmt.target, ast.Name) else frozenset()
+            if declared - value.declared:
+                value = evolve(value, declared=value.declared | declared)
+            self.assignment.assign(stmt.target, value, stmt)
 
     def stmt_AugAssign(self, stmt: ast.AugAssign) -> None:
         self.assignment.augment(stmt)
