@@ -294,10 +294,7 @@ class ExpressionEvaluator:
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
         values = [self.eval(v) for v in node.values]
         conds = [v.cond or Cond() for v in values]
-        if isinstance(node.op, ast.And):
-            cond = Cond(frozenset().union(*(c.clean_if_true for c in conds)), frozenset.intersection(*(c.clean_if_false for c in conds)))
-        else:
-            cond = Cond(frozenset.intersection(*(c.clean_if_true for c in conds)), frozenset().union(*(c.clean_if_false for c in conds)))
+        cond = both(conds) if isinstance(node.op, ast.And) else either(conds)
         result = join_all(Value(leaves=v.leaves, elems=v.elems, items=v.items, lazy=v.lazy, types=v.types) for v in values)
         return Value(leaves=result.leaves, elems=result.elems, items=result.items, lazy=result.lazy, cond=cond)
 
@@ -384,7 +381,58 @@ class ExpressionEvaluator:
         return iterate(self.eval(node.value))
 
     def expr_Call(self, node: ast.Call) -> Value:
-        return self.calls.evaluate(node)
+        unrolled = self.any_over_constants(node)
+        return unrolled if unrolled is not None else self.calls.evaluate(node)
+
+    def any_over_constants(self, node: ast.Call) -> Value | None:
+        """``any(getattr(w, m, False) for m in MARKERS)`` over a constant tuple is the ``or``
+        of its elements (``all``: the ``and``), so a marker check written this way cleans
+        what ``getattr(w, A, False) or getattr(w, B, False)`` would. Only elements that call
+        nothing but ``getattr``/``hasattr``/``isinstance`` are unrolled (evaluating them once
+        per constant does nothing else); None for any other call."""
+        func = node.func
+        if not (isinstance(func, ast.Name) and func.id in ("any", "all") and len(node.args) == 1 and not node.keywords):
+            return None
+        gen = node.args[0]
+        if not (isinstance(gen, ast.GeneratorExp) and len(gen.generators) == 1):
+            return None
+        loop = gen.generators[0]
+        if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) or self.lookup(func.id).ref != f"builtins.{func.id}":
+            return None
+        if any(isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in PURE_CHECKS)
+               for n in ast.walk(gen.elt)):
+            return None
+        names = self.eval(loop.iter)
+        if not (names.has_const and isinstance(names.const, tuple) and 0 < len(names.const) <= MAX_UNROLLED):
+            return None
+        st = self.frame.st
+        if st is None:
+            return EMPTY
+        name = loop.target.id
+        before = st.vars.get(name)
+        conds = []
+        for item in names.const:
+            st.vars[name] = const(item)
+            conds.append(self.eval(gen.elt).cond or Cond())
+        if before is None:
+            st.vars.pop(name, None)
+        else:
+            st.vars[name] = before
+        return Value(cond=either(conds) if func.id == "any" else both(conds))
+
+PURE_CHECKS = frozenset({"getattr", "hasattr", "isinstance"})  # calls an unrolled ``any`` element may make
+MAX_UNROLLED = 16  # constants an ``any``/``all`` is unrolled over (more: evaluated as a plain call)
+
+
+def both(conds: list[Cond]) -> Cond:
+    """What ``a and b`` tells: true when both are (the facts of either), false when one is."""
+    return Cond(frozenset().union(*(c.clean_if_true for c in conds)), frozenset.intersection(*(c.clean_if_false for c in conds)))
+
+
+def either(conds: list[Cond]) -> Cond:
+    """What ``a or b`` tells: false when both are (the facts of either), true when one is."""
+    return Cond(frozenset.intersection(*(c.clean_if_true for c in conds)), frozenset().union(*(c.clean_if_false for c in conds)))
+
 
 # The evaluator of each expression kind (by exact node type: ``ast`` has no subclasses).
 _EXPRESSIONS: dict[type, Callable[[ExpressionEvaluator, ast.expr], Value]] = {
