@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from bufferlint import analysis, baseline
+from bufferlint import analysis, baseline, jobs
 from bufferlint.catalog import RULES
-from bufferlint.config import ConfigError, Settings, file_size, load_settings, rule_selectors
+from bufferlint.config import ConfigError, Settings, file_size, job_count, load_settings, rule_selectors
 from bufferlint.discovery import (ProjectRoot, absolute, discover, expand_paths, ignored_matcher, locate_project_root,
                                   path_order)
 from bufferlint.findings import AnalysisResult, FileError, Finding, Fix
@@ -84,6 +84,7 @@ class CheckOptions:
     respect_gitignore: bool | None = None
     force_exclude: bool | None = None
     max_file_size: float | None = None  # MiB
+    jobs: int | None = None  # processes the run may use (bufferlint.jobs); None: the configured number
     baseline: Path | None = None
     write_baseline: Path | None = None
     fixes: bool = False
@@ -247,6 +248,8 @@ def plan_fixes(report: Report, overlays: Mapping[Path, str] | None = None, *, ed
     if report.error is not None:
         return report
     planned = dataclasses.replace(report)
+    if report.project is not None:  # another project may have been analysed since
+        jobs.use(report.project.settings.jobs)
     with overlaid(overlays or {}):
         _plan_verified_fixes(planned, editor=editor, cancel=cancel)
     return planned
@@ -311,6 +314,7 @@ def _analyse(options: CheckOptions) -> Report:
         return Report(error=project)
     settings = project.settings
     set_max_bytes(settings.max_file_size)
+    jobs.use(settings.jobs)
     covered = ignored_matcher(settings)
     project_files = project.files(covered)
     report_files, path_errors = expand_paths([absolute(p) for p in options.paths], project.root, settings,
@@ -370,6 +374,8 @@ def _with_options(settings: Settings, options: CheckOptions) -> Settings:
         changes["ignore"] = settings.ignore + rule_selectors(list(options.ignore), "--ignore")
     if options.max_file_size is not None:
         changes["max_file_size"] = file_size(options.max_file_size, "--max-file-size")
+    if options.jobs is not None:
+        changes["jobs"] = job_count(options.jobs, "--jobs")
     settings = dataclasses.replace(settings, **changes)
     if not any(settings.is_enabled(code) for code in RULES):
         # As Ruff: a selection that checks nothing is a mistake, not a clean result.

@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default: off)")
     check.add_argument("--max-file-size", type=float, metavar="MIB",
                        help="do not analyse files larger than this many MiB (default: 5)")
+    check.add_argument("--jobs", type=int, metavar="N",
+                       help="processes the run may use (default: every CPU this process may use; 1: one process, "
+                            "the same report)")
     check.add_argument("--no-color", action="store_true", help="never colour the output (it is only coloured on a TTY)")
     check.add_argument("--no-cache", action="store_true",
                        help="neither read nor write the cache (default: .bufferlint_cache/ in the project root)")
@@ -202,6 +205,7 @@ def _options(args: argparse.Namespace, fixes: bool = False) -> api.CheckOptions:
         respect_gitignore=getattr(args, "respect_gitignore", None),
         force_exclude=getattr(args, "force_exclude", None),
         max_file_size=getattr(args, "max_file_size", None),
+        jobs=getattr(args, "jobs", None),
         baseline=getattr(args, "baseline", None),
         write_baseline=getattr(args, "write_baseline", None),
         fixes=fixes,

@@ -16,12 +16,13 @@ from typing import Any
 from bufferlint.catalog import RULES
 from bufferlint.declarations import Declarations, apply_declarations, assumed_versions, condition_packages, read_declarations
 from bufferlint.globs import exclude_matcher
+from bufferlint.jobs import available_cpus
 from bufferlint.source import MAX_BYTES
 from bufferlint.packs import PackError, Vocabulary, builtin_vocabulary, load_pack, read_toml, vocabulary_from_dict
 
 CONFIG_KEYS = frozenset({
     "rule-packs", "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
-    "respect-gitignore", "force-exclude", "max-file-size", "cache-dir", "output-format", "assume-versions",
+    "respect-gitignore", "force-exclude", "max-file-size", "cache-dir", "output-format", "assume-versions", "jobs",
 })
 OUTPUT_FORMATS = ("full", "concise", "text", "json", "sarif", "github", "rdjson", "rdjsonl")
 """``output-format`` / ``--output-format`` values; ``text`` is the old name of ``full``."""
@@ -54,6 +55,7 @@ class Settings:
     max_file_size: int = MAX_BYTES  # bytes; larger files are reported, not analysed
     cache_dir: Path | None = None  # `cache-dir`, relative to the configuration file's folder
     output_format: str | None = None  # `output-format`; None: the command's default (full)
+    jobs: int | None = None  # processes a run may use (bufferlint.jobs); None: every available CPU
     # The declared versions of the packages the vocabulary's version conditions name
     # (bufferlint.declarations); ``vocab`` has been narrowed by them.
     declarations: Declarations = field(default_factory=Declarations)
@@ -175,6 +177,8 @@ def _configured(root: Path, config_path: Path | None) -> tuple[Settings, dict[st
         settings.extend_exclude = _string_list(table, "extend-exclude", where)
     if "max-file-size" in table:
         settings.max_file_size = file_size(table["max-file-size"], f"{where} max-file-size")
+    if "jobs" in table:
+        settings.jobs = job_count(table["jobs"], f"{where} jobs")
     if "cache-dir" in table:
         if not isinstance(table["cache-dir"], str) or not table["cache-dir"]:
             raise ConfigError(f"{where} cache-dir: expected a folder name such as \".bufferlint_cache\"")
@@ -191,6 +195,14 @@ def file_size(mib: Any, where: str) -> int:
     if isinstance(mib, bool) or not isinstance(mib, (int, float)) or not 0 < mib < 2**20:
         raise ConfigError(f"{where}: expected a positive number of MiB such as 5 or 0.5, got {mib!r}")
     return int(mib * 1024 * 1024)
+
+
+def job_count(jobs: Any, where: str) -> int:
+    """A ``jobs`` value: how many processes a run may use (a positive whole number)."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"{where}: expected a positive whole number of processes such as 2 (without it, every "
+                          f"CPU this process may use: {available_cpus()} here), got {jobs!r}")
+    return jobs
 
 
 def _builtin() -> Vocabulary:

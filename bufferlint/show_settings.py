@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from bufferlint.config import Settings
+from bufferlint.jobs import available_cpus
 from bufferlint.packs import PACK_KEYS, builtin_pack_dir, pack_key
 
 # The keys whose entries are listed, in the pack key table's order.
@@ -37,6 +38,8 @@ def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]
         f"respect-gitignore = {str(settings.respect_gitignore).lower()}",
         f"force-exclude = {str(settings.force_exclude).lower()}",
         f"output-format = {settings.output_format or 'full'}",
+        f"jobs = {settings.jobs}" if settings.jobs is not None else
+        f"jobs = {available_cpus()}  (every CPU this process may use)",
         f"files: {len(files)}",
     ]
     lines.append("\n[packs]")  # in the order they were merged: the shipped ones, rule-packs, the inline keys

@@ -12,7 +12,10 @@ again. Edits need not keep the code valid or meaningful: any text a user can sav
 
 Runs are in process (``cli.main``, as a command run does) except where a process is the
 point (concurrent and killed runs); a comparison of such runs is with a ``--no-cache`` run of
-the same kind, so that both see one hash seed.
+the same kind, so that both see one hash seed. The cold run uses one process (``--jobs 1``);
+half the warm runs, drawn by a generator of their own (so a seed's edits stay what they
+were), use two with worker processes however small the project (``parallel_runs``): what a
+parallel run stores, a later run reuses.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from pathlib import Path
 from typing import Callable
 
 from bufferlint import cli
+from bufferlint.analysis.frontend import syntax_check
+from bufferlint.fixes import runner
 
 REPO = Path(__file__).resolve().parent.parent
 SKIP = {".bufferlint_cache", ".git", "__pycache__"}
@@ -585,6 +590,26 @@ def run_in_process(root: Path, args: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+@contextlib.contextmanager
+def parallel_runs():
+    """Worker processes for the syntax check and the fix planning however few the files (their
+    thresholds are sized for large trees), so that a ``--jobs 2`` run of a small project takes
+    the parallel path."""
+    saved = syntax_check.PARALLEL_FROM, syntax_check.CHUNK, runner.PARALLEL_FILES
+    syntax_check.PARALLEL_FROM, syntax_check.CHUNK, runner.PARALLEL_FILES = 1, 1, 1
+    try:
+        yield
+    finally:
+        syntax_check.PARALLEL_FROM, syntax_check.CHUNK, runner.PARALLEL_FILES = saved
+
+
+def warm_run(root: Path, args: list[str], parallel: bool) -> tuple[int, str]:
+    if not parallel:
+        return run_in_process(root, ["--jobs", "1", *args])
+    with parallel_runs():
+        return run_in_process(root, ["--jobs", "2", *args])
+
+
 def _command(args: list[str]) -> list[str]:
     return [sys.executable, "-m", "bufferlint", "check", "--format", "json", "--no-color", *args]
 
@@ -641,6 +666,7 @@ def fuzz(source: Path | list[Path], scratch: Path, seed: int, edits: int, *, pro
     run with a ``--no-cache`` run. ``processes``: also run concurrent and killed runs (slower:
     each is a process)."""
     rng = random.Random(seed)
+    parallel = random.Random(f"{seed} jobs")  # which warm runs use two processes
     ignore = shutil.ignore_patterns(*SKIP, "*.expected")
     if isinstance(source, Path):
         shutil.copytree(source, scratch, ignore=ignore)
@@ -656,7 +682,7 @@ def fuzz(source: Path | list[Path], scratch: Path, seed: int, edits: int, *, pro
     project = Project(scratch, focus)
     report = FuzzReport(seed)
     start = time.perf_counter()
-    run_in_process(scratch, [])  # the first run writes the cache
+    warm_run(scratch, [], parallel.random() < 0.5)  # the first run writes the cache
     names = list(EDITS) + (list(PROCESS_STEPS) if processes else [])
     weights = [WEIGHTS.get(name, 0.25 if name in PROCESS_STEPS else 1.0) for name in names]
     step = 0
@@ -686,7 +712,11 @@ def fuzz(source: Path | list[Path], scratch: Path, seed: int, edits: int, *, pro
             pairs = [(warm, cold) for warm in concurrent_runs(scratch, args)]
             applied.append("two runs at once")
         else:
-            pairs = [(run_in_process(scratch, args), run_in_process(scratch, ["--no-cache", *args]))]
+            two = parallel.random() < 0.5
+            if two:
+                applied.append("the warm run with two processes")
+            warm = warm_run(scratch, args, two)
+            pairs = [(warm, run_in_process(scratch, ["--no-cache", "--jobs", "1", *args]))]
             served = _served(scratch)
             report.served[served] = report.served.get(served, 0) + 1
         for warm, cold in pairs:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bufferlint import jobs
 from bufferlint.analysis.frontend import syntax_check
 
 
 def test_the_main_process_checks_the_chunks_no_worker_has_started(tmp_path: Path, monkeypatch) -> None:
     """Waiting on the first chunk, it sat idle while one worker checked every chunk in turn
     (the first full check after pre-commit runs: 13.5 s on sglang 0.5.16, now 7.1 s)."""
-    monkeypatch.setattr(syntax_check.os, "cpu_count", lambda: 2)  # one worker, whatever the machine
+    monkeypatch.setattr(jobs, "_chosen", 2)  # one worker, whatever the machine
     monkeypatch.setattr(syntax_check, "PARALLEL_FROM", 2)
     monkeypatch.setattr(syntax_check, "CHUNK", 1)
     paths = []

@@ -42,6 +42,7 @@ from bufferlint.gcpause import paused_gc
 from bufferlint.fixes.base import SAFE, UNSAFE, FixContext, Project, finding_key
 from bufferlint.fixes.planners import plan_fix, planners
 from bufferlint.internal import cause, debugging
+from bufferlint.jobs import processes
 from bufferlint.source import SourceFile, read_bytes, read_source
 
 MAX_ROUNDS = 10
@@ -75,16 +76,17 @@ def attach_fixes(
     jobs = [(path, [findings[i] for i in positions], (texts or {}).get(path), rejected)
             for path, positions in by_file.items()]
     # LibCST trees are acyclic: see bufferlint.gcpause. Each file is parsed with LibCST (the
-    # slow part) once, independently, in forked workers within the time budget: both cores
-    # when there are enough files; the project reaches each worker once, by fork (not
-    # pickled with every file), so its module map is built at most once per worker.
+    # slow part) once, independently, in forked workers within the time budget: as many as
+    # the run may use (``--jobs``: bufferlint.jobs) when there are enough files; the project
+    # reaches each worker once, by fork (not pickled with every file), so its module map is
+    # built at most once per worker.
     # Largest files first, so that the last file planned is a small one and neither worker
     # waits long for the other at the end.
     _use_project(project)
     order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i][0], jobs[i][2]))
     with paused_gc():
         results = budget.plan_all([jobs[i] for i in order], _plan_file, _out_of_budget, time_budget,
-                                  workers=2 if len(jobs) >= PARALLEL_FILES else 1, cancel=cancel)
+                                  workers=processes() if len(jobs) >= PARALLEL_FILES else 1, cancel=cancel)
     planned = [None] * len(jobs)
     for i, result in zip(order, results):
         planned[i] = result
