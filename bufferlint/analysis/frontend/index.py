@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bufferlint.analysis.frontend.constants import static_constant
 from bufferlint.analysis.frontend.records import RecordShape, record_shape
 
 SOURCE_DIRS = ("src", "python", "lib")
@@ -232,9 +233,10 @@ def absolute_module(module: str | None, level: int, current: str, is_package: bo
 
 
 def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None:
-    """A module constant's value, in a 1-tuple: a literal, or a tuple (or list, as a tuple)
+    """A module constant's value, in a 1-tuple: a literal, a tuple (or list, as a tuple)
     of literals and of names of the module's constants assigned before it
-    (``MARKERS = (RUNAI_ATTR, "_other")``); None for anything else."""
+    (``MARKERS = (RUNAI_ATTR, "_other")``), or a device (``constants.static_constant``);
+    None for anything else."""
     if isinstance(node, ast.Constant):
         return (node.value,)
     if isinstance(node, (ast.Tuple, ast.List)):
@@ -247,7 +249,27 @@ def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None
             else:
                 return None
         return (tuple(items),)
+    if isinstance(node, ast.Call):  # ``CPU = torch.device("cpu")``
+        known, value = static_constant(node, lambda name: _module_constant(module, name), lambda f: _imported(module, f))
+        return (value,) if known else None
     return None
+
+
+def _module_constant(module: ModuleInfo, node: ast.expr) -> tuple[bool, object]:
+    """A name of the module's constants assigned before (what the index knows so far)."""
+    if isinstance(node, ast.Name) and node.id in module.constants:
+        return True, module.constants[node.id]
+    return False, None
+
+
+def _imported(module: ModuleInfo, node: ast.expr) -> str | None:
+    """The qualified name a dotted expression names through the module's imports."""
+    name = dotted_name(node)
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    target = module.imports.get(head)
+    return None if target is None else (f"{target}.{rest}" if rest else target)
 
 
 def import_bindings(module: ModuleInfo, node: ast.Import | ast.ImportFrom) -> dict[str, str]:

@@ -19,6 +19,19 @@ def annotations_of(node: ast.AST) -> dict[str, ast.expr]:
     return {a.arg: a.annotation for a in every if a.annotation is not None}
 
 
+def parameter_defaults(node: ast.AST) -> dict[int, ast.expr]:
+    """The default expressions of a function's parameters, by their index in
+    ``FunctionInfo.params`` (positional ones, then ``*args``, then keyword-only ones)."""
+    args = getattr(node, "args", None)
+    if not isinstance(args, ast.arguments):
+        return {}
+    positional = args.posonlyargs + args.args
+    out = {len(positional) - len(args.defaults) + i: d for i, d in enumerate(args.defaults)}
+    first_kwonly = len(positional) + (1 if args.vararg else 0)
+    out.update({first_kwonly + i: d for i, d in enumerate(args.kw_defaults) if d is not None})
+    return out
+
+
 def root_name(node: ast.AST) -> str | None:
     """The variable at the root of ``a.b[c].d`` or ``a.setdefault(k, {})[...]``."""
     while True:

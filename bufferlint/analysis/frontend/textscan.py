@@ -43,17 +43,14 @@ def mentions_group(data: bytes, groups) -> bool:
 
 
 def seed_words(pattern) -> tuple[str, ...]:
-    """The words a call matching ``pattern`` surely mentions: the called name, keywords it
-    must be passed by name, and required string values that are words (``'cpu*'``)."""
+    """The words a call matching ``pattern`` surely mentions: the called name and the
+    keywords it must be passed by name. Not the values the conditions want: those are
+    compared by value (``CPU = torch.device("cpu")`` in another module, a parameter's
+    default: ``analysis/frontend/constants.py``), so the call need not spell them."""
     words = [pattern.last_name]
     for condition in pattern.required_kwargs:
-        if condition.optional:
-            continue
-        if condition.position is None:
+        if not condition.optional and condition.position is None:
             words.append(condition.key)
-        value = condition.value.rstrip("*") if isinstance(condition.value, str) else ""
-        if value.isidentifier():
-            words.append(value)
     return tuple(sorted(set(words)))
 
 

@@ -18,12 +18,17 @@ class CallShape:
     qualname: str | None  # static target, when the callee is a name we could resolve
     method: str | None  # attribute name, for calls on an object
     receiver_types: frozenset  # receiver classes, when known
-    # (keyword, position or None) -> ("absent" | "const" | "unknown", constant value)
+    # (keyword, position or None) -> ("absent" | "const" | "default" | "unknown", constant
+    # value); "default": a parameter of the calling function, passed on, whose default is the value
     argument: Callable[[str, "int | None"], tuple[str, object]]
 
     @property
     def last_name(self) -> str | None:
         return self.method or (self.qualname.rsplit(".", 1)[-1] if self.qualname else None)
+
+
+# How surely a call's arguments must satisfy a pattern's conditions (``VocabIndex._matches``).
+SURE, MAY, HAZARD = "sure", "may", "hazard"
 
 
 class VocabIndex:
@@ -97,7 +102,7 @@ class VocabIndex:
         if name is None:
             return None
         for spec_kind, spec, pattern in self._by_name.get(name, ()):
-            if spec_kind != kind or not self._matches(pattern, spec, call, may=kind == "sinks"):
+            if spec_kind != kind or not self._matches(pattern, spec, call, _mode(kind, spec)):
                 continue
             within = getattr(spec, "within", ())
             if within and not any(str(w) in contexts for w in within):
@@ -120,16 +125,29 @@ class VocabIndex:
                     return str(pattern)
         return None
 
-    def _matches(self, pattern: CallPattern, spec: object, call: CallShape, may: bool = False) -> bool:
-        """``may``: an argument that is not a constant may satisfy a condition (sinks: a
-        ``non_blocking=flag`` copy may be asynchronous); otherwise it must hold for sure."""
+    def pattern_of(self, kind: str, spec: object, call: CallShape) -> CallPattern | None:
+        """Which of ``spec``'s patterns the call matches (for the words of its trace)."""
+        for pattern in getattr(spec, "calls", ()):
+            if pattern.last_name == call.last_name and self._matches(pattern, spec, call, _mode(kind, spec)):
+                return pattern
+        return None
+
+    def _matches(self, pattern: CallPattern, spec: object, call: CallShape, mode: str = SURE) -> bool:
+        """Whether the call's arguments satisfy the pattern's conditions, in ``mode``:
+        ``SURE``, they must hold for sure (what cleans or settles); ``MAY``, an argument that
+        is not a constant may satisfy any (sinks: a ``non_blocking=flag`` copy may be
+        asynchronous); ``HAZARD``, a source that makes a hazard (a copy in flight): a flag that
+        is not a constant may be on, and a parameter passed on is judged by its default (a
+        device that is not known is taken as the accelerator's: see docs/architecture.md)."""
         for condition in pattern.required_kwargs:
             status, value = call.argument(condition.key, condition.position)
             if status == "absent":
                 if not condition.optional:
                     return False
-            elif status == "unknown":
-                if not may:
+            elif status in ("unknown", "default"):
+                if mode == MAY or (mode == HAZARD and isinstance(condition.value, bool)):
+                    continue  # a flag that is not known may be on
+                if not (mode == HAZARD and status == "default" and condition.accepts(value)):
                     return False
             elif not condition.accepts(value):
                 return False
@@ -145,6 +163,14 @@ class VocabIndex:
         if call.receiver_types:
             return owner in call.receiver_types
         return bool(getattr(spec, "unknown_receiver", False))
+
+
+def _mode(kind: str, spec: object) -> str:
+    if kind == "sinks":
+        return MAY
+    if kind == "sources" and getattr(spec, "until", ""):
+        return HAZARD
+    return SURE
 
 
 def marker_tags(vocab: Vocabulary, marker: str) -> tuple:

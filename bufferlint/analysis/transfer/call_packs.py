@@ -156,11 +156,38 @@ def in_flight_copy(call: CallSite, spec: SourceSpec) -> Value:
     """A non-blocking device-to-host copy: a host tensor whose bytes arrive later. The
     call still does what the rest of the vocabulary says (``.to`` may be a view of a host
     receiver, a host-to-device copy of a borrowed one): the copy is added to that."""
-    step = call.step(f"`{call.name}(...)` copies to the host asynchronously: in flight until the device is synchronised")
+    why = argument_origins(call, call.vocab.pattern_of("sources", spec, call.shape))
+    step = call.step(
+        f"`{call.name}(...)` copies to the host asynchronously{why}: in flight until the device is synchronised"
+    )
     step = replace(step, fact=("source", spec.kind, "borrowed"))
     copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), flight=True, kind=spec.kind)}))
     call.effects.append(Issue(copy))
     return join(vocabulary(call, skip="sources") or EMPTY, copy)
+
+
+def argument_origins(call: CallSite, pattern) -> str:
+    """Where the values a pattern's conditions matched came from, when the call does not
+    spell them (`` (`CPU` is 'cpu', `flag` may be True)``), for the trace."""
+    notes = []
+    node = call.node
+    for condition in pattern.required_kwargs if pattern is not None else ():
+        expr = next((k.value for k in node.keywords if k.arg == condition.key), None)
+        if expr is None and condition.position is not None and condition.position < len(node.args):
+            expr = node.args[condition.position]
+        if expr is None or isinstance(expr, ast.Constant):
+            continue
+        how, value = call.argument(condition.key, condition.position)
+        text = ast.unparse(expr)
+        if how == "const":
+            notes.append(f"`{text}` is {value!r}")
+        elif how == "default" and condition.accepts(value):
+            notes.append(f"`{text}` defaults to {value!r}")
+        elif how == "default":
+            notes.append(f"`{text}` may be {condition.value!r} (its default is {value!r})")
+        elif how == "unknown":
+            notes.append(f"`{text}` may be {condition.value!r}")
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: object, default: bool = False) -> bool:

@@ -9,6 +9,7 @@ import ast
 from functools import cached_property
 
 from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, deep_leaves, index
+from bufferlint.analysis.frontend.constants import fold_device
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.frontend.syntax import holder_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
@@ -65,6 +66,20 @@ class Args:
         if value.ref is not None and not value.leaves:
             return "const", value.ref
         return "unknown", None
+
+    def device(self) -> str | None:
+        """The device a device constructor's arguments make (``torch.device("cuda", 0)``)."""
+        if any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords):
+            return None
+        positional = [(v.has_const, v.const) for v, _ in self.positional]
+        keywords = {k: (v.has_const, v.const) for k, v in self.keywords if k is not None}
+        return fold_device(positional, keywords)
+
+    def names_a_reference(self, name: str, position: int | None) -> bool:
+        """Is the argument a static name the index has no constant for (a module, class,
+        function, or a constant of a module not parsed yet)?"""
+        value = self.keyword(name) or (self.arg(position) if position is not None else None)
+        return value is not None and not value.has_const and value.ref is not None and not value.leaves
 
     def arg(self, position: int, name: str | None = None) -> Value | None:
         if name is not None:
@@ -155,7 +170,21 @@ class CallSite:
         if any(name in classes for name in known):
             # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
             known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
-        self.shape = CallShape(vocab_name, method, known, args.argument)
+        self.shape = CallShape(vocab_name, method, known, self.argument)
+
+    def argument(self, name: str, position: int | None = None) -> tuple[str, object]:
+        """How the call passes a parameter (``Args.argument``), or ("default", value) for a
+        parameter of this function passed on unchanged whose default is ``value``."""
+        how, value = self.args.argument(name, position)
+        if how == "const" and isinstance(value, str) and self.args.names_a_reference(name, position):
+            if self.program.in_project(value):  # an imported constant: parse its module
+                self.effects.append(Record("demand", ("qualname", value)))
+        if how == "unknown":
+            passed = self.args.keyword(name) or (self.args.arg(position) if position is not None else None)
+            param = own_parameter(passed)
+            if param is not None and param in self.frame.defaults:
+                return "default", self.frame.defaults[param]
+        return how, value
 
     def step(self, note: str) -> TraceStep:
         return self.frame.step(self.node, note)
@@ -222,6 +251,14 @@ class CallSite:
             if carries(expr):
                 return ast.unparse(expr)
         return ""
+
+
+def own_parameter(value: Value | None) -> int | None:
+    """The index of the parameter ``value`` is, unchanged (not a part or a view of it)."""
+    if value is None or value.has_const or len(value.leaves) != 1:
+        return None
+    (leaf,) = value.leaves
+    return leaf.index if isinstance(leaf, ParamRef) and leaf.path == () else None
 
 
 def enabling_condition(enabler: Value) -> tuple[frozenset, frozenset]:

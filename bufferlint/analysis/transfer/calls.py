@@ -14,7 +14,8 @@ import ast
 from collections.abc import Callable
 from typing import cast
 
-from bufferlint.analysis.domain.values import EMPTY, Cond, Value, join_all
+from bufferlint.analysis.domain.values import EMPTY, Cond, Value, const, join_all
+from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
 from bufferlint.analysis.transfer.call_effects import Advance, Drain, Settle, UseAfterRefill
@@ -140,6 +141,10 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
     result = records.construct(call, qualname)
     if result is not None:
         return result
+    if qualname in DEVICE_CONSTRUCTORS:
+        device = call.args.device()
+        if device is not None:
+            return const(device)
     call.demand("qualname", qualname, None)
     return Value(types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}))
 

@@ -23,6 +23,7 @@ from bufferlint.analysis.domain.values import (
     map_leaves,
     view_of,
 )
+from bufferlint.analysis.frontend.constants import static_constant
 from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.frontend.syntax import holder_name, short
 from bufferlint.analysis.transfer.assign import Assignment
@@ -150,6 +151,34 @@ class ExpressionEvaluator:
         if name in _LITERALS:
             return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")
+
+    def static(self, node: ast.expr) -> tuple[bool, object]:
+        """``node``'s value if it is known without running anything (a literal, a constant
+        of this module or an imported one, a device constructor of those): a parameter's
+        default, evaluated where the ``def`` is."""
+        return static_constant(node, self._static_name, self._static_callee)
+
+    def _static_name(self, node: ast.expr) -> tuple[bool, object]:
+        name = dotted_name(node)
+        if name is None:
+            return False, None
+        head, _, rest = name.partition(".")
+        value = self.lookup(head)
+        if not rest:
+            return value.has_const, value.const
+        if value.ref is None or value.leaves:
+            return False, None
+        return self.program.index.constant(self.program.index.canonical(f"{value.ref}.{rest}"))
+
+    def _static_callee(self, node: ast.expr) -> str | None:
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        ref = self.lookup(head).ref
+        if ref is None:
+            return None
+        return self.program.index.canonical(f"{ref}.{rest}" if rest else ref)
 
     def declared_types(self, annotation: ast.expr | None) -> frozenset:
         """Classes a parameter annotation names (``X``, ``Optional[X]``, ``X | None``, ``"X"``)."""

@@ -79,6 +79,8 @@ class Frame:
         self.op: cfg.Op | None = None
         self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
         self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
+        # parameter index -> its default's constant value (``devices`` of conditions: see call_site)
+        self.defaults: dict[int, object] = {}
         # id(call node) -> (the node, its value, the project functions it reached): read by
         # the guard evaluation once the run is done (``guard_eval``)
         self.calls: dict[int, tuple[ast.Call, Value, tuple[str, ...]]] = {}

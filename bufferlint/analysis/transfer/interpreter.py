@@ -40,7 +40,7 @@ from bufferlint.analysis.domain.values import (
 )
 from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo, import_bindings
-from bufferlint.analysis.frontend.syntax import annotations_of, assigned_names, holder_name, short
+from bufferlint.analysis.frontend.syntax import annotations_of, assigned_names, holder_name, parameter_defaults, short
 from bufferlint.analysis.transfer import call_effects
 from bufferlint.analysis.transfer.call_packs import shape_of
 from bufferlint.analysis.transfer.effects import Effects
@@ -108,6 +108,10 @@ class FunctionInterpreter:
             else:
                 stand_ins.append(Pending(key, frozenset(), None, frozenset(), None))  # type: ignore[arg-type]
             state.vars[name] = value
+        for i, default in parameter_defaults(info.node).items():
+            known, literal = self.evaluator.static(default)
+            if known:
+                self.frame.defaults[i] = literal
         state.pending = frozenset(stand_ins)
         self.facts.stood_in = frozenset(p.key[1] for p in stand_ins)
         return state
