@@ -168,7 +168,7 @@ class VocabIndex:
 def _mode(kind: str, spec: object) -> str:
     if kind == "sinks":
         return MAY
-    if kind == "sources" and getattr(spec, "until", ""):
+    if kind == "sources" and getattr(spec, "until", None):
         return HAZARD
     return SURE
 
