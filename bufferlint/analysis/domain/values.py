@@ -45,6 +45,11 @@ class Borrow:
     # The producer's borrow kind ("" when no pack names one). A function of the site, so it
     # takes no part in equality or hashing (the order joins meet leaves in stays as it was).
     kind: str = field(default="", compare=False)
+    # A copy in flight only if the function's callers pass a matching value: ``(parameter,
+    # expected, default known, default)`` per condition on a parameter passed on unchanged
+    # (``move(t, device)`` copies to the host when called with "cpu"). Each call decides
+    # (``call_project``); also a function of the site, outside equality like ``kind``.
+    when: tuple = field(default=(), compare=False)
 
     @property
     def base(self) -> tuple:
@@ -57,14 +62,15 @@ class Borrow:
 
     def as_view(self, step: TraceStep | None = None) -> "Borrow":
         trace = self.trace + (step,) if step and not self.view else self.trace
-        return Borrow(self.site, True, trace, self.flight, self.kind)
+        return Borrow(self.site, True, trace, self.flight, self.kind, self.when)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
-        return Borrow(self.site, self.view, trace, self.flight, self.kind)
+        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when)
 
-    def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...]) -> "Borrow":
-        """A callee's own borrowed object, re-identified per call site."""
-        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind)
+    def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: tuple = ()) -> "Borrow":
+        """A callee's own borrowed object, re-identified per call site (``when``: what is
+        left of its conditions there, in terms of the caller's parameters)."""
+        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when)
 
     def cleared_by(self, tags: frozenset) -> bool:
         """Do guard facts with these tags prove this object unborrowed?"""

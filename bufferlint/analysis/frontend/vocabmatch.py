@@ -18,8 +18,8 @@ class CallShape:
     qualname: str | None  # static target, when the callee is a name we could resolve
     method: str | None  # attribute name, for calls on an object
     receiver_types: frozenset  # receiver classes, when known
-    # (keyword, position or None) -> ("absent" | "const" | "default" | "unknown", constant
-    # value); "default": a parameter of the calling function, passed on, whose default is the value
+    # (keyword, position or None) -> ("absent" | "const" | "parameter" | "unknown", constant
+    # value); "parameter": one of the calling function's, passed on: (index, default known, default)
     argument: Callable[[str, "int | None"], tuple[str, object]]
 
     @property
@@ -137,18 +137,18 @@ class VocabIndex:
         ``SURE``, they must hold for sure (what cleans or settles); ``MAY``, an argument that
         is not a constant may satisfy any (sinks: a ``non_blocking=flag`` copy may be
         asynchronous); ``HAZARD``, a source that makes a hazard (a copy in flight): a flag that
-        is not a constant may be on, and a parameter passed on is judged by its default (a
-        device that is not known is taken as the accelerator's: see docs/architecture.md)."""
+        is not a constant may be on, a parameter passed on is what each caller passes (the
+        source makes the copy conditional on it: ``Borrow.when``), and a device that is not
+        known otherwise is taken as the accelerator's (see docs/architecture.md)."""
         for condition in pattern.required_kwargs:
             status, value = call.argument(condition.key, condition.position)
             if status == "absent":
                 if not condition.optional:
                     return False
-            elif status in ("unknown", "default"):
-                if mode == MAY or (mode == HAZARD and isinstance(condition.value, bool)):
-                    continue  # a flag that is not known may be on
-                if not (mode == HAZARD and status == "default" and condition.accepts(value)):
-                    return False
+            elif status in ("unknown", "parameter"):
+                if mode == MAY or (mode == HAZARD and (isinstance(condition.value, bool) or status == "parameter")):
+                    continue  # a flag that is not known may be on; a parameter is its callers' to decide
+                return False
             elif not condition.accepts(value):
                 return False
         if pattern.method is not None:

@@ -161,9 +161,21 @@ def in_flight_copy(call: CallSite, spec: SourceSpec) -> Value:
         f"`{call.name}(...)` copies to the host asynchronously{why}: in flight until the device is synchronised"
     )
     step = replace(step, fact=("source", spec.kind, "borrowed"))
-    copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), flight=True, kind=spec.kind)}))
+    when = parameter_conditions(call, call.vocab.pattern_of("sources", spec, call.shape))
+    copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), True, spec.kind, when)}))
     call.effects.append(Issue(copy))
     return join(vocabulary(call, skip="sources") or EMPTY, copy)
+
+
+def parameter_conditions(call: CallSite, pattern) -> tuple:
+    """The conditions of ``pattern`` that this function's callers decide (``Borrow.when``):
+    a value condition (a device, not a flag) on one of its parameters passed on unchanged."""
+    when = []
+    for condition in pattern.required_kwargs if pattern is not None else ():
+        how, value = call.argument(condition.key, condition.position)
+        if how == "parameter" and not isinstance(condition.value, bool):
+            when.append((value[0], condition.value, value[1], value[2]))
+    return tuple(when)
 
 
 def argument_origins(call: CallSite, pattern) -> str:
@@ -181,10 +193,12 @@ def argument_origins(call: CallSite, pattern) -> str:
         text = ast.unparse(expr)
         if how == "const":
             notes.append(f"`{text}` is {value!r}")
-        elif how == "default" and condition.accepts(value):
-            notes.append(f"`{text}` defaults to {value!r}")
-        elif how == "default":
-            notes.append(f"`{text}` may be {condition.value!r} (its default is {value!r})")
+        elif how == "parameter" and value[1] and condition.accepts(value[2]):
+            notes.append(f"`{text}` defaults to {value[2]!r}")
+        elif how == "parameter" and isinstance(condition.value, bool):
+            notes.append(f"`{text}` may be {condition.value!r}")
+        elif how == "parameter":
+            notes.append(f"`{text}` as the caller passes it")
         elif how == "unknown":
             notes.append(f"`{text}` may be {condition.value!r}")
     return f" ({', '.join(notes)})" if notes else ""

@@ -29,6 +29,7 @@ from bufferlint.analysis.domain.values import (
     map_leaves,
     resolve,
 )
+from bufferlint.analysis.frontend.constants import holds, holds_by_default
 from bufferlint.analysis.frontend.index import FunctionInfo, base_name
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
@@ -43,7 +44,7 @@ from bufferlint.analysis.transfer.call_effects import (
     SettleStored,
     Synchronize,
 )
-from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins
+from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins, own_parameter
 from bufferlint.analysis.world import ProjectView
 from bufferlint.findings import TraceStep
 
@@ -294,7 +295,7 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     callkey = (call.node.lineno, call.node.col_offset)
     for future in summary.futures:
         adopt_future(call, future, bound, call_step, callkey)
-    result = _instantiate(summary.returns, bound, call.returned_step, callkey)
+    result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults)
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
     if guards or checks:
@@ -333,7 +334,7 @@ def reads_in_flight(call: CallSite, leaf) -> bool:
     still in flight here, or for this function's own parameter if it has not synchronised."""
     st = call.frame.st
     if isinstance(leaf, Borrow):
-        return leaf.flight and leaf.site in st.flying  # type: ignore[union-attr]
+        return leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)  # type: ignore[union-attr]
     return not st.synced  # type: ignore[union-attr]
 
 
@@ -437,9 +438,11 @@ def _drop_params(leaf):
     return None if isinstance(leaf, ParamRef) else leaf
 
 
-def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple) -> Value:
+def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple, defaults: dict) -> Value:
     """A callee's result at this call: parameters replaced by the arguments, the callee's own
-    borrowed objects re-identified per call site."""
+    borrowed objects re-identified per call site (those conditional on the arguments kept
+    only where they hold: ``defaults``, the caller's parameters' defaults, for those it
+    passes on)."""
     if value == EMPTY:
         return EMPTY
     own = set()
@@ -450,10 +453,14 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
             if actual is not None:
                 resolved = resolve(actual, leaf.path)
                 extra.append(_append_trace(resolved, leaf.trace + (step,)))
-        else:
+        elif not leaf.when:
             own.add(leaf.at_call(callkey, leaf.trace + (step,)))
-    elems = _instantiate(value.elems, bound, step, callkey) if value.elems is not None else None
-    items = tuple(_instantiate(i, bound, step, callkey) for i in value.items) if value.items is not None else None
+        else:
+            when = _conditions_here(leaf.when, bound, defaults)
+            if when is not None:
+                own.add(leaf.at_call(callkey, leaf.trace + (step,), when))
+    elems = _instantiate(value.elems, bound, step, callkey, defaults) if value.elems is not None else None
+    items = tuple(_instantiate(i, bound, step, callkey, defaults) for i in value.items) if value.items is not None else None
     base = Value(
         leaves=frozenset(own),
         elems=elems if elems is not None and elems != EMPTY else None,
@@ -467,6 +474,27 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),
     )
     return join_all([base] + extra)
+
+
+def _conditions_here(when: tuple, bound: dict[int, Value], defaults: dict) -> tuple | None:
+    """A callee's copy conditional on its parameters (``Borrow.when``) at this call: None
+    when an argument rules it out (or is not known: a device not known is the accelerator's),
+    else the conditions left, on this function's own parameters passed on."""
+    left = []
+    for index, expected, known, default in when:
+        actual = bound.get(index)
+        if actual is None:
+            if not (known and holds(expected, default)):
+                return None
+        elif actual.has_const:
+            if not holds(expected, actual.const):
+                return None
+        else:
+            passed_on = own_parameter(actual)
+            if passed_on is None:
+                return None
+            left.append((passed_on, expected, passed_on in defaults, defaults.get(passed_on)))
+    return tuple(left)
 
 
 def _append_trace(value: Value, steps: tuple) -> Value:

@@ -132,6 +132,32 @@ def origins(values) -> tuple[bool, frozenset]:
     return concrete, frozenset(params)
 
 
+class ArgumentReader:
+    """How a call passes a parameter, as the pack conditions read it (``CallShape.argument``):
+    ``Args.argument``, or ("parameter", (index, default known, default)) for a parameter of
+    the calling function passed on unchanged: its value is what each caller passes
+    (``Borrow.when``), else its default. A static name of the project that is no known
+    constant asks for its module (a constant of a module not parsed yet). Kept apart from
+    ``CallSite`` so the shape holds no reference back to the call (no cycle to collect)."""
+
+    __slots__ = ("args", "defaults", "program", "effects")
+
+    def __init__(self, args: Args, defaults: dict[int, object], program, effects: list) -> None:
+        self.args, self.defaults, self.program, self.effects = args, defaults, program, effects
+
+    def __call__(self, name: str, position: int | None = None) -> tuple[str, object]:
+        args = self.args
+        how, value = args.argument(name, position)
+        if how == "const" and isinstance(value, str) and args.names_a_reference(name, position):
+            if self.program.in_project(value):
+                self.effects.append(Record("demand", ("qualname", value)))
+        if how == "unknown":
+            param = own_parameter(args.keyword(name) or (args.arg(position) if position is not None else None))
+            if param is not None:
+                return "parameter", (param, param in self.defaults, self.defaults.get(param))
+        return how, value
+
+
 class CallSite:
     """A call being evaluated: the callee (``qualname``, or ``method`` of ``receiver``), its
     arguments, where it is, and the effect records its handlers produce (``effects``)."""
@@ -170,21 +196,11 @@ class CallSite:
         if any(name in classes for name in known):
             # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
             known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
-        self.shape = CallShape(vocab_name, method, known, self.argument)
+        self.shape = CallShape(vocab_name, method, known, ArgumentReader(args, frame.defaults, self.program, self.effects))
 
     def argument(self, name: str, position: int | None = None) -> tuple[str, object]:
-        """How the call passes a parameter (``Args.argument``), or ("default", value) for a
-        parameter of this function passed on unchanged whose default is ``value``."""
-        how, value = self.args.argument(name, position)
-        if how == "const" and isinstance(value, str) and self.args.names_a_reference(name, position):
-            if self.program.in_project(value):  # an imported constant: parse its module
-                self.effects.append(Record("demand", ("qualname", value)))
-        if how == "unknown":
-            passed = self.args.keyword(name) or (self.args.arg(position) if position is not None else None)
-            param = own_parameter(passed)
-            if param is not None and param in self.frame.defaults:
-                return "default", self.frame.defaults[param]
-        return how, value
+        """How the call passes a parameter, as pack conditions read it (``ArgumentReader``)."""
+        return self.shape.argument(name, position)
 
     def step(self, note: str) -> TraceStep:
         return self.frame.step(self.node, note)

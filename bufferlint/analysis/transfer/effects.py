@@ -21,6 +21,7 @@ from bufferlint.analysis.domain.values import (
     landed_leaf,
     map_leaves,
 )
+from bufferlint.analysis.frontend.constants import holds_by_default
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.findings import TraceStep, shorter_trace
@@ -202,8 +203,8 @@ class Effects:
         step = None
         for leaf in value.leaves:
             if isinstance(leaf, Borrow):
-                if not (leaf.flight and leaf.site in st.flying):
-                    continue
+                if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)):
+                    continue  # landed, or a copy to the host only if the callers say so
             elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot:
                 continue
             if step is None:
