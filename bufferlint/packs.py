@@ -235,6 +235,10 @@ class SourceSpec:
     # "" : borrowed until the producer advances; "sync": in flight until the device is
     # synchronised (a non-blocking device-to-host copy: a host read before that is a hazard)
     until: str = ""
+    # "receiver": the call fills its receiver, which is what is in flight (``pinned.copy_(gpu,
+    # non_blocking=True)``), only when it is host memory and what it copies from is not known
+    # to be; "" : the call's result is the source's value.
+    fills: str = ""
     # Calls after which the producer may refill its buffer (``ring.release(slot)``, an
     # acknowledgement to the producing process): like its loop advancing.
     advances: tuple[CallPattern, ...] = ()
@@ -317,6 +321,7 @@ class Vocabulary:
     # refilled, and a result (an int, a bool, a type) that holds no view. Any other call
     # taking a view is taken to read its bytes.
     metadata_reads: list[CallPattern] = field(default_factory=list)
+    host_allocations: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
     # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
@@ -441,6 +446,9 @@ def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list
         until = table.get("until", "")
         if until not in ("", "sync"):
             raise PackError(f"{where}: 'until' must be \"sync\" (in flight until the device is synchronised)")
+        fills = table.get("fills", "")
+        if fills not in ("", "receiver") or (fills and until != "sync"):
+            raise PackError(f"{where}: 'fills' must be \"receiver\", with until = \"sync\" (a copy into its receiver)")
         try:
             produces = Shape.parse(table.get("produces", "borrowed"))
         except (ValueError, AttributeError) as exc:
@@ -454,7 +462,7 @@ def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list
                 raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
             owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call"), cond.get("default", False)))
         sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, _kind_of(table, vocab.kinds, where), until,
-                                  advances, attributes, _lends_in(table, where)))
+                                  fills, advances, attributes, _lends_in(table, where)))
     return sources
 
 
@@ -593,8 +601,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
-            _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "advances",
-                                "lends-in"), _source_names, "calls", kinded=True),
+            _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "fills",
+                                "advances", "lends-in"), _source_names, "calls", kinded=True),
     PackKey("guards", "guards", "tables", "predicates that return False for borrowed values",
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
@@ -615,6 +623,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("retainers", "methods that keep their arguments in the receiver"),
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
+    _call_list("host-allocations", "calls whose result lives in host memory"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),
 )

@@ -39,6 +39,7 @@ EVERY_KEY = {
     "retainers": [".every_retainer"],
     "host-reads": [".every_host_read"],
     "metadata-reads": [".every_metadata_read"],
+    "host-allocations": ["every.host_allocation"],
     "not-one-value": ["every.not_one"],
 }
 

@@ -178,6 +178,7 @@ class Value:
     bound: "Value | None" = None  # ... and its receiver
     part_of: str | None = None  # the container this value lives in (``d.setdefault(k, {})``)
     collection: bool = False  # surely a Python list/dict/set (a slice store into it keeps, not copies)
+    host: bool = False  # surely a tensor in host memory (pack ``host-allocations``): a copy into it lands there
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -250,6 +251,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         else None,
         part_of=a.part_of if a.part_of == b.part_of else None,
         collection=a.collection and b.collection,
+        host=a.host and b.host,
     )
 
 

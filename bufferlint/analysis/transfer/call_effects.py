@@ -148,6 +148,14 @@ class Mark:
 
 
 @dataclass(frozen=True)
+class Fill:
+    """``target.copy_(gpu, non_blocking=True)``: ``target`` holds ``copy`` (in flight) too."""
+
+    target: ast.expr
+    copy: Value
+
+
+@dataclass(frozen=True)
 class Report:
     site: Site
     trace: tuple

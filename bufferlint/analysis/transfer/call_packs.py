@@ -30,6 +30,7 @@ from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, d
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
     Drain,
+    Fill,
     HostRead,
     Issue,
     Materialize,
@@ -119,6 +120,8 @@ def source(call: CallSite, spec: SourceSpec) -> Value:
                 return EMPTY
         elif receiver_called_with(call, cond.receiver_call, cond.kwarg, cond.equals, cond.default):
             return EMPTY
+    if spec.fills == "receiver":
+        return filled_receiver(call, spec)
     if spec.until:
         return in_flight_copy(call, spec)
     value = borrowed_from(call.frame, call.node, spec, f"{call.name}(...)", spec.kind or annotated_kind(call))
@@ -165,6 +168,26 @@ def in_flight_copy(call: CallSite, spec: SourceSpec) -> Value:
     copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), True, spec.kind, when)}))
     call.effects.append(Issue(copy))
     return join(vocabulary(call, skip="sources") or EMPTY, copy)
+
+
+def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
+    """``pinned.copy_(gpu, non_blocking=True)``: the receiver is in flight when it is host
+    memory and the copy reads something not known to be (a host-to-host copy is
+    synchronous); the call returns its receiver, in flight too."""
+    receiver, origin = call.receiver, call.args.arg(0)
+    rest = vocabulary(call, skip="sources") or EMPTY
+    target = call.node.func.value if isinstance(call.node.func, ast.Attribute) else None
+    if receiver is None or not receiver.host or (origin is not None and origin.host) or target is None:
+        return rest
+    why = argument_origins(call, call.vocab.pattern_of("sources", spec, call.shape))
+    step = call.step(
+        f"`{call.name}(...)` fills host memory from the device asynchronously{why}: in flight until the device is synchronised"
+    )
+    step = replace(step, fact=("source", spec.kind, "borrowed"))
+    copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), True, spec.kind)}), host=True)
+    call.effects.append(Issue(copy))
+    call.effects.append(Fill(target, copy))
+    return join(join(rest, receiver), copy)
 
 
 def parameter_conditions(call: CallSite, pattern) -> tuple:

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 from typing import cast
 
-from bufferlint.analysis.domain.values import EMPTY, Cond, Value, const, join_all
+from bufferlint.analysis.domain.values import EMPTY, Cond, Value, const, evolve, join_all
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
@@ -118,9 +118,10 @@ def dispatch(call: CallSite) -> Value:
         result = wait_on_receiver(call)
         if result is not None:
             return result
-    if call.qualname is not None:
-        return _dispatch_named(call, call.qualname)
-    return _dispatch_method(call)
+    result = _dispatch_named(call, call.qualname) if call.qualname is not None else _dispatch_method(call)
+    if vocab.match("host-allocations", call.shape) is not None:
+        result = evolve(result, host=True)
+    return result
 
 
 def _dispatch_named(call: CallSite, qualname: str) -> Value:

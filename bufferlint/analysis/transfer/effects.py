@@ -18,6 +18,7 @@ from bufferlint.analysis.domain.values import (
     deep_pending,
     in_flight,
     in_flight_sites,
+    join,
     landed_leaf,
     map_leaves,
 )
@@ -213,6 +214,13 @@ class Effects:
                 self.facts.report(frame.site(node, what), leaf.trace + (step,), Hazard.HOST_READS_IN_FLIGHT)
             else:  # lifted: the caller passing a copy in flight is where it is reported
                 self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
+
+    def fill(self, target: ast.expr, copy: Value) -> None:
+        """``pinned.copy_(gpu, non_blocking=True)``: the variable ``target`` names holds the
+        copy in flight from now on (a receiver that is not a variable: a known gap)."""
+        st = self.frame.st
+        if isinstance(target, ast.Name) and st is not None:
+            st.vars[target.id] = join(st.vars.get(target.id), copy)
 
     def landed(self, value: Value) -> Value:
         """``value`` without the in-flight copies a synchronisation on this path completed
