@@ -322,6 +322,7 @@ class Vocabulary:
     # taking a view is taken to read its bytes.
     metadata_reads: list[CallPattern] = field(default_factory=list)
     host_allocations: list[CallPattern] = field(default_factory=list)
+    event_records: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
     # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
@@ -624,6 +625,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
     _call_list("host-allocations", "calls whose result lives in host memory"),
+    _call_list("event-records", "calls recording an event: its synchronize waits for the work issued before"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),
 )

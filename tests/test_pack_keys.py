@@ -40,6 +40,7 @@ EVERY_KEY = {
     "host-reads": [".every_host_read"],
     "metadata-reads": [".every_metadata_read"],
     "host-allocations": ["every.host_allocation"],
+    "event-records": ["every.event_record"],
     "not-one-value": ["every.not_one"],
 }
 

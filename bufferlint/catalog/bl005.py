@@ -93,9 +93,9 @@ holding one, a variable, a parameter's default. A flag that is not known
 (`non_blocking=self.non_blocking`) may be true and counts; a device that is not known is taken
 as the accelerator's (most `.to(device, non_blocking=True)` copy to the device), and the
 arguments callers pass to a helper's device parameter, a device a helper returns and options
-forwarded with `**kwargs` are not followed yet. `pinned.copy_(gpu, non_blocking=True)` into a
-host tensor is not recognised yet (whether the destination lives on the host is not visible
-in the code). Any synchroniser counts as covering every copy, even one on an
+forwarded with `**kwargs` are not followed yet. `pinned.copy_(gpu, non_blocking=True)` makes
+`pinned` in flight when it is known to be host memory (a pinned or CPU allocation in the same
+function); a buffer made elsewhere is not known to be. Any synchroniser counts as covering every copy, even one on an
 unrelated stream. Copies kept in an object's attribute and read by another method, and
 CPU arithmetic on the tensor other than the listed reads (`t + 1`), are not reported.
 ''',

@@ -179,6 +179,9 @@ class Value:
     part_of: str | None = None  # the container this value lives in (``d.setdefault(k, {})``)
     collection: bool = False  # surely a Python list/dict/set (a slice store into it keeps, not copies)
     host: bool = False  # surely a tensor in host memory (pack ``host-allocations``): a copy into it lands there
+    # An event recorded here (pack ``event-records``): the sites of the device-to-host copies
+    # in flight when it was recorded, all its ``synchronize()`` waits for. None: not recorded here.
+    recorded: frozenset | None = None
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -252,7 +255,16 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         part_of=a.part_of if a.part_of == b.part_of else None,
         collection=a.collection and b.collection,
         host=a.host and b.host,
+        recorded=_covered(a.recorded, b.recorded),
     )
+
+
+def _covered(a: frozenset | None, b: frozenset | None) -> frozenset | None:
+    """What an event recorded on one path or another surely covers: what both cover (an
+    event not recorded on one path is judged by the other's record)."""
+    if a is None or b is None:
+        return a if b is None else b
+    return a & b
 
 
 def join_all(values: Iterable[Value | None]) -> Value:

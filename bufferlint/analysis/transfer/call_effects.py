@@ -38,7 +38,17 @@ class Drain:
 
 @dataclass(frozen=True)
 class Synchronize:
-    """Wait for all outstanding device work."""
+    """Wait for all outstanding device work; ``covers``: only for the device-to-host copies
+    an event recorded after (``event.synchronize()`` of an event recorded here)."""
+
+    covers: frozenset | None = None
+
+
+@dataclass(frozen=True)
+class RecordEvent:
+    """``event.record()``: the event now stands for the device work issued before it."""
+
+    target: str
 
 
 @dataclass(frozen=True)

@@ -76,19 +76,24 @@ def users_word(call: CallSite) -> Value | None:
 
 
 def read_host(call: CallSite, pattern) -> None:
-    """``t.tolist()``, ``int(t)``: the host reads the receiver (or the first argument) now."""
+    """``t.tolist()``, ``int(t)``, ``print("n =", t)``: the host reads the receiver (or
+    every argument, in any position) now."""
     if pattern.method is not None or (call.receiver is not None and pattern.qualname is None):
-        subject = call.receiver
+        subjects = [call.receiver]
     else:
-        subject = call.args.arg(0)
-    if subject is not None and subject.leaves:
-        call.effects.append(HostRead(call.node, subject, call.name))
+        subjects = call.args.flat()
+    for subject in subjects:
+        if subject is not None and subject.leaves:
+            call.effects.append(HostRead(call.node, subject, call.name))
 
 
 # -- waiting ----------------------------------------------------------------------------------
 
 def on_synchronizer(call: CallSite, spec) -> Value:
-    call.effects.append(Synchronize())
+    """Wait for the device: for everything, or, ``event.synchronize()`` of an event recorded
+    in this function, for what was issued before its record."""
+    receiver = call.receiver
+    call.effects.append(Synchronize(receiver.recorded if receiver is not None else None))
     return EMPTY
 
 

@@ -18,7 +18,7 @@ from bufferlint.analysis.domain.values import EMPTY, Cond, Value, const, evolve,
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
-from bufferlint.analysis.transfer.call_effects import Advance, Drain, Settle, UseAfterRefill
+from bufferlint.analysis.transfer.call_effects import Advance, Drain, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
@@ -112,6 +112,9 @@ def dispatch(call: CallSite) -> Value:
     if call.frame.st.refilled and not metadata:  # type: ignore[union-attr]  # a call is evaluated in a reachable state
         used = join_all([call.receiver, *call.args.flat()])
         call.effects.append(UseAfterRefill(call.node, used, call.name))
+    if vocab.match("event-records", call.shape) is not None and isinstance(call.node.func, ast.Attribute):
+        if isinstance(call.node.func.value, ast.Name):
+            call.effects.append(RecordEvent(call.node.func.value.id))
     if vocab.match("advances", call.shape) is not None:
         call.effects.append(Advance(call.node, call.name))
     if call.receiver is not None and (call.receiver.pending or call.receiver.alloc):

@@ -16,6 +16,7 @@ from bufferlint.analysis.domain.values import (
     Value,
     deep_leaves,
     deep_pending,
+    evolve,
     in_flight,
     in_flight_sites,
     join,
@@ -174,10 +175,14 @@ class Effects:
 
     # -- the device ------------------------------------------------------------------------
 
-    def synchronize(self) -> None:
-        """``torch.cuda.synchronize()``: every async device copy issued so far is complete."""
+    def synchronize(self, covers: frozenset | None = None) -> None:
+        """``torch.cuda.synchronize()``: every async device copy issued so far is complete.
+        ``covers``: ``event.synchronize()`` of an event recorded here, complete are only the
+        copies in flight when it was recorded (a copy issued after the record is not)."""
         st = self.frame.st
-        if st is not None:
+        if st is not None and covers is not None:
+            st.flying = st.flying - covers
+        elif st is not None:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
             st.synced = True
             st.flying = frozenset()
@@ -214,6 +219,12 @@ class Effects:
                 self.facts.report(frame.site(node, what), leaf.trace + (step,), Hazard.HOST_READS_IN_FLIGHT)
             else:  # lifted: the caller passing a copy in flight is where it is reported
                 self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
+
+    def record_event(self, name: str) -> None:
+        """``event.record()``: the event waits for the copies in flight now, no later ones."""
+        st = self.frame.st
+        if st is not None:
+            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=st.flying)
 
     def fill(self, target: ast.expr, copy: Value) -> None:
         """``pinned.copy_(gpu, non_blocking=True)``: the variable ``target`` names holds the

@@ -41,6 +41,12 @@ from bufferlint.analysis.transfer.stores import Stores
 _LITERALS = {"True": True, "False": False, "None": None}
 
 
+def _text(node: ast.expr, limit: int = 40) -> str:
+    """How a finding names an expression that reads a tensor (``host + 1``), cut short."""
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class ExpressionEvaluator:
     """Evaluates expressions in the frame's current state. ``recorded``, when a dict, gets
     the value of every node evaluated (a branch test's parts, for its refinement)."""
@@ -329,6 +335,8 @@ class ExpressionEvaluator:
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
         value = self.eval(node.operand)
+        if not isinstance(node.op, ast.Not) and value.leaves:
+            self.effects.read_host(node, value, _text(node))
         if isinstance(node.op, ast.Not):
             if value.has_const:
                 return const(not value.const)
@@ -337,6 +345,10 @@ class ExpressionEvaluator:
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
         left, right = self.eval(node.left), self.eval(node.right)
+        what = _text(node)
+        for operand in (left, right):  # arithmetic on a host tensor reads it on the host now
+            if operand.leaves:
+                self.effects.read_host(node, operand, what)
         if isinstance(node.op, ast.Add) and any(v.elems is not None or v.items is not None for v in (left, right)):
             return container(join(iterate(left), iterate(right)))
         return EMPTY
@@ -405,6 +417,15 @@ class ExpressionEvaluator:
 
     def expr_DictComp(self, node: ast.DictComp) -> Value:
         return container(self.comprehensions.run(node, [node.key, node.value], keeps="{...: ... for ...}")[1])
+
+    def expr_FormattedValue(self, node: ast.FormattedValue) -> Value:
+        """``f"{t}"`` formats the tensor's values: a host read."""
+        value = self.eval(node.value)
+        if node.format_spec is not None:
+            self.eval(node.format_spec)
+        if value.leaves:
+            self.effects.read_host(node, value, "f-string")
+        return EMPTY
 
     def expr_Starred(self, node: ast.Starred) -> Value:
         return iterate(self.eval(node.value))
