@@ -179,8 +179,9 @@ class Value:
     part_of: str | None = None  # the container this value lives in (``d.setdefault(k, {})``)
     collection: bool = False  # surely a Python list/dict/set (a slice store into it keeps, not copies)
     host: bool = False  # surely a tensor in host memory (pack ``host-allocations``): a copy into it lands there
-    # An event recorded here (pack ``event-records``): the sites of the device-to-host copies
-    # in flight when it was recorded, all its ``synchronize()`` waits for. None: not recorded here.
+    # An event recorded here (pack ``event-records``): the device copies issued before its
+    # record (in-flight sites, pending keys), all its ``synchronize()`` waits for. None: not
+    # recorded here.
     recorded: frozenset | None = None
 
     def is_empty(self) -> bool:

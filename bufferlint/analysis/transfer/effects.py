@@ -182,6 +182,7 @@ class Effects:
         st = self.frame.st
         if st is not None and covers is not None:
             st.flying = st.flying - covers
+            st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
         elif st is not None:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
             st.synced = True
@@ -221,10 +222,12 @@ class Effects:
                 self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
 
     def record_event(self, name: str) -> None:
-        """``event.record()``: the event waits for the copies in flight now, no later ones."""
+        """``event.record()``: the event waits for the device work issued so far, no later:
+        the copies in flight to the host, and the pending copies that read host buffers."""
         st = self.frame.st
         if st is not None:
-            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=st.flying)
+            issued = st.flying | {p.key for p in st.pending if p.hazard.settled_by_sync}
+            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=issued)
 
     def fill(self, target: ast.expr, copy: Value) -> None:
         """``pinned.copy_(gpu, non_blocking=True)``: the variable ``target`` names holds the
