@@ -7,7 +7,7 @@ adding what else the call does to ``call.effects``."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -78,6 +78,7 @@ def users_word(call: CallSite) -> Value | None:
 def read_host(call: CallSite, pattern) -> None:
     """``t.tolist()``, ``int(t)``, ``print("n =", t)``: the host reads the receiver (or
     every argument, in any position) now."""
+    subjects: Sequence[Value | None]
     if pattern.method is not None or (call.receiver is not None and pattern.qualname is None):
         subjects = [call.receiver]
     else:
@@ -201,8 +202,9 @@ def parameter_conditions(call: CallSite, pattern) -> tuple:
     when = []
     for condition in pattern.required_kwargs if pattern is not None else ():
         how, value = call.argument(condition.key, condition.position)
-        if how == "parameter" and not isinstance(condition.value, bool):
-            when.append((value[0], condition.value, value[1], value[2]))
+        if how == "parameter" and isinstance(value, tuple) and not isinstance(condition.value, bool):
+            index, known, default = value
+            when.append((index, condition.value, known, default))
     return tuple(when)
 
 
@@ -221,7 +223,7 @@ def argument_origins(call: CallSite, pattern) -> str:
         text = ast.unparse(expr)
         if how == "const":
             notes.append(f"`{text}` is {value!r}")
-        elif how == "parameter" and value[1] and condition.accepts(value[2]):
+        elif how == "parameter" and isinstance(value, tuple) and value[1] and condition.accepts(value[2]):
             notes.append(f"`{text}` defaults to {value[2]!r}")
         elif how == "parameter" and isinstance(condition.value, bool):
             notes.append(f"`{text}` may be {condition.value!r}")
