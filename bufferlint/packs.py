@@ -271,6 +271,20 @@ class SinkSpec:
     payload: str = "all"  # which values are read later: "all" arguments, "args", or the "receiver"
     within: tuple[CallPattern, ...] = ()  # only inside `with <one of these>:` (a CUDA stream)
     eager: bool = False  # submits every element of its iterable arguments up front (Executor.map)
+    task: TaskCall | None = None  # how it calls the function it runs (``task = "fn(...)"``)
+
+
+@dataclass(frozen=True)
+class TaskCall:
+    """How a sink calls the function it runs later, from the pack's ``task`` template:
+    ``"fn(...)"`` (the parameter ``fn`` is the function; the call's other arguments after it,
+    and its keywords that are not the sink's own, are the function's) or
+    ``"target(*args, **kwargs)"`` (the function's arguments are those parameters' tuple and
+    mapping). The engine judges what the function does with them by its summary."""
+
+    function: str  # the sink's parameter that holds the function
+    args: str | None = None  # the parameter holding its positional arguments ("": none); None: the rest
+    kwargs: str | None = None  # the parameter holding its keyword arguments (with ``args``)
 
 
 @dataclass(frozen=True)
@@ -496,9 +510,34 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         eager = table.get("eager", False)
         if not isinstance(eager, bool):
             raise PackError(f"{where}: 'eager' must be true or false")
+        task = _task_call(table["task"], params, where) if "task" in table else None
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager))
+                              payload, within, eager, task))
     return sinks
+
+
+def _task_call(template: object, params: tuple[str, ...], where: str) -> TaskCall:
+    """A sink's ``task`` template: ``"fn(...)"`` or ``"target(*args, **kwargs)"``, every
+    name one of the sink's ``params``."""
+    wrong = PackError(
+        f"{where}: 'task' must be \"fn(...)\" or \"fn(*args, **kwargs)\", naming parameters listed in 'params'"
+    )
+    if not isinstance(template, str):
+        raise wrong
+    try:
+        call = ast.parse(template, mode="eval").body
+    except SyntaxError:
+        raise wrong from None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id not in params:
+        raise wrong
+    if len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Constant) and call.args[0].value is ...:
+        return TaskCall(call.func.id)
+    star = [a.value.id for a in call.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)]
+    double = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
+    if len(star) != len(call.args) or len(double) != len(call.keywords) or len(star) > 1 or len(double) > 1 \
+            or not set(star + double) <= set(params):
+        raise wrong
+    return TaskCall(call.func.id, star[0] if star else "", double[0] if double else None)
 
 
 def _sink_hazard(table: dict, where: str) -> Hazard:
@@ -608,7 +647,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager"), _call_names, "calls"),
+                              "eager", "task"), _call_names, "calls"),
     PackKey("sanitizers", "sanitizers", "tables", "calls returning an owned copy",
             _sanitizers, _extend, ("call", "doc", "kind"), _call_names, "calls", kinded=True),
     _call_list("views", "calls returning an alias of their input"),

@@ -11,7 +11,7 @@ import tomllib
 import pytest
 
 from bufferlint.analysis.frontend.vocabmatch import CallShape, VocabIndex
-from bufferlint.packs import OWNED_IF_KEYS, PACK_KEYS, PackError, Vocabulary, vocabulary_from_dict
+from bufferlint.packs import OWNED_IF_KEYS, PACK_KEYS, PackError, TaskCall, Vocabulary, vocabulary_from_dict
 from bufferlint.show_settings import SECTIONS
 from conftest import REPO
 
@@ -120,3 +120,16 @@ def test_the_docs_key_reference_shows_every_key_and_sub_key() -> None:
     owned_if = {sub for source in reference.get("sources", []) for cond in source.get("owned-if", []) for sub in cond}
     missing += [f"sources.owned-if.{sub}" for sub in OWNED_IF_KEYS if sub not in owned_if]
     assert not missing, f"docs/rule-packs.md's key reference does not show: {', '.join(missing)}"
+
+
+def test_a_sinks_task_template_names_its_parameters() -> None:
+    def task(template: str, params: list[str]):
+        pack = {"sinks": [{"call": "every.sink", "params": params, "task": template}]}
+        return vocabulary_from_dict(pack, "task.toml").sinks[0].task
+
+    assert task("fn(...)", ["fn"]) == TaskCall("fn")
+    assert task("target(*args, **kwargs)", ["target", "args", "kwargs"]) == TaskCall("target", "args", "kwargs")
+    assert task("target(**kwargs)", ["target", "kwargs"]) == TaskCall("target", "", "kwargs")
+    for template, params in [("fn(...)", []), ("fn(*args)", ["fn"]), ("fn(x)", ["fn", "x"]), ("fn(", ["fn"])]:
+        with pytest.raises(PackError, match="'task' must be"):
+            task(template, params)

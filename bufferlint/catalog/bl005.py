@@ -42,7 +42,8 @@ Finds host reads of a tensor produced by a non-blocking device-to-host copy
 `torch.cuda.current_stream().synchronize()`). Host reads are the torch pack's `host-reads`
 (`.tolist()`, `.item()`, `int(t)`, `print(t)`, ...; views such as `.numpy()` or `t[0]` are
 in flight too, and their reads count), truth tests (`if t:`) and
-handing the tensor to a thread pool. The whole program is followed: a helper that issues the
+handing the tensor to a thread pool or a thread, judged by the function it runs when that is
+the project's (one that synchronises before it reads is fine). The whole program is followed: a helper that issues the
 copy and returns the host tensor, a helper that reads a tensor it was given before it
 synchronises. The trace runs from the copy to the read.
 

@@ -21,9 +21,11 @@ from bufferlint.analysis.domain.values import (
     clear_leaf,
     container,
     deep_leaves,
+    in_flight,
     iterate,
     join,
     join_all,
+    map_leaves,
     view_of,
 )
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
@@ -40,6 +42,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition
+from bufferlint.analysis.transfer.call_tasks import judge_task
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.world import ProjectView
 from bufferlint.packs import Shape, SinkSpec, SourceSpec
@@ -304,6 +307,9 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
             payload = join(payload, call.receiver)
     call.note_guard_use(enabler, payload)
     payload = clean(payload, cleaned)
+    if spec.task is not None and spec.hazard.read_on_host and any(in_flight(leaf) for leaf in deep_leaves(payload)):
+        if judge_task(call, spec.task, spec.params):  # the task's summary said when it reads them
+            payload = map_leaves(payload, lambda leaf: None if in_flight(leaf) else leaf)
     if spec.eager:
         note = f"every element is submitted to `{call.name}` up front while the producer advances"
         for value in args.flat(skip=enabler):

@@ -1,0 +1,98 @@
+"""The function a sink runs later (``executor.submit(fn, *args)``), judged by its own
+summary for the device copies in flight it is handed: the task reads such a copy on the host
+when its summary reads that parameter before it synchronises (``event.synchronize()`` first
+and the copy has landed by the time it reads). A task that cannot be resolved to project
+functions is judged at the hand-off instead (the caller then reads the copy, as before)."""
+
+from __future__ import annotations
+
+from bufferlint.analysis.domain.values import Value, deep_leaves, in_flight, map_leaves
+from bufferlint.analysis.frontend.index import FunctionInfo
+from bufferlint.analysis.transfer.call_effects import Record, Report
+from bufferlint.analysis.transfer.call_project import CallEdge, bind, reads_in_flight, targets_static, targets_typed
+from bufferlint.analysis.transfer.call_site import Args, CallSite
+from bufferlint.packs import TaskCall
+
+
+def judge_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> bool:
+    """Judge the copies in flight that ``call`` (a sink with a ``task`` template) hands to
+    the function it runs by that function's summary; False when the function or its
+    arguments are not known here (the caller must then judge them at the hand-off)."""
+    found = task_site(call, task, params)
+    if found is None:
+        return False
+    task_call, targets = found
+    program = call.program
+    step = call.step(f"handed to `{task_call.name}`, which `{call.name}(...)` runs later")
+    for info in targets:
+        call.effects.append(Record("callee", info.qualname))  # judged again once it is summarised
+        program.consider(info)
+        bound = {param: flying for param, value in bind(task_call, info).items() if (flying := _in_flight_part(value))}
+        for param in sorted(bound):
+            program.flow(call.caller, info.qualname, param, False, frozenset(), True)
+        edge = CallEdge(info.qualname, bound, call.assume, step)
+        for reach in program.summary(info.qualname).sinks:
+            if not reach.hazard.about_in_flight:
+                continue
+            for leaf, _payload, _assume, _enablers in edge.through(reach):
+                if reads_in_flight(call, leaf):
+                    site = call.frame.site(call.node, call.name, call.subject(frozenset({leaf})))
+                    call.effects.append(Report(site, leaf.trace + (step,) + reach.trace, reach.hazard))
+    return True
+
+
+def task_site(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> tuple[CallSite, list[FunctionInfo]] | None:
+    """The call the sink makes later, as a call of this function (its callee and arguments),
+    and the project functions it reaches; None when either is not known."""
+    function = _parameter(call, params, task.function)
+    args = _task_arguments(call, task, params)
+    if function is None or args is None or function.leaves:
+        return None
+    node = call.node
+    if function.ref is not None:
+        task_call = CallSite(call.frame, call.stores, node, function.ref, None, None, args, function.ref.rsplit(".", 1)[-1])
+        targets = targets_static(task_call, function.ref)
+    elif function.method is not None and function.bound is not None:
+        task_call = CallSite(call.frame, call.stores, node, None, function.method, function.bound, args, function.method)
+        targets = targets_typed(task_call)
+    else:
+        return None
+    call.effects.extend(task_call.effects)  # demands its argument reader made
+    return (task_call, targets) if targets and not task_call.constructed else None
+
+
+def _parameter(call: CallSite, params: tuple[str, ...], name: str) -> Value | None:
+    return call.args.arg(params.index(name), name)
+
+
+def _task_arguments(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> Args | None:
+    """The arguments the sink passes to the function: the call's own after the function's
+    position (``fn(...)``), or the sink's tuple and mapping parameters."""
+    args = call.args
+    if task.args is None:
+        position = params.index(task.function)
+        if any(starred for _, starred in args.positional[: position + 1]):
+            return None  # which argument is the function is not known
+        positional = list(args.positional[position + 1:])
+        keywords = [(key, value) for key, value in args.keywords if key not in params]
+        return Args(positional, keywords, {})
+    positional_args: list[tuple[Value, bool]] = []
+    if task.args:
+        given = _parameter(call, params, task.args)
+        if given is not None:
+            positional_args = [(item, False) for item in given.items] if given.items is not None else [(given, True)]
+    keyword_args: list[tuple[str | None, Value]] = []
+    if task.kwargs:
+        mapping = _parameter(call, params, task.kwargs)
+        if mapping is not None:
+            keyword_args = [(None, mapping)]
+    return Args(positional_args, keyword_args, {})
+
+
+def _in_flight_part(value: Value) -> Value | None:
+    """The device copies in flight ``value`` holds (where it holds them), or None: the task
+    is judged here for those alone; what else it is handed is the sink's pending work."""
+    if not any(in_flight(leaf) for leaf in deep_leaves(value)):
+        return None
+    return map_leaves(value, lambda leaf: leaf if in_flight(leaf) else None)
+
