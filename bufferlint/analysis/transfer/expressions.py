@@ -345,10 +345,9 @@ class ExpressionEvaluator:
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
         left, right = self.eval(node.left), self.eval(node.right)
-        what = _text(node)
         for operand in (left, right):  # arithmetic on a host tensor reads it on the host now
-            if operand.leaves:
-                self.effects.read_host(node, operand, what)
+            if operand.leaves:  # named only then: unparsing every sum is quadratic in a long one
+                self.effects.read_host(node, operand, _text(node))
         if isinstance(node.op, ast.Add) and any(v.elems is not None or v.items is not None for v in (left, right)):
             return container(join(iterate(left), iterate(right)))
         return EMPTY
