@@ -97,8 +97,11 @@ arguments callers pass to a helper's device parameter, a device a helper returns
 forwarded with `**kwargs` are not followed yet. `pinned.copy_(gpu, non_blocking=True)` makes
 `pinned` in flight when it is known to be host memory (a pinned or CPU allocation in the same
 function); a buffer made elsewhere is not known to be. Any synchroniser counts as covering every copy, even one on an
-unrelated stream. Copies kept in an object's attribute and read by another method, and
-CPU arithmetic on the tensor other than the listed reads (`t + 1`), are not reported.
+unrelated stream; an event a task is handed counts as covering what it is handed. A copy
+kept in an object's attribute by one method and read by another is in flight there until
+the reading method synchronises (the order the methods run in is not known: one that only
+runs after a synchronisation elsewhere is a false alarm). CPU arithmetic on the tensor
+other than the listed reads (`t + 1`) is not reported.
 ''',
     message=(
         "`{sink}` reads on the host a tensor that a non-blocking device-to-host copy may still be "

@@ -200,6 +200,20 @@ class Effects:
             st.flying = st.flying | sites
         self.refresh(value)
 
+    def arrive(self, kept: Value) -> None:
+        """A field read: the copies another method left in flight there (``keep_in_flight``)
+        are in flight here until this function synchronises (no call order is known: the
+        other method may have run just before)."""
+        frame = self.frame
+        st = frame.st
+        if st is None or st.synced:
+            return
+        qualname = frame.info.qualname
+        sites = {leaf.site for leaf in deep_leaves(kept) if isinstance(leaf, Borrow) and leaf.flight}
+        sites = {site for site in sites if site[0] != qualname}  # its own copies: its state knows them
+        if sites - st.flying:
+            st.flying = st.flying | sites
+
     def read_host(self, node: ast.AST, value: Value, what: str) -> None:
         """The host reads the value's bytes now (a hazard if they are still in flight). A
         parameter read before this function synchronises is a reach: the caller decides."""

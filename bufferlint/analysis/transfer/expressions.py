@@ -271,6 +271,8 @@ class ExpressionEvaluator:
                 return join(part, program.field_value(classes, node.attr)) or EMPTY
             declared = program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
             kept = program.field_value(classes, node.attr)  # what other methods stored there
+            if kept is not None:
+                self.effects.arrive(kept)
             if declared or kept is not None:
                 return join(Value(declared=declared), kept) or EMPTY
         if base.leaves or base.types or base.declared or base.alloc:

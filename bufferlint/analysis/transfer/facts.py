@@ -54,6 +54,7 @@ class FunctionFacts:
         self.kept_at: dict[tuple, tuple[Site, TraceStep, str | None]] = {}
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
+        self.flying_fields: list = []  # (owner, attr, value, site): copies in flight kept in fields
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
         # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):

@@ -368,6 +368,7 @@ class FunctionInterpreter:
         if not isinstance(node, ast.Return):
             facts.falsy_returns.append(st.cleaned)
         facts.exit_synced.append(st.synced)
+        self.stores.keep_in_flight()
         waiting = {p.key[1] for p in st.pending if is_stand_in(p)}
         facts.exit_settled.append(facts.stood_in - waiting)
         returned = deep_pending(st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()

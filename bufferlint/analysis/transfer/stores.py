@@ -139,7 +139,7 @@ class Stores:
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow):
                 kept = Value(leaves=frozenset({leaf.with_trace(leaf.trace + (step,))}))
-                frame.program.store_field(info.class_qualname, target.attr, container(kept) if element else kept)
+                self._store_field(info.class_qualname, target.attr, container(kept) if element else kept, leaf)
             elif (info.qualname, leaf.index) in frame.program.hot:
                 self.facts.keep_field(
                     FieldStore(info.class_qualname, target.attr, leaf.index, leaf.path, element, leaf.trace + (step,))
@@ -150,9 +150,28 @@ class Stores:
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow):
                 kept = Value(leaves=frozenset({leaf}))
-                self.frame.program.store_field(owner, attr, container(kept) if element else kept)
+                self._store_field(owner, attr, container(kept) if element else kept, leaf)
             else:  # a parameter of this function: its callers decide
                 self.facts.keep_field(FieldStore(owner, attr, leaf.index, leaf.path, element, leaf.trace))
+
+    def _store_field(self, owner: str, attr: str, kept: Value, leaf: Borrow) -> None:
+        """Keep ``kept`` in the project-wide heap now; a copy in flight only when this
+        function ends with it still in flight (``keep_in_flight``): one it synchronises
+        after storing has landed before any other method can read it."""
+        if leaf.flight:
+            self.facts.flying_fields.append((owner, attr, kept, leaf.site))
+        else:
+            self.frame.program.store_field(owner, attr, kept)
+
+    def keep_in_flight(self) -> None:
+        """The function ends: the copies it stored in fields that are still in flight on
+        this path go to the heap, where the class's other methods read them in flight."""
+        st = self.frame.st
+        if st is None:
+            return
+        for owner, attr, kept, site in self.facts.flying_fields:
+            if site in st.flying:
+                self.frame.program.store_field(owner, attr, kept)
 
     def read_back(self, holder: ast.expr, node: ast.AST) -> None:
         """A container that keeps borrowed views past their step is read: the use (say the
