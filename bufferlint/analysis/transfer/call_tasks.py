@@ -6,6 +6,8 @@ functions is judged at the hand-off instead (the caller then reads the copy, as 
 
 from __future__ import annotations
 
+import ast
+
 from bufferlint.analysis.domain.values import Value, deep_leaves, in_flight, map_leaves
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.transfer.call_effects import Record, Report
@@ -52,13 +54,30 @@ def task_site(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> tuple[
     if function.ref is not None:
         task_call = CallSite(call.frame, call.stores, node, function.ref, None, None, args, function.ref.rsplit(".", 1)[-1])
         targets = targets_static(task_call, function.ref)
-    elif function.method is not None and function.bound is not None:
-        task_call = CallSite(call.frame, call.stores, node, None, function.method, function.bound, args, function.method)
-        targets = targets_typed(task_call)
     else:
-        return None
+        method, bound = _bound_method(call, params, task.function, function)
+        if method is None or bound is None:
+            return None
+        task_call = CallSite(call.frame, call.stores, node, None, method, bound, args, method)
+        targets = targets_typed(task_call)
     call.effects.extend(task_call.effects)  # demands its argument reader made
     return (task_call, targets) if targets and not task_call.constructed else None
+
+
+def _bound_method(call: CallSite, params: tuple[str, ...], name: str, function: Value) -> tuple[str | None, Value | None]:
+    """``obj.method`` passed as the function: its name and receiver, from the value, or from
+    the argument's own expression when the attribute read gave what the object keeps there
+    (``self._write`` of a class whose fields are read through the heap)."""
+    if function.method is not None and function.bound is not None:
+        return function.method, function.bound
+    position = params.index(name)
+    node = call.node
+    expr = next((k.value for k in node.keywords if k.arg == name), None)
+    if expr is None and position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+        expr = node.args[position]
+    if isinstance(expr, ast.Attribute) and id(expr.value) in call.args.values:
+        return expr.attr, call.args.values[id(expr.value)]
+    return None, None
 
 
 def _parameter(call: CallSite, params: tuple[str, ...], name: str) -> Value | None:
