@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from bufferlint.analysis import analyze_project
 from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex
+from bufferlint.packs import builtin_vocabulary
 
 SOURCE = '''\
 import dataclasses
@@ -108,3 +110,44 @@ def test_a_record_constructor_is_the_one_python_writes(index: ProjectIndex, clas
 @pytest.mark.parametrize("name", ["OwnInit", "NoInit", "NotARecord"])
 def test_a_class_whose_init_the_source_writes_is_no_record(index: ProjectIndex, name: str) -> None:
     assert index.record_shape(f"pkg.{name}") is None
+
+
+RECURSIVE = '''\
+from dataclasses import dataclass
+
+MARKER = "_sglang_runai_streamer_tensor"
+
+
+def stream(tensors):
+    for name, tensor in tensors:
+        setattr(tensor, MARKER, True)
+        yield name, tensor
+
+
+@dataclass
+class Meta:
+    inner: object
+    weight: object
+
+
+def build(w, depth):
+    if depth:
+        return Meta(build(w, depth - 1), w)
+    return Meta(None, w)
+
+
+def load(executor, tensors):
+    for name, w in stream(tensors):
+        executor.submit(print, build(w, 3).inner)
+'''
+
+
+def test_a_record_built_from_records_converges(tmp_path: Path) -> None:
+    """A function returning a record that holds its own result nests no deeper than a
+    container may: the summary settles, with no analysis limit hit (vLLM's metadata builders
+    hit it before each part was capped), and the view inside is still followed."""
+    (tmp_path / "meta.py").write_text(RECURSIVE)
+    files = [tmp_path / "meta.py"]
+    result = analyze_project(tmp_path, files, files, builtin_vocabulary())
+    assert result.notices == []
+    assert [(f.rule, f.span.line) for f in result.findings] == [("BL001", 26)]

@@ -9,7 +9,7 @@ record is its own object, and a record that dies in its step keeps nothing.
 
 from __future__ import annotations
 
-from bufferlint.analysis.domain.values import EMPTY, Value, container, evolve, index, join
+from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Value, cap, container, evolve, index, join
 from bufferlint.analysis.transfer.call_site import CallSite
 from bufferlint.analysis.world import IndexView
 
@@ -34,7 +34,10 @@ def construct(call: CallSite, qualname: str) -> Value | None:
             rest = join(rest, index(value, None))
         elif key in names:
             parts[names.index(key)] = value
-    items = tuple(part if part is not None else (rest or EMPTY) for part in parts)
+    # Each part is capped as a container's elements are (``values.cap``): a record built
+    # from the results of calls that return records nests no deeper than any container, so
+    # a summary returning one converges.
+    items = tuple(cap(part if part is not None else rest, MAX_DEPTH - 1) or EMPTY for part in parts)
     record = container(None, items) if items else Value()
     return evolve(record, types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}))
 
