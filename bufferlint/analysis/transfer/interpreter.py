@@ -318,22 +318,23 @@ class FunctionInterpreter:
         if value is None:
             return
         self.effects.settle_owned_by(value)
-        for exit_method in self.project_exits(value):
+        exit_name = "__aexit__" if isinstance(op.node, ast.AsyncWith) else "__exit__"
+        for exit_method in self.project_exits(value, exit_name):
             settled = [s for s in self.program.summary(exit_method).settles if isinstance(s, tuple)]
-            item = cast(ast.With, op.node).items[cast(int, op.extra)]
+            item = cast(ast.With | ast.AsyncWith, op.node).items[cast(int, op.extra)]
             names = {holder_name(e) for e in (item.context_expr, item.optional_vars) if isinstance(e, (ast.Name, ast.Attribute))}
             for _, attr in settled:
                 for name in sorted(n for n in names if n):
                     self.effects.settle_stored(f"{name}.{attr}")
 
-    def project_exits(self, context: Value) -> list[str]:
-        """The ``__exit__`` methods of the project classes a context manager may be; each
-        is analysed, and this function again when its summary changes."""
+    def project_exits(self, context: Value, exit_name: str) -> list[str]:
+        """The ``__exit__`` (``__aexit__``) methods of the project classes a context manager
+        may be; each is analysed, and this function again when its summary changes."""
         index = self.program.index
         found = []
         for type_name in sorted(context.types):
             if type_name in index.classes:
-                exit_method = index.class_method(type_name, "__exit__")
+                exit_method = index.class_method(type_name, exit_name)
                 if exit_method is not None and exit_method in index.functions:
                     self.program.activate(exit_method)
                     self.facts.record("callee", exit_method)
