@@ -33,13 +33,21 @@ class TraceStep:
     fact: tuple = ()
 
 
-def shorter_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | None) -> bool:
-    """Is ``new`` the better trace to show? The shortest, ties broken by content, so that
-    the output does not depend on hash order (stable SARIF and baselines across runs)."""
+# The fact of a step through a call resolved only by method name (``TraceStep.fact``).
+BY_NAME = "by-name"
+
+
+def preferred_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | None) -> bool:
+    """Is ``new`` the better trace to show? The most direct: the fewest calls the engine
+    resolved only by method name (a receiver of unknown type: ``client.weight_iterator()``
+    may reach any class's method, so a path through such guesses is the least certain and
+    rarely the project's main one), then the shortest, ties broken by content, so that the
+    output does not depend on hash order (stable SARIF and baselines across runs)."""
     if old is None:
         return True
-    if len(new) != len(old):
-        return len(new) < len(old)
+    rank = lambda trace: (sum(1 for s in trace if s.fact[:1] == (BY_NAME,)), len(trace))  # noqa: E731
+    if rank(new) != rank(old):
+        return rank(new) < rank(old)
     key = lambda trace: [(str(s.path), s.line, s.note, s.fact) for s in trace]  # noqa: E731
     return key(new) < key(old)
 
@@ -82,6 +90,10 @@ class Finding:
     # floor, have it hand out owned values, copy where it hands them out), in words: what a
     # group of findings sharing that producer offers (bufferlint.grouping). "" without one.
     source_fix: str = ""
+    # How many other paths from a producer the engine found into this site, besides the
+    # trace shown (``preferred_trace``); a lower bound, since paths that meet inside one
+    # function keep one trace.
+    other_paths: int = 0
 
     @property
     def path(self) -> Path:

@@ -379,7 +379,7 @@ def test_json_fix_object(project: Path, monkeypatch: pytest.MonkeyPatch, capsys)
         ],
     }
     assert list(borrowed) == ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
-                             "fix_error", "severity", "group"]
+                             "fix_error", "severity", "group", "other_paths"]
     assert guard["group"] != borrowed["group"]  # no producer in either trace: a group each
     assert (guard["severity"], borrowed["severity"]) == ("error", "error")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint.findings import Finding, Span, TraceStep
+from bufferlint.findings import BY_NAME, Finding, Span, TraceStep, preferred_trace
 from bufferlint.grouping import group_findings, group_ids
 from conftest import run_cli, write
 from test_formats import schema, valid
@@ -225,20 +225,37 @@ class Model:
 
 
 def test_the_trace_is_one_of_the_paths_chosen_the_same_way_every_run(tmp_path: Path) -> None:
-    """Today: the engine keeps one trace per site (the shortest, ties broken by content), so
-    the connector's path is shown however the project's main loader reaches the site."""
+    """One site, one finding, whichever path the analysis met first: the shown trace is the
+    preferred one (``findings.preferred_trace``), the same in every run."""
     write(tmp_path, MAIN_AND_CONNECTOR)
     first = findings_json(tmp_path)["findings"]
     assert [(f["rule"], f["path"], f["line"]) for f in first] == [("BL003", "demo/model.py", 5)]
-    assert [step["path"] for step in first[0]["trace"]][:3] == ["demo/weights.py", "demo/weights.py", "demo/connector.py"]
+    assert [step["path"] for step in first[0]["trace"]][:3] == ["demo/weights.py", "demo/weights.py", "demo/loader.py"]
     assert findings_json(tmp_path)["findings"] == first
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: the engine keeps one trace per value and per reach (the "
-                   "shortest), so neither the project's main path nor the number of other paths is known "
-                   "at the report")
 def test_the_trace_prefers_the_main_entry_and_counts_the_other_paths(tmp_path: Path) -> None:
+    """The connector's path is shorter but goes through ``client.weight_iterator(...)``, a
+    call resolved only by method name: the main path, through direct calls, is shown."""
     write(tmp_path, MAIN_AND_CONNECTOR)
     (finding,) = findings_json(tmp_path)["findings"]
     assert ("demo/loader.py", 14) in [(step["path"], step["line"]) for step in finding["trace"]]
     assert finding["other_paths"] == 1
+
+
+def test_the_other_paths_are_counted_in_the_text_and_after_a_cached_run(tmp_path: Path) -> None:
+    write(tmp_path, MAIN_AND_CONNECTOR)
+    text = run_cli("check", ".", cwd=tmp_path).stdout
+    assert "(the most direct of 2 paths found into this site)" in text
+    proc = run_cli("check", "--format", "json", ".", cwd=tmp_path)  # served by the cache
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["other_paths"] == 1
+
+
+def test_a_trace_through_fewer_calls_resolved_by_name_is_preferred_to_a_shorter_one() -> None:
+    step = lambda line, fact=(): TraceStep(Path("m.py"), line, "", fact)  # noqa: E731
+    direct = (step(1), step(2), step(3), step(4))
+    guessed = (step(1), step(2, (BY_NAME,)), step(3))
+    assert preferred_trace(direct, guessed) and not preferred_trace(guessed, direct)
+    assert preferred_trace(direct[:3], direct) and not preferred_trace(direct, direct[:3])
+    assert preferred_trace(direct, (step(1), step(2), step(3), step(5)))  # ties: by content

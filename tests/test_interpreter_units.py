@@ -122,7 +122,7 @@ def test_an_analysis_leaves_no_cyclic_garbage() -> None:
         gc.enable()
 
 
-def test_a_future_adopted_twice_keeps_the_shorter_trace_in_either_order() -> None:
+def test_a_future_adopted_twice_keeps_the_preferred_trace_in_either_order() -> None:
     """Two futures of a callee can be one pending entry in the caller; which one the caller
     met first follows set order (string hashes), so the shorter trace is kept either way."""
     interpreter = FunctionInterpreter(program().index.functions["m.load"], program())

@@ -10,6 +10,10 @@ ever added, and a breaking change bumps ``version``. Each finding has a ``fix``:
 ``{"applicability", "message", "edits": [{"line", "column", "end_line", "end_column",
 "replacement"}]}`` with 1-based, end-exclusive character positions. ``fix_error`` is null,
 or why a rule that has fixes could not offer one here (LibCST cannot parse the file).
+``trace`` is the most direct path the engine found from a producer to the site (the fewest
+calls resolved only by method name, then the shortest); ``other_paths`` counts the other
+paths it found into the same site (at least that many: paths that meet inside one function
+keep one trace).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ def render(result: AnalysisResult, cwd: Path, *, color: bool = False, root: Path
             "fix_error": f.fix_error,
             "severity": severity(f.rule),
             "group": group_of[id(f)],
+            "other_paths": f.other_paths,
         }
         for f in ordered
     ]

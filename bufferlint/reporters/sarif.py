@@ -121,7 +121,7 @@ def _result(finding: Finding, fingerprint: str, group: str, index: dict[str, int
             "logicalLocations": [{"fullyQualifiedName": finding.function, "kind": kind}],
         }],
         "partialFingerprints": {"primaryLocationLineHash": fingerprint},
-        "properties": {"group": group},
+        "properties": {"group": group, "other_paths": finding.other_paths},
     })
     if finding.trace:
         last = len(finding.trace) - 1

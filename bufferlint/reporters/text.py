@@ -62,7 +62,10 @@ def _group(group: grouping.Group, cwd: Path, color: bool, width: int) -> list[st
         lines += ["  every trace starts the same:", *_steps(shared, cwd, color)]
     lines.append(f"  {count(len(group.findings), 'site')} (each with its trace in `--output-format json` or `sarif`):")
     for finding in group.findings:
-        lines.append("    " + _headline(finding, cwd, color, message=_at_site(finding, group)))
+        at_site = _at_site(finding, group)
+        if finding.other_paths:
+            at_site += f" (the most direct of {finding.other_paths + 1} paths into this site)"
+        lines.append("    " + _headline(finding, cwd, color, message=at_site))
     return lines
 
 
@@ -78,7 +81,10 @@ def _at_site(finding: Finding, group: grouping.Group) -> str:
 def _finding(finding: Finding, cwd: Path, color: bool, width: int) -> list[str]:
     """One finding: its wrapped headline, then its trace."""
     first, *rest = _wrapped(_headline(finding, cwd, False), width, "  ")
-    return [_headline(finding, cwd, color, first), *rest, *_steps(finding.trace, cwd, color)]
+    lines = [_headline(finding, cwd, color, first), *rest, *_steps(finding.trace, cwd, color)]
+    if finding.other_paths:
+        lines.append(_paint(color, _DIM, f"    (the most direct of {finding.other_paths + 1} paths found into this site)"))
+    return lines
 
 
 def _steps(steps: tuple[TraceStep, ...], cwd: Path, color: bool) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bufferlint.analysis.domain.values import EMPTY, WIDENED, ParamRef, Value, deep_leaves
-from bufferlint.findings import Span, TraceStep, shorter_trace
+from bufferlint.findings import Span, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
 
@@ -85,7 +85,7 @@ def keep_best(facts: dict, fact) -> None:
     in their trace) keep the shorter trace, ties broken by content, so that what is kept never
     depends on the order in which the analysis met them (hash seeds, worklist order)."""
     old = facts.get(fact)
-    if old is None or shorter_trace(fact.trace, old.trace):
+    if old is None or preferred_trace(fact.trace, old.trace):
         facts.pop(fact, None)
         facts[fact] = fact
 

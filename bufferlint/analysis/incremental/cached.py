@@ -475,6 +475,7 @@ def _encode_finding(finding: Finding, scan: Scan) -> dict:
         "rule": finding.rule, "span": [scan.key(span.path), span.line, span.column, span.end_line, span.end_column],
         "message": finding.message, "function": finding.function, "subject": finding.subject,
         "fix_error": finding.fix_error, "sink": finding.sink, "kind": finding.kind,
+        "other_paths": finding.other_paths,
         "trace": [[scan.key(s.path), s.line, s.note, _encode_fact(s.fact)] for s in finding.trace],
     }
 
@@ -485,6 +486,7 @@ def _decode_finding(data: dict, root: Path) -> Finding:
         data["rule"], Span(root / path, line, column, end_line, end_column), data["message"], data["function"],
         tuple(TraceStep(root / p, n, note, _decode_fact(fact)) for p, n, note, fact in data["trace"]),
         subject=data["subject"], fix_error=data["fix_error"], sink=data["sink"], kind=data["kind"],
+        other_paths=data["other_paths"],
     )
 
 

@@ -146,6 +146,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     them never analysed (an empty summary): for those only the call edge and the flow of
     the arguments are recorded, and what each argument carries is worked out once."""
     program = call.program
+    call.by_name = by_name
     results: list[Value] = []
     settles: frozenset | None = None
     bounds: list[dict[int, Value]] = []

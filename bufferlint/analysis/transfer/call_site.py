@@ -6,6 +6,7 @@ the call through this and never change the interpreter."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from functools import cached_property
 
 from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, deep_leaves, index
@@ -17,7 +18,7 @@ from bufferlint.analysis.transfer.call_effects import Record
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
 from bufferlint.analysis.world import is_hot
-from bufferlint.findings import TraceStep
+from bufferlint.findings import BY_NAME, TraceStep
 
 
 class Args:
@@ -190,6 +191,9 @@ class CallSite:
         # ``self.m()`` reaching the overrides of ``m`` too: the method the call names, which
         # stands for them all as the function whose value is used (a guard is judged with them)
         self.dispatched_from: str | None = None
+        # Resolved only by method name (the receiver's type is unknown): its steps say so, and
+        # a trace through fewer such guesses is preferred (``findings.preferred_trace``).
+        self.by_name = False
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
         classes = self.program.index.classes
@@ -205,14 +209,19 @@ class CallSite:
     def step(self, note: str) -> TraceStep:
         return self.frame.step(self.node, note)
 
-    # Made once per call, whatever number of project functions it may reach.
+    # Made once per call, whatever number of project functions it may reach (after
+    # ``by_name`` is set: ``apply_project`` sets it before it makes either).
     @cached_property
     def call_step(self) -> TraceStep:
-        return self.step(f"passed to `{self.name}(...)`")
+        return self._project_step(f"passed to `{self.name}(...)`")
 
     @cached_property
     def returned_step(self) -> TraceStep:
-        return self.step(f"returned by `{self.name}(...)`")
+        return self._project_step(f"returned by `{self.name}(...)`")
+
+    def _project_step(self, note: str) -> TraceStep:
+        step = self.step(note)
+        return replace(step, fact=(BY_NAME,)) if self.by_name else step
 
     @cached_property
     def assume(self) -> frozenset:

@@ -26,7 +26,7 @@ from bufferlint.analysis.domain.values import (
 from bufferlint.analysis.frontend.constants import holds_by_default
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
-from bufferlint.findings import TraceStep, shorter_trace
+from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
 
@@ -92,7 +92,7 @@ class Effects:
         if pending in st.pending:
             known = next(p for p in st.pending if p == pending)
             st.pending = st.pending - {known}
-            pending = _with_shorter_traces(known, pending)
+            pending = _with_preferred_traces(known, pending)
         st.pending = st.pending | {pending}
 
     def commit(self, state: State, step: TraceStep | None) -> None:
@@ -368,10 +368,10 @@ class Effects:
             )
 
 
-def _with_shorter_traces(known: Pending, new: Pending) -> Pending:
+def _with_preferred_traces(known: Pending, new: Pending) -> Pending:
     """``known`` (equal to ``new``: equality ignores traces) with each leaf's and the step's
     shorter trace of the two (ties broken by content, so the choice is the same every run)."""
     theirs = {leaf: leaf for leaf in new.leaves}
-    leaves = frozenset(theirs[leaf] if shorter_trace(theirs[leaf].trace, leaf.trace) else leaf for leaf in known.leaves)
-    step = new.step if shorter_trace((new.step,), (known.step,)) else known.step
+    leaves = frozenset(theirs[leaf] if preferred_trace(theirs[leaf].trace, leaf.trace) else leaf for leaf in known.leaves)
+    step = new.step if preferred_trace((new.step,), (known.step,)) else known.step
     return replace(known, leaves=leaves, step=step)

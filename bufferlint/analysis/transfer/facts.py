@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.values import EMPTY, Value
-from bufferlint.findings import TraceStep, shorter_trace
+from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
 
@@ -67,7 +67,7 @@ class FunctionFacts:
     def report(self, site: Site, trace: tuple, hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE) -> None:
         key = (hazard, site)
         old = self.findings.get(key)
-        if shorter_trace(trace, old):
+        if preferred_trace(trace, old):
             self.findings[key] = trace
 
     def add_reach(self, reach: SinkReach) -> None:

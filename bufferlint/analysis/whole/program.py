@@ -36,7 +36,7 @@ from bufferlint.analysis.world import is_hot
 from bufferlint.catalog import rule_for
 from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
-from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, shorter_trace
+from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
@@ -286,42 +286,57 @@ class Program:
                     self.enqueue(caller, later=True)
 
 
-    def propagate_sited(self) -> list[dict]:
+    def propagate_sited(self) -> dict[tuple, set]:
         """Carry reaches with a known report site up the call edges to a fixpoint: where a
-        caller passes a borrowed value, the finding is made (at the site, with the trace)."""
+        caller passes a borrowed value, the finding is made (at the site, with the trace).
+
+        Each function keeps one trace per reach (the preferred one), so the fixpoint's
+        result does not depend on the order it met them; the routes into each site are then
+        read off that result: every call edge where a borrowed value meets a reach that ends
+        there gives one trace. The finding shows the preferred one and counts the others."""
         sited = {q: {reach: reach for reach in o.sited} for q, o in self.outcomes.items()}
         incoming: dict[str, list] = {}
         for caller, outcome in self.outcomes.items():
             for edge in outcome.edges:
                 incoming.setdefault(edge.callee, []).append((caller, edge))
-        found: dict = {}
         queue = deque((q, reach) for q, reaches in sited.items() for reach in reaches)
         composed: dict[tuple, list] = {}  # the composition does not depend on the site or rule
         while queue:
             callee, reach = queue.popleft()
             for caller, edge in incoming.get(callee, ()):
-                key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
-                if key not in composed:
-                    composed[key] = [  # copies in flight from the device: only host reads, never sited
-                        (leaf, assume, reach.materialized and not payload.lazy)
-                        for leaf, payload, assume, _ in edge.through(reach)
-                        if not in_flight(leaf)
-                    ]
-                for leaf, assume, materialized in composed[key]:
-                    trace = leaf.trace + (edge.step,) + reach.trace
+                for leaf, assume, materialized in self._compose(composed, edge, reach):
                     if isinstance(leaf, Borrow):
-                        key = (reach.hazard, reach.site)
-                        if shorter_trace(trace, found.get(key)):
-                            found[key] = trace
-                        continue
-                    new = evolve(reach, param=leaf.index, path=leaf.path, assume=assume, trace=trace, materialized=materialized)
+                        continue  # a route into the site: read off the fixpoint below
+                    new = evolve(reach, param=leaf.index, path=leaf.path, assume=assume,
+                                 trace=leaf.trace + (edge.step,) + reach.trace, materialized=materialized)
                     reaches = sited.setdefault(caller, {})
                     known = reaches.get(new)
-                    if known is None or shorter_trace(new.trace, known.trace):
+                    if known is None or preferred_trace(new.trace, known.trace):
                         reaches.pop(new, None)  # equal reaches compare equal whatever their trace
                         reaches[new] = new
                         queue.append((caller, new))
-        return [found]
+        routes: dict[tuple, set] = {}
+        for callee, reaches in sited.items():
+            for reach in reaches.values():
+                for _, edge in incoming.get(callee, ()):
+                    for leaf, _, _ in self._compose(composed, edge, reach):
+                        if isinstance(leaf, Borrow):
+                            routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + (edge.step,) + reach.trace)
+        return routes
+
+    @staticmethod
+    def _compose(composed: dict[tuple, list], edge, reach) -> list:
+        """What a caller passes along ``edge`` into ``reach``: (leaf, assumptions,
+        materialized) per leaf; copies in flight from the device are only host reads, never
+        sited."""
+        key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
+        if key not in composed:
+            composed[key] = [
+                (leaf, assume, reach.materialized and not payload.lazy)
+                for leaf, payload, assume, _ in edge.through(reach)
+                if not in_flight(leaf)
+            ]
+        return composed[key]
 
 
 class ProjectAnalysis:
@@ -579,23 +594,27 @@ class ProjectAnalysis:
         for qualname, exc in sorted(self.program.failures.items()):
             info = self.program.index.functions[qualname]
             self.error(info.module.path, internal_error(f"{info.display} (line {getattr(info.node, 'lineno', 1)})", exc))
-        best: dict[tuple, tuple] = {}
+        routes: dict[tuple, dict] = {}  # (hazard, span) -> {shown trace: site}
         used_as_guard: set[str] = set()
-        findings = self.program.propagate_sited()
+        for (hazard, site), traces in self.program.propagate_sited().items():
+            for trace in traces:
+                routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
         for outcome in self.program.outcomes.values():
             used_as_guard |= outcome.used_as_guard
-            findings.append(outcome.findings)
-        for found in findings:
-            for (hazard, site), trace in found.items():
-                key = (hazard, site.span)
-                if key not in best or shorter_trace(trace, best[key][1]):
-                    best[key] = (site, trace)
-        for (hazard, _), (site, trace) in best.items():
-            if site.span.path in self.report_files:
+            for (hazard, site), trace in outcome.findings.items():
+                routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
+        for (hazard, span), sites in routes.items():
+            if span.path in self.report_files:
+                best = None
+                for trace in sites:
+                    if preferred_trace(trace, best):
+                        best = trace
+                site = sites[best]
                 code = rule_for(hazard).code
-                self.result.findings.append(
-                    Finding(code, site.span, "", site.function, _dedupe(trace), subject=site.subject, sink=site.sink)
-                )
+                self.result.findings.append(Finding(
+                    code, site.span, "", site.function, best, subject=site.subject, sink=site.sink,
+                    other_paths=len(sites) - 1,
+                ))
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
 
