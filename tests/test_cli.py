@@ -35,7 +35,7 @@ FINDING_SCHEMA = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["rule", "path", "line", "column", "end_line", "end_column", "message", "function", "trace", "fix",
-                             "fix_error", "severity", "group"],
+                             "fix_error", "severity", "group", "other_paths"],
                 "properties": {
                     "rule": {"type": "string", "pattern": "^BL[0-9]{3}$"},
                     "path": {"type": "string", "pattern": "^[^\\\\]+$"},
@@ -90,6 +90,7 @@ FINDING_SCHEMA = {
                     "fix_error": {"type": ["string", "null"]},
                     "severity": {"enum": ["error", "warning"]},
                     "group": {"type": "string", "pattern": "^[0-9a-f]{20}$"},
+                    "other_paths": {"type": "integer", "minimum": 0},
                 },
             },
         },
@@ -335,7 +336,7 @@ def test_json_format(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> 
     assert report["groups"] == [{"id": group, "source": None, "versions": None, "fix": None, "findings": 1}]
     assert report["findings"] == [{
         "rule": "BL001", "path": "pkg/loader.py", "line": 7, "column": 13, "end_line": 7, "end_column": 51,
-        "message": MESSAGE, "function": "pkg.loader:load", "fix_error": None, "severity": "error",
+        "message": MESSAGE, "function": "pkg.loader:load", "fix_error": None, "severity": "error", "other_paths": 0,
         "trace": [
             {"path": "pkg/stream.py", "line": 2, "note": "yields a view of the streamer's reused buffer"},
             {"path": "pkg/loader.py", "line": 6, "note": "bound to 'w'"},
