@@ -51,6 +51,9 @@ class Edge:
     target: int
     test: ast.expr | None = None  # refine the state on this test's truth
     truth: bool = True
+    # A match case's two ways on: into its body (``truth``) or on to the next case (not):
+    # what the pattern (and its guard) tells about the subject is known on each
+    case: ast.match_case | None = None
 
 
 @dataclass
@@ -93,9 +96,12 @@ class _Builder:
         self.blocks.append(block)
         return block.id
 
-    def edge(self, source: int | None, target: int, test: ast.expr | None = None, truth: bool = True) -> None:
+    def edge(
+        self, source: int | None, target: int, test: ast.expr | None = None, truth: bool = True,
+        case: ast.match_case | None = None,
+    ) -> None:
         if source is not None:
-            self.blocks[source].succs.append(Edge(target, test, truth))
+            self.blocks[source].succs.append(Edge(target, test, truth, case))
 
     def start(self, block: int | None) -> None:
         self.current = block
@@ -344,10 +350,10 @@ class _Builder:
                 self.emit(TEST, case.guard)
             test_block = self.current
             body, rest = self.new_block(), self.new_block()
-            self.edge(test_block, body, case.guard, True)
+            self.edge(test_block, body, case.guard, True, case)
             # Without a guard the case may still not match (the next case gets the state
             # from before the binding): the pattern binds only on the body's path.
-            self.edge(test_block, rest, case.guard, False)
+            self.edge(test_block, rest, case.guard, False, case)
             self.start(body)
             self.block(case.body)
             self.edge(self.current, after)

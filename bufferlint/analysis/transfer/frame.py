@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from typing import Any
 
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.summaries import Site
@@ -29,14 +30,16 @@ def node_key(node: ast.AST) -> tuple:
 
 
 class FunctionTables:
-    """What is derived once from a function's tree: its graph, and each loop body's bound names."""
+    """What is derived once from a function's tree: its graph, each loop body's bound names,
+    and the parents and regions inline marker checks evaluate (``guard_inline``)."""
 
-    __slots__ = ("node", "_graph", "loop_names")
+    __slots__ = ("node", "_graph", "loop_names", "inline")
 
     def __init__(self, node: ast.AST) -> None:
         self.node = node
         self._graph: cfg.Graph | None = None
         self.loop_names: dict[ast.AST, set[str]] = {}
+        self.inline: Any = None  # guard_inline.InlineTables, built when first asked
 
     @property
     def graph(self) -> cfg.Graph:

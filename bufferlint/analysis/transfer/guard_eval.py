@@ -116,7 +116,7 @@ class GuardEvaluator(ExpressionFolder):
                     (following if out.how == "fall" else done).append(out.path if out.how == "fall" else out)  # type: ignore[arg-type]
             live = merge(following)
             if len(live) > MAX_PATHS:
-                raise GiveUp(f"more than {MAX_PATHS} paths")
+                raise GiveUp(f"more than {MAX_PATHS} paths", budget=True)
             if not live:
                 break
         return done + [Exit("fall", p) for p in live]
@@ -266,7 +266,7 @@ class GuardEvaluator(ExpressionFolder):
             else:
                 out.append(e)
         if opaque:  # something in the body may raise what a handler catches: not followed
-            pending += [(h, start.fork(False)) for h in stmt.handlers]
+            pending += [(h, self.raised_anywhere(stmt, start)) for h in stmt.handlers]
         for handler, p in pending:
             if handler.name:
                 p.env[handler.name] = BLIND
@@ -280,6 +280,11 @@ class GuardEvaluator(ExpressionFolder):
         return out
 
     stmt_TryStar = stmt_Try
+
+    def raised_anywhere(self, stmt: ast.Try, start: Path) -> Path:
+        """The path into a handler when something opaque in the ``try`` body may have raised:
+        the variables at the ``try``, the path uncertain."""
+        return start.fork(False)
 
     def handler_for(self, handlers: list[ast.ExceptHandler], name: str) -> ast.ExceptHandler | None:
         for handler in handlers:

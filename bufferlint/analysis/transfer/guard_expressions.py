@@ -108,7 +108,7 @@ class ExpressionFolder:
     def tick(self) -> None:
         self.steps += 1
         if self.steps > MAX_STEPS:
-            raise GiveUp(f"more than {MAX_STEPS} steps")
+            raise GiveUp(f"more than {MAX_STEPS} steps", budget=True)
 
     def bind(self, target: ast.expr, value: Abstract, path: Path) -> None:
         if isinstance(target, ast.Name):

@@ -52,10 +52,16 @@ def _returns_value(node: ast.FunctionDef) -> bool:
 
 
 def _touches_markers(frame: Any, node: ast.FunctionDef, calls: CallFacts) -> bool:
-    markers = frame.vocab.markers
-    module = frame.info.module
     if calls.undecided or any(calls.true_proves.values()) or any(calls.false_proves.values()):
         return True
+    return mentions_markers(frame, node)
+
+
+def mentions_markers(frame: Any, node: ast.AST) -> bool:
+    """Does ``node``'s text name a marker (by name, through a module constant or an imported
+    one) or read attributes reflectively (``getattr`` with a computed name, ``vars``)?"""
+    markers = frame.vocab.markers
+    module = frame.info.module
     for child in ast.walk(node):
         if isinstance(child, ast.Constant) and child.value in markers:
             return True

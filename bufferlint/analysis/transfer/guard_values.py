@@ -16,11 +16,13 @@ from typing import Any
 
 
 class GiveUp(Exception):
-    """The evaluation hit a budget, or met a statement it does not model."""
+    """The evaluation hit a budget (``budget``: a cap, told to the user), or met a statement
+    it does not model."""
 
-    def __init__(self, why: str) -> None:
+    def __init__(self, why: str, budget: bool = False) -> None:
         super().__init__(why)
         self.why = why
+        self.budget = budget
 
 
 @dataclass(frozen=True)

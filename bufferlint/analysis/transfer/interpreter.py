@@ -47,8 +47,9 @@ from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
 from bufferlint.analysis.transfer.frame import Frame, node_key
+from bufferlint.analysis.transfer.guard_inline import InlineChecks
 from bufferlint.analysis.transfer.guard_judge import judge
-from bufferlint.analysis.transfer.refine import refine, truth_tested
+from bufferlint.analysis.transfer.refine import assume_clean, refine, truth_tested
 from bufferlint.analysis.transfer.stores import Stores
 from bufferlint.analysis.world import ProjectView
 
@@ -72,6 +73,7 @@ class FunctionInterpreter:
         self.assignment = evaluator.assignment
         self.eval = evaluator.eval
         self.settled_each: dict[tuple, frozenset] = {}  # for loop -> futures pending on a back edge
+        self.inline = InlineChecks(frame, facts.caps)
 
     # -- entry -----------------------------------------------------------------------
 
@@ -177,6 +179,9 @@ class FunctionInterpreter:
                     if refined is None:
                         continue
                     state = refined
+                proven = self.inline.on_edge(state, edge)  # an inline marker check, evaluated
+                if proven:
+                    state = assume_clean(state.copy() if state is out else state, proven)
                 old = entry_states.get(edge.target)
                 # Entry states are never changed in place (a visit works on a copy), so the
                 # first one can be this block's own final state.
@@ -395,9 +400,10 @@ class FunctionInterpreter:
             self.eval(exc)
 
     def op_handler(self, op: cfg.Op) -> None:
-        name = cast(ast.ExceptHandler, op.node).name
-        if name:
-            self.st.vars[name] = EMPTY
+        handler = cast(ast.ExceptHandler, op.node)
+        assume_clean(self.st, self.inline.in_handler(self.st, handler))  # ``except AttributeError`` of a marker read
+        if handler.name:
+            self.st.vars[handler.name] = EMPTY
 
     def op_match_case(self, op: cfg.Op) -> None:
         case = cast(ast.match_case, op.node)

@@ -30,18 +30,24 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value]) ->
         done = value.cond.settles_if_true if branch else value.cond.settles_if_false
         if done:  # ``if tracker.done:``: that work is finished on this branch
             st.pending = frozenset(p for p in st.pending if p.key not in done)
-        facts = value.cond.clean_if_true if branch else value.cond.clean_if_false
-        if facts:
-            st.vars = {k: clean(v, facts) for k, v in st.vars.items()}
-            st.cleaned = st.cleaned | facts
-            tags = fact_tags(facts)
-            st.pending = frozenset(
-                replace(p, leaves=frozenset(filter(None, (clear_leaf(leaf, tags.get(leaf.base)) for leaf in p.leaves))))
-                for p in st.pending
-            )
+        assume_clean(st, value.cond.clean_if_true if branch else value.cond.clean_if_false)
     params = [leaf for leaf in value.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
     if len(params) == 1 and len(value.leaves) == 1:
         st.assume = st.assume | {(params[0].index, branch)}
+    return st
+
+
+def assume_clean(st: State, facts: frozenset[tuple[object, object]]) -> State:
+    """Narrow ``st`` (in place) to the paths where guard ``facts`` hold: the objects they
+    name are not borrowed (for their tags) in its variables and its pending work."""
+    if facts:
+        st.vars = {k: clean(v, facts) for k, v in st.vars.items()}
+        st.cleaned = st.cleaned | facts
+        tags = fact_tags(facts)
+        st.pending = frozenset(
+            replace(p, leaves=frozenset(filter(None, (clear_leaf(leaf, tags.get(leaf.base)) for leaf in p.leaves))))
+            for p in st.pending
+        )
     return st
 
 

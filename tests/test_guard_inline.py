@@ -1,0 +1,95 @@
+"""Inline marker checks by evaluation (``analysis/transfer/guard_inline.py``): what the code
+before a branch proves about a borrowed value on each way out, and that what the evaluation
+follows loosely never proves a value clean (loops run any number of rounds, a budget hit is a
+notice and proves nothing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bufferlint.analysis import analyze_project
+from bufferlint.packs import builtin_vocabulary
+
+HEAD = '''\
+MARKER = "_sglang_runai_streamer_tensor"
+MARKERS = (MARKER, "_other")
+
+
+def stream(tensors):
+    for name, tensor in tensors:
+        setattr(tensor, MARKER, True)
+        yield name, tensor
+
+
+def consume(w):
+    return w.sum()
+
+
+'''
+
+
+def analyse(tmp_path: Path, loader: str):
+    path = tmp_path / "m.py"
+    path.write_text(HEAD + loader, encoding="utf-8")
+    return analyze_project(tmp_path, [path], [path], builtin_vocabulary())
+
+
+def lines(result) -> list[tuple[int, str]]:
+    return sorted((f.span.line - HEAD.count("\n"), f.rule) for f in result.findings)
+
+
+@pytest.mark.parametrize("loop", [
+    # the flag copies the previous round's check: marked after two rounds
+    "        for r in rounds:\n            late = seen\n            seen = getattr(w, MARKER, False)\n",
+    "        while rounds:\n            late = seen\n            seen = getattr(w, MARKER, False)\n            rounds = rounds[1:]\n",
+], ids=["for", "while"])
+def test_a_loop_not_unrolled_runs_any_number_of_rounds(tmp_path: Path, loop: str) -> None:
+    loader = (
+        "def load(pool, tensors, rounds):\n"
+        "    for name, w in stream(tensors):\n"
+        "        seen = late = False\n"
+        + loop +
+        "        if late:\n"
+        "            pool.submit(consume, w)\n"
+        "        else:\n"
+        "            consume(w)\n"
+    )
+    result = analyse(tmp_path, loader)
+    submit = loader.splitlines().index("            pool.submit(consume, w)") + 1
+    assert lines(result) == [(submit, "BL001")]
+
+
+@pytest.mark.parametrize("opaque", ["name.upper()", "name.size"], ids=["call", "attribute"])
+def test_an_opaque_step_in_try_may_raise_after_the_body_changed_a_flag(tmp_path: Path, opaque: str) -> None:
+    loader = (
+        "def load(pool, tensors):\n"
+        "    for name, w in stream(tensors):\n"
+        "        marked = getattr(w, MARKER, False)\n"
+        "        try:\n"
+        "            marked = False\n"
+        f"            {opaque}\n"
+        "        except AttributeError:\n"
+        "            if not marked:\n"
+        "                pool.submit(consume, w)\n"
+    )
+    assert lines(analyse(tmp_path, loader)) == [(9, "BL001")]
+
+
+def test_a_region_over_the_budget_is_a_notice_and_proves_nothing(tmp_path: Path) -> None:
+    filler = "".join(f"        x{i} = {i}\n" for i in range(1200))
+    loader = (
+        "def load(pool, tensors):\n"
+        "    for name, w in stream(tensors):\n"
+        + filler +
+        "        marked = False\n"
+        "        for m in MARKERS:\n"
+        "            if getattr(w, m, False):\n"
+        "                marked = True\n"
+        "        if not marked:\n"
+        "            pool.submit(consume, w)\n"
+    )
+    result = analyse(tmp_path, loader)
+    assert [rule for _, rule in lines(result)] == ["BL001"]
+    assert any("marker check before line" in n and "was not evaluated" in n for n in result.notices), result.notices
