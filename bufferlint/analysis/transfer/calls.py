@@ -143,6 +143,8 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
     if result is not None:
         return result
     result = records.construct(call, qualname)
+    if result is None and qualname in records.REPLACERS:
+        result = records.replaced(call, call.args.arg(0))
     if result is not None:
         return result
     if qualname in DEVICE_CONSTRUCTORS:
@@ -162,6 +164,8 @@ def _dispatch_method(call: CallSite) -> Value:
     if targets:
         return call_project.apply_project(call, targets)
     result = call_language.container_method(call)
+    if result is None and call.method == "_replace":  # a named tuple's copy with fields replaced
+        result = records.replaced(call, call.receiver)
     if result is not None:
         return result
     result = call_packs.vocabulary(call)

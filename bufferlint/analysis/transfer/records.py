@@ -4,7 +4,9 @@
 (``frontend.records``), so the record carries the view wherever it goes: submitted, appended
 to a list kept past the step, unpacked (``name, w = item``), indexed (``item[1]``) or read by
 field (``item.tensor``). Kept as a tuple's parts, not in the heap of class attributes: each
-record is its own object, and a record that dies in its step keeps nothing.
+record is its own object, and a record that dies in its step keeps nothing. A copy with some
+fields replaced (``item._replace(tensor=w)``, ``dataclasses.replace(entry, tensor=w)``) is a
+new record of the same shape.
 """
 
 from __future__ import annotations
@@ -52,3 +54,27 @@ def field_of(index_view: IndexView, base: Value, attr: str) -> Value | None:
     if shape is None or attr not in shape[0] or len(shape[0]) != len(base.items):
         return None
     return base.items[shape[0].index(attr)]
+
+
+REPLACERS = frozenset({"dataclasses.replace", "copy.replace"})  # ``replace(record, **changes)``
+
+
+def replaced(call: CallSite, record: Value | None) -> Value | None:
+    """``item._replace(tensor=w)``, ``dataclasses.replace(entry, tensor=w)``: a new record of
+    ``record``'s shape, the fields named by keyword replaced and the others kept (``**changes``
+    may replace any of them); None when ``record`` is no record of a known shape."""
+    if record is None or record.items is None or len(record.types) != 1:
+        return None
+    (qualname,) = record.types
+    shape = call.program.index.record_shape(qualname)
+    if shape is None or len(shape[0]) != len(record.items):
+        return None
+    names = shape[0]
+    parts = list(record.items)
+    for key, value in call.args.keywords:
+        if key is None:  # which fields: not known here
+            parts = [join(part, index(value, None)) or EMPTY for part in parts]
+        elif key in names:
+            parts[names.index(key)] = value
+    items = tuple(cap(part, MAX_DEPTH - 1) or EMPTY for part in parts)
+    return evolve(container(None, items), types=record.types, alloc=frozenset({call.allocation_site()}))
