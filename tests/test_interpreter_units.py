@@ -7,9 +7,10 @@ import ast
 import gc
 from pathlib import Path
 
+from bufferlint.analysis.domain.conditions import FALSY, IS_NOT, TRUTHY, ParamTest
 from bufferlint.analysis.domain.state import Pending, State
 from bufferlint.analysis.domain.summaries import Site
-from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, const
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, const, join
 from bufferlint.analysis.frontend.index import ModuleInfo
 from bufferlint.analysis.transfer import frame
 from bufferlint.analysis.transfer.frame import tables_of
@@ -72,17 +73,37 @@ def test_the_summary_is_in_terms_of_the_parameters() -> None:
 def test_a_branch_whose_test_is_constant_false_is_unreachable() -> None:
     test = ast.parse("flag", mode="eval").body
     state = State({"flag": const(False)})
-    assert refine(state.copy(), test, True, {id(test): const(False)}) is None
-    refined = refine(state.copy(), test, False, {id(test): const(False)})
+    assert refine(state.copy(), test, True, {id(test): const(False)}, {}) is None
+    refined = refine(state.copy(), test, False, {id(test): const(False)}, {})
     assert refined is not None and refined.vars == state.vars
     negated = ast.parse("not flag", mode="eval").body
-    assert refine(state.copy(), negated, False, {id(negated.operand): const(False)}) is None
+    assert refine(state.copy(), negated, False, {id(negated.operand): const(False)}, {}) is None
 
 
 def test_a_parameter_tested_becomes_an_assumption_on_each_branch() -> None:
     test = ast.parse("x", mode="eval").body
-    state = refine(State(), test, True, {id(test): Value(leaves=frozenset({ParamRef(2)}))})
-    assert state is not None and state.assume == {(2, True)}
+    passed = Value(leaves=frozenset({ParamRef(2)}), param=2)
+    state = refine(State(), test, True, {id(test): passed}, {2: True})
+    assert state is not None and state.assume == {ParamTest(2, TRUTHY, None, True, True)}
+    state = refine(State(), test, False, {id(test): passed}, {})
+    assert state is not None and state.assume == {ParamTest(2, FALSY)}
+
+
+def test_a_parameter_compared_with_a_constant_becomes_an_assumption() -> None:
+    test = ast.parse("x is None", mode="eval").body
+    values = {id(test.left): Value(leaves=frozenset({ParamRef(1)}), param=1), id(test.comparators[0]): const(None)}
+    state = refine(State(), test, False, values, {1: None})
+    assert state is not None and state.assume == {ParamTest(1, IS_NOT, None, True, None)}
+
+
+def test_a_value_that_may_be_something_else_is_no_assumption() -> None:
+    """``to_cpu = plan.to_cpu`` on one path: what is tested is not only what the caller passed."""
+    test = ast.parse("x", mode="eval").body
+    passed = Value(leaves=frozenset({ParamRef(2)}), param=2)
+    joined = join(passed, Value())
+    assert joined.leaves == passed.leaves and joined.param is None
+    state = refine(State(), test, True, {id(test): joined}, {})
+    assert state is not None and state.assume == frozenset()
 
 
 def test_the_graph_is_built_once_per_function_and_kept_off_its_info() -> None:

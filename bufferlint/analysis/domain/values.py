@@ -45,11 +45,12 @@ class Borrow:
     # The producer's borrow kind ("" when no pack names one). A function of the site, so it
     # takes no part in equality or hashing (the order joins meet leaves in stays as it was).
     kind: str = field(default="", compare=False)
-    # A copy in flight only if the function's callers pass a matching value: ``(parameter,
-    # expected, default known, default)`` per condition on a parameter passed on unchanged
-    # (``move(t, device)`` copies to the host when called with "cpu"). Each call decides
-    # (``call_project``); also a function of the site, outside equality like ``kind``.
-    when: tuple = field(default=(), compare=False)
+    # Handed out only if the function's callers pass matching values (``conditions.ParamTest``,
+    # a conjunction): a copy in flight when ``move(t, device)`` is called with "cpu", a view
+    # yielded only when ``clone_tensors`` is false. Each call decides (``call_project``). Part
+    # of equality: the same object handed out on two paths under different conditions is two
+    # leaves, each decided on its own (the facts' disjunction).
+    when: frozenset = frozenset()
 
     @property
     def base(self) -> tuple:
@@ -67,10 +68,14 @@ class Borrow:
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
         return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when)
 
-    def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: tuple = ()) -> "Borrow":
+    def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: frozenset = frozenset()) -> "Borrow":
         """A callee's own borrowed object, re-identified per call site (``when``: what is
         left of its conditions there, in terms of the caller's parameters)."""
         return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when)
+
+    def under(self, when: frozenset) -> "Borrow":
+        """This object, handed out only under these conditions (``Borrow.when``)."""
+        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when)
 
     def cleared_by(self, tags: frozenset) -> bool:
         """Do guard facts with these tags prove this object unborrowed?"""
@@ -93,13 +98,13 @@ class ParamRef:
     @property
     def base(self) -> tuple:
         path = self.path[: self.path.index("view")] if "view" in self.path else self.path
-        return ("p", self.index, _uncleared(path))
+        return ("p", self.index, uncleared(path))
 
     @property
     def identity(self) -> tuple | None:
         if "view" in self.path or WIDENED in self.path:
             return None
-        return ("p", self.index, _uncleared(self.path))
+        return ("p", self.index, uncleared(self.path))
 
     def extend(self, op: object, step: TraceStep | None = None) -> "ParamRef":
         """The part of this parameter one step (``op``) further in. Past ``MAX_PATH`` steps
@@ -127,7 +132,7 @@ class ParamRef:
         return ParamRef(self.index, self.path, trace)
 
 
-def _uncleared(path: tuple) -> tuple:
+def uncleared(path: tuple) -> tuple:
     """The path without its ``Cleared`` steps: the object a marker check inspects."""
     return tuple(op for op in path if not isinstance(op, Cleared)) if _cleared_steps(path) else path
 
@@ -183,6 +188,11 @@ class Value:
     # record (in-flight sites, pending keys), all its ``synchronize()`` waits for. None: not
     # recorded here.
     recorded: frozenset | None = None
+    # The index of the parameter this is, as the caller passed it, on every path: a join
+    # with anything else forgets it (``to_cpu = plan.to_cpu`` on one path). What a call
+    # passes on unchanged, so a callee's condition on it becomes the caller's
+    # (``conditions.exact_parameter``).
+    param: int | None = None
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -257,6 +267,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         collection=a.collection and b.collection,
         host=a.host and b.host,
         recorded=_covered(a.recorded, b.recorded),
+        param=a.param if a.param == b.param else None,
     )
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from bufferlint.packs import ArgCondition
 
 # Calls whose value is a device, by qualified name: ``torch.device("cuda", 0)`` is "cuda:0".
 DEVICE_CONSTRUCTORS = frozenset({"torch.device"})
@@ -61,14 +60,3 @@ def static_constant(node: ast.expr, resolve: Resolve, callee: Callable[[ast.expr
         device = fold_device(positional, keywords)
         return (True, device) if device is not None else (False, None)
     return False, None
-
-
-def holds(expected: object, value: object) -> bool:
-    """Does ``value`` satisfy a pack condition that wants ``expected`` (``'cpu*'`` by prefix)?"""
-    return ArgCondition("", expected).accepts(value)
-
-
-def holds_by_default(when: tuple) -> bool:
-    """Do a copy's conditions on its function's parameters (``Borrow.when``) hold when the
-    callers leave those parameters to their defaults? How the function judges it itself."""
-    return all(known and holds(expected, default) for _, expected, known, default in when)

@@ -18,6 +18,7 @@ import hashlib
 from pathlib import Path, PurePath
 
 from bufferlint.analysis.transfer.call_project import CallEdge
+from bufferlint.analysis.domain.conditions import ParamTest
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import FieldStore, SinkReach, Site, Summary
 from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Value
@@ -25,7 +26,7 @@ from bufferlint.findings import Span, TraceStep
 from bufferlint.hazards import Hazard
 
 CLASSES = {cls.__name__: cls for cls in (
-    Borrow, Cleared, Cond, ParamRef, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
+    Borrow, Cleared, Cond, ParamRef, ParamTest, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
 )}
 FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in CLASSES.items()}
 
@@ -73,7 +74,7 @@ class Encoder:
         elif isinstance(value, Hazard):
             row = {"z": value.name}
         elif isinstance(value, CallEdge):
-            row = {"e": [self.encode(value.callee), self.encode(value.bound), self.encode(value.assume), self.encode(value.step)]}
+            row = {"e": [self.encode(getattr(value, f)) for f in CallEdge.__slots__]}
         elif type(value).__name__ in CLASSES and type(value) is CLASSES[type(value).__name__]:
             name = type(value).__name__
             row = {"c": name, "f": [self.encode(getattr(value, f)) for f in FIELDS[name]]}

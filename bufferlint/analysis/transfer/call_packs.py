@@ -28,6 +28,7 @@ from bufferlint.analysis.domain.values import (
     map_leaves,
     view_of,
 )
+from bufferlint.analysis.domain.conditions import MATCHES, ParamTest
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -199,7 +200,7 @@ def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
     return join(join(rest, receiver), copy)
 
 
-def parameter_conditions(call: CallSite, pattern) -> tuple:
+def parameter_conditions(call: CallSite, pattern) -> frozenset:
     """The conditions of ``pattern`` that this function's callers decide (``Borrow.when``):
     a value condition (a device, not a flag) on one of its parameters passed on unchanged."""
     when = []
@@ -207,8 +208,8 @@ def parameter_conditions(call: CallSite, pattern) -> tuple:
         how, value = call.argument(condition.key, condition.position)
         if how == "parameter" and isinstance(value, tuple) and not isinstance(condition.value, bool):
             index, known, default = value
-            when.append((index, condition.value, known, default))
-    return tuple(when)
+            when.append(ParamTest(index, MATCHES, condition.value, known, default))
+    return frozenset(when)
 
 
 def argument_origins(call: CallSite, pattern) -> str:
@@ -298,7 +299,7 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
         if enabler is not None:
             if enabler.has_const and not enabler.const:
                 return EMPTY
-            assume, cleaned = enabling_condition(enabler)
+            assume, cleaned = enabling_condition(enabler, call.frame.defaults)
     if spec.payload == "receiver":
         payload = call.receiver or EMPTY
     else:

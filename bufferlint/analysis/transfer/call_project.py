@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import Iterable
 
+from bufferlint.analysis.domain.conditions import TRUTHY, decide_at_call, holds_by_default
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Site, Summary
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
     Cond,
+    Leaf,
     ParamRef,
     Value,
     checked,
@@ -29,7 +32,6 @@ from bufferlint.analysis.domain.values import (
     map_leaves,
     resolve,
 )
-from bufferlint.analysis.frontend.constants import holds, holds_by_default
 from bufferlint.analysis.frontend.index import FunctionInfo, base_name
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
@@ -44,7 +46,7 @@ from bufferlint.analysis.transfer.call_effects import (
     SettleStored,
     Synchronize,
 )
-from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins, own_parameter
+from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins
 from bufferlint.analysis.world import ProjectView
 from bufferlint.findings import TraceStep
 
@@ -177,7 +179,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
                 program.activate(info.qualname)  # it may wait for the futures it is given
         bounds.append(bound)
         if summary is EMPTY_SUMMARY:
-            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, call.call_step)))
+            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, call.call_step, call.frame.defaults)))
             settles = frozenset()
             if not results or results[-1] is not EMPTY:
                 results.append(EMPTY)  # it returns nothing borrowed, and no guard fact: the join keeps none
@@ -276,7 +278,7 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     """``exact``: the call surely goes to ``info``; what it does to its receiver's
     containers (emptying them) is only taken from a call that surely does."""
     call_step = call.call_step
-    edge = CallEdge(info.qualname, bound, call.assume, call_step)
+    edge = CallEdge(info.qualname, bound, call.assume, call_step, call.frame.defaults)
     call.effects.append(Record("edge", edge))
     for reach in summary.sinks:
         _apply_reach(call, edge, reach)
@@ -382,34 +384,38 @@ def _future_key(callkey: tuple, key: tuple) -> tuple:
 
 class CallEdge:
     """A call of a project function with its bound arguments: how the callee's reaches
-    (summary ones now, reported-site ones in the program's final propagation) come back."""
+    (summary ones now, reported-site ones in the program's final propagation) come back.
+    ``defaults``: the caller's parameters' defaults, for the callee's conditions on what
+    the caller passes on."""
 
-    __slots__ = ("callee", "bound", "assume", "step")
+    __slots__ = ("callee", "bound", "assume", "step", "defaults")
 
-    def __init__(self, callee: str, bound: dict, assume: frozenset, step: TraceStep) -> None:
-        self.callee, self.bound, self.assume, self.step = callee, bound, assume, step
+    def __init__(self, callee: str, bound: dict, assume: frozenset, step: TraceStep, defaults: dict) -> None:
+        self.callee, self.bound, self.assume, self.step, self.defaults = callee, bound, assume, step, defaults
 
-    def through(self, reach):
+    def through(self, reach, passed: dict | None = None):
         """For each leaf of the argument the reach's path selects: (leaf, payload, the
-        caller's assumptions, the values that enabled the sink)."""
+        caller's assumptions, the values that enabled the sink). Nothing when the arguments
+        rule the reach's conditions out (a constant, or the default of a parameter the call
+        leaves out); a condition on what the caller passes on becomes the caller's.
+        ``passed``: every argument of the call, when ``bound`` holds only some parts."""
         cleaned: frozenset = frozenset()
-        assume = set(self.assume)
+        passed = self.bound if passed is None else passed
+        here = decide_at_call(reach.assume, passed, self.defaults)
+        if here is None:
+            return
         enablers = []
-        for param, truth in reach.assume:
-            actual = self.bound.get(param)
-            if actual is None:
-                continue
-            if actual.has_const and bool(actual.const) != truth:
-                return
-            if truth:
-                enablers.append(actual)
-                extra_assume, extra_clean = enabling_condition(actual)
-                assume |= extra_assume
-                cleaned |= extra_clean
+        for test in reach.assume:
+            actual = passed.get(test.param)
+            if test.test == TRUTHY and actual is not None and not actual.has_const:
+                enablers.append(actual)  # a guard's verdict passed as the switch cleans what it saw
+                cleaned |= enabling_condition(actual, self.defaults)[1]
+        assume = self.assume | here
         actual = self.bound.get(reach.param)
         if actual is None:
             return
         payload = clean(resolve(actual, reach.path), cleaned)
+        leaves: Iterable[Leaf]
         if reach.materialized and payload.lazy and reach.kept is not None:
             leaves = (  # the parts of the stream's elements that were kept
                 leaf for sub in reach.kept for leaf in deep_leaves(resolve(payload.elems or EMPTY, sub), through_lazy=True)
@@ -421,7 +427,7 @@ class CallEdge:
         else:
             leaves = deep_leaves(payload)
         for leaf in set(leaves):
-            yield leaf, payload, frozenset(assume), enablers
+            yield leaf, payload, assume, enablers
 
 
 def by_name_summary(program: ProjectView, qualname: str, summary: Summary) -> Summary:
@@ -457,7 +463,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         elif not leaf.when:
             own.add(leaf.at_call(callkey, leaf.trace + (step,)))
         else:
-            when = _conditions_here(leaf.when, bound, defaults)
+            when = decide_at_call(leaf.when, bound, defaults)
             if when is not None:
                 own.add(leaf.at_call(callkey, leaf.trace + (step,), when))
     elems = _instantiate(value.elems, bound, step, callkey, defaults) if value.elems is not None else None
@@ -475,27 +481,6 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),
     )
     return join_all([base] + extra)
-
-
-def _conditions_here(when: tuple, bound: dict[int, Value], defaults: dict) -> tuple | None:
-    """A callee's copy conditional on its parameters (``Borrow.when``) at this call: None
-    when an argument rules it out (or is not known: a device not known is the accelerator's),
-    else the conditions left, on this function's own parameters passed on."""
-    left = []
-    for index, expected, known, default in when:
-        actual = bound.get(index)
-        if actual is None:
-            if not (known and holds(expected, default)):
-                return None
-        elif actual.has_const:
-            if not holds(expected, actual.const):
-                return None
-        else:
-            passed_on = own_parameter(actual)
-            if passed_on is None:
-                return None
-            left.append((passed_on, expected, passed_on in defaults, defaults.get(passed_on)))
-    return tuple(left)
 
 
 def _append_trace(value: Value, steps: tuple) -> Value:

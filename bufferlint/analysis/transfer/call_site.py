@@ -9,6 +9,7 @@ import ast
 from dataclasses import replace
 from functools import cached_property
 
+from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, deep_leaves, index
 from bufferlint.analysis.frontend.constants import fold_device
 from bufferlint.analysis.frontend.index import FunctionInfo
@@ -279,17 +280,16 @@ class CallSite:
 
 
 def own_parameter(value: Value | None) -> int | None:
-    """The index of the parameter ``value`` is, unchanged (not a part or a view of it)."""
-    if value is None or value.has_const or len(value.leaves) != 1:
-        return None
-    (leaf,) = value.leaves
-    return leaf.index if isinstance(leaf, ParamRef) and leaf.path == () else None
+    """The index of the parameter ``value`` is, as the caller passed it (not a part or a view
+    of it, not reassigned on some path): ``conditions.exact_parameter``."""
+    return exact_parameter(value)
 
 
-def enabling_condition(enabler: Value) -> tuple[frozenset, frozenset]:
+def enabling_condition(enabler: Value, defaults: dict[int, object]) -> tuple[frozenset, frozenset]:
     """What an argument that switches the async path on tells: a guard's verdict cleans the
-    values it inspected; a parameter becomes an assumption of the summary."""
+    values it inspected; a parameter passed on becomes a condition of the summary (true, or
+    its default ``defaults`` says it is when the caller passes nothing)."""
     cleaned = enabler.cond.clean_if_true if enabler.cond is not None else frozenset()
-    params = [leaf for leaf in enabler.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
-    assume = frozenset({(params[0].index, True)}) if len(params) == 1 and len(enabler.leaves) == 1 else frozenset()
+    param = exact_parameter(enabler)
+    assume = frozenset({ParamTest(param, TRUTHY).on(param, defaults)}) if param is not None else frozenset()
     return assume, cleaned

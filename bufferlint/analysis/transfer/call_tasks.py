@@ -29,14 +29,15 @@ def judge_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> bool:
     for info in targets:
         call.effects.append(Record("callee", info.qualname))  # judged again once it is summarised
         program.consider(info)
-        bound = {param: flying for param, value in bind(task_call, info).items() if (flying := _in_flight_part(value))}
+        passed = bind(task_call, info)
+        bound = {param: flying for param, value in passed.items() if (flying := _in_flight_part(value))}
         for param in sorted(bound):
             program.flow(call.caller, info.qualname, param, False, frozenset(), True)
-        edge = CallEdge(info.qualname, bound, call.assume, step)
+        edge = CallEdge(info.qualname, bound, call.assume, step, call.frame.defaults)
         for reach in program.summary(info.qualname).sinks:
             if not reach.hazard.about_in_flight:
                 continue
-            for leaf, _payload, _assume, _enablers in edge.through(reach):
+            for leaf, _payload, _assume, _enablers in edge.through(reach, passed):
                 if reads_in_flight(call, leaf):
                     site = call.frame.site(call.node, call.name, call.subject(frozenset({leaf})))
                     call.effects.append(Report(site, leaf.trace + (step,) + reach.trace, reach.hazard))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.state import Pending, State, is_stand_in
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
@@ -23,7 +24,6 @@ from bufferlint.analysis.domain.values import (
     landed_leaf,
     map_leaves,
 )
-from bufferlint.analysis.frontend.constants import holds_by_default
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.findings import TraceStep, preferred_trace

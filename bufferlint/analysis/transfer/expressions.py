@@ -368,10 +368,10 @@ class ExpressionEvaluator:
         before = frame.st
         if before is None:
             return EMPTY
-        frame.st = refine(before.copy(), node.test, True, tested)
+        frame.st = refine(before.copy(), node.test, True, tested, frame.defaults)
         body = self.eval(node.body) if frame.st is not None else None
         then_state = frame.st
-        frame.st = refine(before.copy(), node.test, False, tested)
+        frame.st = refine(before.copy(), node.test, False, tested, frame.defaults)
         orelse = self.eval(node.orelse) if frame.st is not None else None
         frame.st = join_states(then_state, frame.st) or before
         return join(body, orelse) or EMPTY
@@ -404,6 +404,8 @@ class ExpressionEvaluator:
     def add_yield(self, value: Value, node: ast.AST) -> None:
         step = self.frame.step(node, "yielded to the caller")
         value = map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + (step,)))
+        if self.frame.st is not None:
+            value = self.facts.handed_back(value, self.frame.st.assume)
         self.facts.yields = join(self.facts.yields, value)
         self.effects.commit_all(step)
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
-from bufferlint.analysis.domain.values import EMPTY, Value
+from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
+from bufferlint.analysis.domain.values import EMPTY, Borrow, Value, map_leaves
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -32,7 +33,8 @@ class FunctionFacts:
     of its parameters into sinks, its findings, and what the project-wide analysis needs
     to know of it (callees, demands, call edges, guard uses)."""
 
-    def __init__(self) -> None:
+    def __init__(self, display: str) -> None:
+        self.display = display  # the function, as notices name it
         self.returns: Value | None = None
         self.yields: Value | None = None
         self.truthy_returns: list[frozenset] = []
@@ -72,8 +74,42 @@ class FunctionFacts:
 
     def add_reach(self, reach: SinkReach) -> None:
         """A reach whose report site is known does not change how callers are analysed: it
-        is propagated after the fixpoint (``Program.propagate_sited``), not in the summary."""
+        is propagated after the fixpoint (``Program.propagate_sited``), not in the summary.
+        Its conditions are bounded here (``conditions.bounded``)."""
+        assume, cut = bounded(reach.assume)
+        if cut:
+            self.conditions_cut()
+            reach = replace(reach, assume=assume)
         keep_best(self.sited if reach.site is not None else self.sinks, reach)
+
+    def handed_back(self, value: Value, assume: frozenset) -> Value:
+        """``value`` returned or yielded on a path that assumed ``assume`` of the parameters:
+        the function's own borrowed objects in it are handed out only under those conditions
+        (``Borrow.when``), which each call decides."""
+        if not assume:
+            return value
+        cut = False
+
+        def conditional(leaf):
+            nonlocal cut
+            if not isinstance(leaf, Borrow):
+                return leaf
+            when, dropped = bounded(leaf.when | assume)
+            cut = cut or dropped
+            return leaf.under(when)
+
+        value = map_leaves(value, conditional)
+        if cut:
+            self.conditions_cut()
+        return value
+
+    def conditions_cut(self) -> None:
+        note = (
+            f"{self.display}: a fact depends on more than {MAX_CONDITIONS} conditions on the parameters; only "
+            f"{MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
+        )
+        if note not in self.caps:
+            self.caps.append(note)
 
     def keep_field(self, store: FieldStore) -> None:
         keep_best(self.field_stores, store)

@@ -66,7 +66,7 @@ class FunctionInterpreter:
         self.info = info
         self.program = program
         self.frame = frame = Frame(info, program)
-        self.facts = facts = FunctionFacts()
+        self.facts = facts = FunctionFacts(info.display)
         self.effects = effects = Effects(frame, facts)
         self.stores = stores = Stores(frame, facts, effects)
         self.evaluator = evaluator = ExpressionEvaluator(frame, facts, effects, stores, self.apply)
@@ -100,9 +100,9 @@ class FunctionInterpreter:
         for i, name in enumerate(info.params):
             key = parameter_key(i)
             declared = self.evaluator.declared_types(annotations.get(name))
-            value = Value(leaves=frozenset({ParamRef(i)}), declared=declared, pending=frozenset({key}))
+            value = Value(leaves=frozenset({ParamRef(i)}), declared=declared, pending=frozenset({key}), param=i)
             if i == 0 and info.binds_receiver and info.class_qualname:
-                value = Value(leaves=value.leaves, types=frozenset({info.class_qualname}))
+                value = Value(leaves=value.leaves, types=frozenset({info.class_qualname}), param=i)
                 stand_ins.extend(
                     Pending(field_key(attr), frozenset(), None, frozenset(), None, stored_in=frozenset({f"{name}.{attr}"}))  # type: ignore[arg-type]
                     for attr in self.waited_fields()
@@ -175,7 +175,7 @@ class FunctionInterpreter:
             for edge in block.succs:
                 state = out  # joining makes a new state; only a refinement needs a copy first
                 if edge.test is not None:
-                    refined = refine(out.copy(), edge.test, edge.truth, tested or {})
+                    refined = refine(out.copy(), edge.test, edge.truth, tested or {}, frame.defaults)
                     if refined is None:
                         continue
                     state = refined
@@ -354,7 +354,7 @@ class FunctionInterpreter:
             return
         facts = self.facts
         self.effects.hand_back_stale(stmt.value, value, stmt)
-        facts.returns = join(facts.returns, self.effects.landed(value))
+        facts.returns = join(facts.returns, facts.handed_back(self.effects.landed(value), st.assume))
         truthy = not (value.has_const and not value.const)
         falsy = not (value.has_const and value.const)
         cond = value.cond or Cond()
@@ -452,7 +452,7 @@ class FunctionInterpreter:
     def stmt_Assert(self, stmt: ast.Assert) -> None:
         _, recorded = self.evaluator.eval_fresh(stmt.test)
         if self.frame.st is not None:
-            self.frame.st = refine(self.frame.st, stmt.test, True, recorded)
+            self.frame.st = refine(self.frame.st, stmt.test, True, recorded, self.frame.defaults)
 
     def stmt_Import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         for name, qualname in import_bindings(self.frame.module, stmt).items():

@@ -6,20 +6,27 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State
-from bufferlint.analysis.domain.values import ParamRef, Value, clean, clear_leaf, fact_tags
+from bufferlint.analysis.domain.conditions import EQ, FALSY, IS, IS_NOT, NE, TRUTHY, ParamTest, exact_parameter
+from bufferlint.analysis.domain.values import Value, clean, clear_leaf, fact_tags
 
 
-def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value]) -> State | None:
+def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], defaults: dict[int, object]) -> State | None:
     """Narrow ``st`` (in place) to the paths where ``test`` has the given truth value, using
     the values its parts evaluated to (``values``: recorded when the test ran). None: no
-    path has it (the branch is unreachable)."""
+    path has it (the branch is unreachable). A test of a parameter as the caller passed it
+    becomes an assumption of the path (``State.assume``; ``defaults``: the parameters'
+    defaults), which the facts made on it carry to each call."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return refine(st, test.operand, not branch, values)
+        return refine(st, test.operand, not branch, values, defaults)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == branch:
         for operand in test.values:
-            refined = refine(st, operand, branch, values)
+            refined = refine(st, operand, branch, values, defaults)
             if refined is None:
                 return None
+        return st
+    compared = parameter_compared(test, values, defaults)
+    if compared is not None:
+        st.assume = st.assume | {compared if branch else compared.negate()}
         return st
     value = values.get(id(test))
     if value is None:
@@ -31,9 +38,9 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value]) ->
         if done:  # ``if tracker.done:``: that work is finished on this branch
             st.pending = frozenset(p for p in st.pending if p.key not in done)
         assume_clean(st, value.cond.clean_if_true if branch else value.cond.clean_if_false)
-    params = [leaf for leaf in value.leaves if isinstance(leaf, ParamRef) and leaf.path == ()]
-    if len(params) == 1 and len(value.leaves) == 1:
-        st.assume = st.assume | {(params[0].index, branch)}
+    param = exact_parameter(value)
+    if param is not None:
+        st.assume = st.assume | {ParamTest(param, TRUTHY if branch else FALSY).on(param, defaults)}
     return st
 
 
@@ -49,6 +56,26 @@ def assume_clean(st: State, facts: frozenset[tuple[object, object]]) -> State:
             for p in st.pending
         )
     return st
+
+
+def parameter_compared(test: ast.expr, values: dict[int, Value], defaults: dict[int, object]) -> ParamTest | None:
+    """``flag is None``, ``mode == "copy"``, ``mode != "copy"``: a parameter compared with a
+    constant (``is`` only with None, True or False), as a test of the parameter."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    kinds = {ast.Is: IS, ast.IsNot: IS_NOT, ast.Eq: EQ, ast.NotEq: NE}
+    kind = kinds.get(type(test.ops[0]))
+    left, right = values.get(id(test.left)), values.get(id(test.comparators[0]))
+    if kind is None or left is None or right is None:
+        return None
+    param, other = exact_parameter(left), right
+    if param is None:
+        param, other = exact_parameter(right), left
+    if param is None or not other.has_const:
+        return None
+    if kind in (IS, IS_NOT) and not (other.const is None or isinstance(other.const, bool)):
+        return None
+    return ParamTest(param, kind, other.const).on(param, defaults)
 
 
 def truth_tested(test: ast.expr) -> list[ast.expr]:

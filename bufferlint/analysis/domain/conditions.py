@@ -1,0 +1,149 @@
+"""Conditions on what a caller passes: the flags and parameter defaults a summary's facts
+depend on.
+
+A fact of a summary may hold only when a parameter has some value: a producer that copies
+unless told not to (``if to_cpu or clone_tensors: yield t.clone() else: yield t``) hands
+out a borrowed view only when both flags are false; a helper that submits only ``if
+use_pool:`` reaches the pool only when its caller turns it on; a device copy lands on the
+host only when the device passed is one. Each such fact carries its ``ParamTest``s (a
+conjunction), and every call decides them with what it passes: a constant decides, a
+parameter of the caller passed on unchanged becomes the same test of the caller's
+parameter (with the caller's default), nothing passed is the parameter's default, and
+anything else is not known. A test not known is taken as may-hold (the hazard may
+happen), except a device's: a device not known is the accelerator's (``MATCHES``).
+
+The tests come from the function's own branches (``refine``: truthiness, ``not``, the
+operands of ``and``/``or`` where they must all agree, ``is None``, ``==`` a constant) and
+from the packs' argument conditions on a parameter passed on (``call_packs``). A fact keeps
+at most ``MAX_CONDITIONS`` of them (``bounded``, where a summary's fact is made); dropping one only makes the fact hold
+more often, and the analysis reports that it did (a notice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from bufferlint.analysis.domain.values import ParamRef, Value, uncleared
+from bufferlint.packs import ArgCondition
+
+# The tests a branch can make of a parameter, and the packs' argument conditions.
+TRUTHY = "truthy"
+FALSY = "falsy"
+IS = "is"  # ``is`` a singleton: None, True, False
+IS_NOT = "is not"
+EQ = "=="
+NE = "!="
+MATCHES = "matches"  # a pack argument condition (``device@0='cpu*'``)
+
+NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
+
+# The most conditions one fact keeps: nested branches on many flags, or conditions composed
+# through long chains of helpers, stay bounded (the summary's lattice stays finite).
+MAX_CONDITIONS = 8
+
+
+@dataclass(frozen=True)
+class ParamTest:
+    """A test of what the caller passes for parameter ``param`` (``operand``: the constant
+    compared with, or a pack condition's expected value), with the parameter's default
+    when one is known (``default_known``), which decides it at a call that passes nothing."""
+
+    param: int
+    test: str
+    operand: object = None
+    default_known: bool = False
+    default: object = None
+
+    def decide(self, value: object) -> bool:
+        """Does the test hold for this constant argument?"""
+        test, operand = self.test, self.operand
+        if test == MATCHES:
+            return ArgCondition("", operand).accepts(value)
+        if test in (TRUTHY, FALSY):
+            return bool(value) == (test == TRUTHY)
+        if test in (IS, IS_NOT):
+            return (value is operand or (value == operand and type(value) is type(operand))) == (test == IS)
+        try:
+            return bool(value == operand) == (test == EQ)
+        except Exception:  # a constant whose comparison raises decides nothing: may hold
+            return True
+
+    @property
+    def unknown_holds(self) -> bool:
+        """May the test hold for an argument not known? Yes, except a device's: a device not
+        known is the accelerator's, where a pack's host-device condition does not hold."""
+        return self.test != MATCHES
+
+    def by_default(self) -> bool:
+        """Does the test hold at a call that leaves the parameter to its default?"""
+        return self.decide(self.default) if self.default_known else self.unknown_holds
+
+    def on(self, param: int, defaults: dict[int, object]) -> "ParamTest":
+        """The same test of the caller's parameter ``param``, passed on unchanged."""
+        return ParamTest(param, self.test, self.operand, param in defaults, defaults.get(param))
+
+    def negate(self) -> "ParamTest | None":
+        test = NEGATED.get(self.test)
+        return None if test is None else ParamTest(self.param, test, self.operand, self.default_known, self.default)
+
+    def describe(self, name: str) -> str:
+        """The test as the code would write it (``clone_tensors is None``), for traces."""
+        if self.test == TRUTHY:
+            return name
+        if self.test == FALSY:
+            return f"not {name}"
+        if self.test == MATCHES:
+            return f"{name} matching {self.operand!r}"
+        return f"{name} {self.test} {self.operand!r}"
+
+
+def sort_key(test: ParamTest) -> tuple:
+    return (test.param, test.test, repr(test.operand))
+
+
+def bounded(tests: frozenset) -> tuple[frozenset, bool]:
+    """At most ``MAX_CONDITIONS`` of these tests, and whether some were dropped (the first
+    by parameter and test are kept: the same whatever the order they were met in)."""
+    if len(tests) <= MAX_CONDITIONS:
+        return tests, False
+    return frozenset(sorted(tests, key=sort_key)[:MAX_CONDITIONS]), True
+
+
+def exact_parameter(value: Value | None) -> int | None:
+    """The index of the parameter ``value`` is, as the caller passed it, on every path (not a
+    part or a view of it, not reassigned on some path: ``Value.param``)."""
+    if value is None or value.param is None or value.has_const or not value.leaves:
+        return None
+    for leaf in value.leaves:
+        if not (isinstance(leaf, ParamRef) and leaf.index == value.param and uncleared(leaf.path) == ()):
+            return None
+    return value.param
+
+
+def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults: dict[int, object]) -> frozenset | None:
+    """A callee's conditions at one call (``bound``: its arguments by parameter): None when
+    the arguments rule the fact out, else the conditions left, on the caller's own
+    parameters passed on (``defaults``: the caller's parameters' defaults)."""
+    left = []
+    for test in tests:
+        actual = bound.get(test.param)
+        if actual is None:
+            if not test.by_default():
+                return None
+        elif actual.has_const:
+            if not test.decide(actual.const):
+                return None
+        else:
+            passed_on = exact_parameter(actual)
+            if passed_on is not None:
+                left.append(test.on(passed_on, defaults))
+            elif not test.unknown_holds:
+                return None
+    return frozenset(left)
+
+
+def holds_by_default(tests: Iterable[ParamTest]) -> bool:
+    """Do these conditions on a function's own parameters hold when its callers leave them to
+    their defaults? How the function judges a copy in flight of its own."""
+    return all(test.by_default() for test in tests)

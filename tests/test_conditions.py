@@ -1,0 +1,69 @@
+"""Conditions on what a caller passes (``analysis/domain/conditions.py``): each call decides
+a callee's conditions with the constant it passes, the parameter's default when it passes
+none, the caller's own parameter when it passes that on, and may-hold otherwise."""
+
+from __future__ import annotations
+
+from bufferlint.analysis.domain.conditions import (
+    EQ,
+    FALSY,
+    IS,
+    MATCHES,
+    MAX_CONDITIONS,
+    NE,
+    TRUTHY,
+    ParamTest,
+    bounded,
+    decide_at_call,
+    exact_parameter,
+    holds_by_default,
+)
+from bufferlint.analysis.domain.values import ParamRef, Value, const, join, view_of
+
+NOT_CLONED = ParamTest(5, FALSY, None, True, True)  # ``clone_tensors=True`` tested false
+PASSED_ON = Value(leaves=frozenset({ParamRef(4)}), param=4)
+
+
+def test_each_test_decides_a_constant() -> None:
+    assert ParamTest(0, TRUTHY).decide(1) and not ParamTest(0, TRUTHY).decide("")
+    assert ParamTest(0, FALSY).decide(None) and not ParamTest(0, FALSY).decide(True)
+    assert ParamTest(0, IS, None).decide(None) and not ParamTest(0, IS, None).decide(0)
+    assert ParamTest(0, EQ, "copy").decide("copy") and ParamTest(0, NE, "copy").decide("view")
+    assert ParamTest(0, MATCHES, "cpu*").decide("cpu:0") and not ParamTest(0, MATCHES, "cpu*").decide("cuda")
+
+
+def test_a_call_passing_nothing_is_decided_by_the_default() -> None:
+    assert decide_at_call({NOT_CLONED}, {}, {}) is None
+    assert decide_at_call({ParamTest(5, FALSY, None, True, False)}, {}, {}) == frozenset()
+
+
+def test_a_constant_argument_decides() -> None:
+    assert decide_at_call({NOT_CLONED}, {5: const(True)}, {}) is None
+    assert decide_at_call({NOT_CLONED}, {5: const(False)}, {}) == frozenset()
+
+
+def test_a_parameter_passed_on_becomes_the_callers_condition_with_its_default() -> None:
+    left = decide_at_call({NOT_CLONED}, {5: PASSED_ON}, {4: True})
+    assert left == {ParamTest(4, FALSY, None, True, True)}
+    assert decide_at_call(left, {}, {}) is None  # the caller's caller leaves it to True
+
+
+def test_an_argument_not_known_may_hold_except_a_device() -> None:
+    assert decide_at_call({NOT_CLONED}, {5: Value()}, {}) == frozenset()
+    assert decide_at_call({NOT_CLONED}, {5: view_of(PASSED_ON)}, {}) == frozenset()
+    assert decide_at_call({ParamTest(1, MATCHES, "cpu*")}, {1: Value()}, {}) is None
+    assert not holds_by_default({ParamTest(1, MATCHES, "cpu*")})
+    assert holds_by_default({ParamTest(1, MATCHES, "cpu*", True, "cpu")})
+
+
+def test_only_the_parameter_itself_on_every_path_is_passed_on() -> None:
+    assert exact_parameter(PASSED_ON) == 4
+    assert exact_parameter(join(PASSED_ON, Value())) is None  # reassigned on some path
+    assert exact_parameter(view_of(PASSED_ON)) is None
+
+
+def test_the_conditions_of_a_fact_are_bounded_the_same_whatever_the_order() -> None:
+    tests = frozenset(ParamTest(i, TRUTHY) for i in range(MAX_CONDITIONS + 3))
+    kept, cut = bounded(tests)
+    assert cut and len(kept) == MAX_CONDITIONS and kept == bounded(frozenset(reversed(list(tests))))[0]
+    assert bounded(frozenset(list(tests)[:2])) == (frozenset(list(tests)[:2]), False)
