@@ -4,6 +4,9 @@ none, the caller's own parameter when it passes that on, and may-hold otherwise.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from bufferlint.analysis import analyze_project
 from bufferlint.analysis.domain.conditions import (
     EQ,
     FALSY,
@@ -19,6 +22,7 @@ from bufferlint.analysis.domain.conditions import (
     holds_by_default,
 )
 from bufferlint.analysis.domain.values import ParamRef, Value, const, join, view_of
+from bufferlint.packs import builtin_vocabulary
 
 NOT_CLONED = ParamTest(5, FALSY, None, True, True)  # ``clone_tensors=True`` tested false
 PASSED_ON = Value(leaves=frozenset({ParamRef(4)}), param=4)
@@ -67,3 +71,22 @@ def test_the_conditions_of_a_fact_are_bounded_the_same_whatever_the_order() -> N
     kept, cut = bounded(tests)
     assert cut and len(kept) == MAX_CONDITIONS and kept == bounded(frozenset(reversed(list(tests))))[0]
     assert bounded(frozenset(list(tests)[:2])) == (frozenset(list(tests)[:2]), False)
+
+
+def test_a_fact_cut_to_the_bound_is_a_notice(tmp_path: Path) -> None:
+    """A yield under more tests of the parameters than one fact keeps: the analysis says so."""
+    flags = [f"f{i}" for i in range(MAX_CONDITIONS + 2)]
+    tests = " and ".join(f"not {flag}" for flag in flags)
+    (tmp_path / "many.py").write_text(
+        "from runai_model_streamer import SafetensorsStreamer\n\n\n"
+        f"def stream(files, {', '.join(f'{flag}=True' for flag in flags)}):\n"
+        "    with SafetensorsStreamer() as streamer:\n"
+        "        streamer.stream_files(files)\n"
+        "        for name, tensor in streamer.get_tensors():\n"
+        f"            if {tests}:\n"
+        "                yield name, tensor\n",
+        encoding="utf-8",
+    )
+    files = [tmp_path / "many.py"]
+    result = analyze_project(tmp_path, files, files, builtin_vocabulary())
+    assert any("many:stream" in notice and f"more than {MAX_CONDITIONS} conditions" in notice for notice in result.notices)

@@ -67,7 +67,8 @@ def test_a_copy_submitted_is_no_finding() -> None:
 def test_the_summary_is_in_terms_of_the_parameters() -> None:
     outcome = analyse("passes")
     assert outcome.findings == {} and outcome.callees == set()
-    assert outcome.summary.returns.leaves == {ParamRef(0)}
+    # ``x`` is handed back only where it is true: a condition each call decides
+    assert outcome.summary.returns.leaves == {ParamRef(0, when=frozenset({ParamTest(0, TRUTHY)}))}
 
 
 def test_a_branch_whose_test_is_constant_false_is_unreachable() -> None:

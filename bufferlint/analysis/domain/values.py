@@ -94,6 +94,10 @@ class ParamRef:
     index: int
     path: tuple = ()
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+    # Handed back only if the caller passes matching values (``conditions.ParamTest``, a
+    # conjunction, as ``Borrow.when``): ``return t.clone() if copy else t`` hands ``t`` back
+    # when ``copy`` is false. Each call decides, and a reach of such a part carries them.
+    when: frozenset = frozenset()
 
     @property
     def base(self) -> tuple:
@@ -118,18 +122,22 @@ class ParamRef:
         if len(self.path) - _cleared_steps(self.path) >= MAX_PATH:
             op = WIDENED
         trace = self.trace + (step,) if step else self.trace
-        return ParamRef(self.index, self.path + (op,), trace)
+        return ParamRef(self.index, self.path + (op,), trace, self.when)
 
     def cleared_for(self, tags: frozenset) -> "ParamRef":
         """This parameter, known clean if the caller passes a value of one of these kinds."""
         if self.path and isinstance(self.path[-1], Cleared):
             if tags <= self.path[-1].kinds:
                 return self
-            return ParamRef(self.index, self.path[:-1] + (Cleared(self.path[-1].kinds | tags),), self.trace)
-        return ParamRef(self.index, self.path + (Cleared(frozenset(tags)),), self.trace)
+            return ParamRef(self.index, self.path[:-1] + (Cleared(self.path[-1].kinds | tags),), self.trace, self.when)
+        return ParamRef(self.index, self.path + (Cleared(frozenset(tags)),), self.trace, self.when)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "ParamRef":
-        return ParamRef(self.index, self.path, trace)
+        return ParamRef(self.index, self.path, trace, self.when)
+
+    def under(self, when: frozenset) -> "ParamRef":
+        """This part, handed back only under these conditions (``ParamRef.when``)."""
+        return ParamRef(self.index, self.path, self.trace, when)
 
 
 def uncleared(path: tuple) -> tuple:

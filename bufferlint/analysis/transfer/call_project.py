@@ -322,7 +322,7 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
             site = _site_of(call, leaf) if here else None
             materialized = reach.materialized and not payload.lazy
             reach_here = evolve(
-                reach, param=leaf.index, path=leaf.path, assume=assume, site=site, trace=trace,
+                reach, param=leaf.index, path=leaf.path, assume=assume | leaf.when, site=site, trace=trace,
                 materialized=materialized,
             )
             call.effects.append(Reach(reach_here))
@@ -447,9 +447,9 @@ def _drop_params(leaf):
 
 def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple, defaults: dict) -> Value:
     """A callee's result at this call: parameters replaced by the arguments, the callee's own
-    borrowed objects re-identified per call site (those conditional on the arguments kept
-    only where they hold: ``defaults``, the caller's parameters' defaults, for those it
-    passes on)."""
+    borrowed objects re-identified per call site (what it hands back under conditions on
+    its arguments kept only where they may hold, under what is left of them: ``defaults``,
+    the caller's parameters' defaults, for those it passes on)."""
     if value == EMPTY:
         return EMPTY
     own = set()
@@ -457,9 +457,10 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
     for leaf in value.leaves:
         if isinstance(leaf, ParamRef):
             actual = bound.get(leaf.index)
-            if actual is not None:
-                resolved = resolve(actual, leaf.path)
-                extra.append(_append_trace(resolved, leaf.trace + (step,)))
+            when = decide_at_call(leaf.when, bound, defaults) if leaf.when else frozenset()
+            if actual is not None and when is not None:
+                resolved = _append_trace(resolve(actual, leaf.path), leaf.trace + (step,))
+                extra.append(map_leaves(resolved, lambda mine: mine.under(mine.when | when)) if when else resolved)
         elif not leaf.when:
             own.add(leaf.at_call(callkey, leaf.trace + (step,)))
         else:

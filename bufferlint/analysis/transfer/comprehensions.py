@@ -112,5 +112,5 @@ class Comprehensions:
                 )
                 if subs:
                     assume = frame.st.assume  # type: ignore[union-attr]  # the comprehension's outer state
-                    reach = SinkReach(source.index, source.path, assume, frame.site(node, what), (step,), Hazard.KEPT_PAST_STEP, True, subs)
+                    reach = SinkReach(source.index, source.path, assume | source.when, frame.site(node, what), (step,), Hazard.KEPT_PAST_STEP, True, subs)
                     self.facts.add_reach(reach)

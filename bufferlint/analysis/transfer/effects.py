@@ -110,7 +110,7 @@ class Effects:
                 else:
                     here = "iter" in leaf.path or not pending.hazard.lifted
                     site = pending.site if here else None
-                    facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume, site, trace, pending.hazard))
+                    facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume | leaf.when, site, trace, pending.hazard))
 
     def commit_all(self, step: TraceStep | None) -> None:
         """Commit everything pending on this path; only the parameters' stand-ins stay."""
@@ -233,7 +233,7 @@ class Effects:
             if isinstance(leaf, Borrow):
                 self.facts.report(frame.site(node, what), leaf.trace + (step,), Hazard.HOST_READS_IN_FLIGHT)
             else:  # lifted: the caller passing a copy in flight is where it is reported
-                self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
+                self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume | leaf.when, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
 
     def record_event(self, name: str) -> None:
         """``event.record()``: the event waits for the device work issued so far, no later:
@@ -340,11 +340,11 @@ class Effects:
                 if isinstance(leaf, Borrow):
                     facts.report(site, trace, hazard)
                 else:
-                    facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, site, trace, hazard, True))
+                    facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume | leaf.when, site, trace, hazard, True))
             return
         for leaf in value.leaves:
             if isinstance(leaf, ParamRef) and reach is None:
-                facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume, frame.site(node, what), (step,), hazard, True))
+                facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume | leaf.when, frame.site(node, what), (step,), hazard, True))
 
     def mark(self, target: ast.expr, stmt: ast.AST, kind: str) -> None:
         """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)

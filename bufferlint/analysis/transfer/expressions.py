@@ -369,10 +369,10 @@ class ExpressionEvaluator:
         if before is None:
             return EMPTY
         frame.st = refine(before.copy(), node.test, True, tested, frame.defaults)
-        body = self.eval(node.body) if frame.st is not None else None
+        body = _under(self.eval(node.body), frame.st.assume - before.assume) if frame.st is not None else None
         then_state = frame.st
         frame.st = refine(before.copy(), node.test, False, tested, frame.defaults)
-        orelse = self.eval(node.orelse) if frame.st is not None else None
+        orelse = _under(self.eval(node.orelse), frame.st.assume - before.assume) if frame.st is not None else None
         frame.st = join_states(then_state, frame.st) or before
         return join(body, orelse) or EMPTY
 
@@ -493,3 +493,12 @@ _EXPRESSIONS: dict[type, Callable[[ExpressionEvaluator, ast.expr], Value]] = {
     for name, method in vars(ExpressionEvaluator).items()
     if name.startswith("expr_")
 }
+
+
+def _under(value: Value, tests: frozenset) -> Value:
+    """A branch's value in a conditional expression: what it holds is there only under the
+    tests of the parameters the branch assumed (``t if share else t.clone()`` holds ``t``
+    only when ``share`` is true), as if each branch were returned on its own path."""
+    if not tests:
+        return value
+    return map_leaves(value, lambda leaf: leaf.under(leaf.when | tests))

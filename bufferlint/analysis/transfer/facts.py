@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
-from bufferlint.analysis.domain.values import EMPTY, Borrow, Value, map_leaves
+from bufferlint.analysis.domain.values import EMPTY, Value, map_leaves
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -84,16 +84,15 @@ class FunctionFacts:
 
     def handed_back(self, value: Value, assume: frozenset) -> Value:
         """``value`` returned or yielded on a path that assumed ``assume`` of the parameters:
-        the function's own borrowed objects in it are handed out only under those conditions
-        (``Borrow.when``), which each call decides."""
+        the function's own borrowed objects and the parts of its parameters in it are handed
+        back only under those conditions (``Borrow.when``, ``ParamRef.when``), which each
+        call decides."""
         if not assume:
             return value
         cut = False
 
         def conditional(leaf):
             nonlocal cut
-            if not isinstance(leaf, Borrow):
-                return leaf
             when, dropped = bounded(leaf.when | assume)
             cut = cut or dropped
             return leaf.under(when)

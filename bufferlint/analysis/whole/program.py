@@ -29,6 +29,7 @@ from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
 )
+from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind
 from bufferlint.analysis.domain.values import Borrow, Value, deep_leaves, evolve, in_flight, join
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
@@ -307,7 +308,13 @@ class Program:
                 for leaf, assume, materialized in self._compose(composed, edge, reach):
                     if isinstance(leaf, Borrow):
                         continue  # a route into the site: read off the fixpoint below
-                    new = evolve(reach, param=leaf.index, path=leaf.path, assume=assume,
+                    conditions, cut = bounded(assume | leaf.when)
+                    if cut:
+                        self.capped.add(
+                            f"{caller}: a finding's path depends on more than {MAX_CONDITIONS} conditions on the "
+                            f"parameters; only {MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
+                        )
+                    new = evolve(reach, param=leaf.index, path=leaf.path, assume=conditions,
                                  trace=leaf.trace + (edge.step,) + reach.trace, materialized=materialized)
                     reaches = sited.setdefault(caller, {})
                     known = reaches.get(new)
