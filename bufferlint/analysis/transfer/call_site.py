@@ -154,7 +154,7 @@ class ArgumentReader:
             if self.program.in_project(value):
                 self.effects.append(Record("demand", ("qualname", value)))
         if how == "unknown":
-            param = own_parameter(args.keyword(name) or (args.arg(position) if position is not None else None))
+            param = exact_parameter(args.keyword(name) or (args.arg(position) if position is not None else None))
             if param is not None:
                 return "parameter", (param, param in self.defaults, self.defaults.get(param))
         return how, value
@@ -277,12 +277,6 @@ class CallSite:
             if carries(expr):
                 return ast.unparse(expr)
         return ""
-
-
-def own_parameter(value: Value | None) -> int | None:
-    """The index of the parameter ``value`` is, as the caller passed it (not a part or a view
-    of it, not reassigned on some path): ``conditions.exact_parameter``."""
-    return exact_parameter(value)
 
 
 def enabling_condition(enabler: Value, defaults: dict[int, object]) -> tuple[frozenset, frozenset]:
