@@ -114,12 +114,13 @@ def test_a_method_asked_for_in_an_earlier_round_decides_reuse(tmp_path: Path) ->
     is unknown, and typed once ``backing.py`` is parsed in a later round: its last round no
     longer asks for "consume". A file the analysis did not read that now defines a
     ``consume`` keeping the view for a pool is still read by a cold run, so the warm one
-    must analyse again."""
+    must analyse again (the reader imports it, so its class may be the receiver; its imports
+    stay the same, so only the method asked for decides)."""
     write(tmp_path, {
         "pyproject.toml": "[tool.bufferlint]\n",
         "app/__init__.py": "",
         "app/reader.py": (
-            "from runai_model_streamer import SafetensorsStreamer\n\nfrom app.holder import Holder\n\n\n"
+            "from runai_model_streamer import SafetensorsStreamer\n\nfrom app import spare\nfrom app.holder import Holder\n\n\n"
             "class Reader:\n    def __init__(self):\n        self.holder = Holder()\n\n"
             "    def read(self, files):\n        with SafetensorsStreamer() as streamer:\n"
             "            streamer.stream_files(files)\n            for _, view in streamer.get_tensors():\n"
@@ -137,7 +138,7 @@ def test_a_method_asked_for_in_an_earlier_round_decides_reuse(tmp_path: Path) ->
             "import threading\n\nfrom app.base import Base\n\n\nclass Backing(Base):\n    pass\n\n\n"
             "def check_view(view):\n    threading.Thread(target=print, args=(view,)).start()\n"
         ),
-        "app/spare.py": "def nothing():\n    return None\n",
+        "app/spare.py": "import threading\n\n\ndef nothing():\n    return None\n",  # imported by the reader
     })
     run(tmp_path)
     (tmp_path / "app" / "spare.py").write_text(
@@ -147,6 +148,42 @@ def test_a_method_asked_for_in_an_earlier_round_decides_reuse(tmp_path: Path) ->
     )
     code, out = assert_warm_is_cold(tmp_path, "--format", "json")
     assert any(f["path"] == "app/spare.py" for f in json.loads(out)["findings"])
+
+
+NARROWED = {
+    "pyproject.toml": "[tool.bufferlint]\n",
+    "app/__init__.py": "",
+    "app/loader.py": (
+        "from runai_model_streamer import SafetensorsStreamer\n\nfrom app import helpers\nfrom app.near import Near\n\n\n"
+        "def load(model, files):\n    with SafetensorsStreamer() as streamer:\n"
+        "        streamer.stream_files(files)\n        model.load_weights(streamer.get_tensors())\n"
+    ),
+    "app/helpers.py": "def nothing():\n    return None\n",
+    "app/near.py": (
+        "class Near:\n    def load_weights(self, weights):\n        for name, w in weights:\n"
+        "            print(name, w.sum())\n\n\ndef later():\n    return None\n"
+    ),
+    "app/far.py": (
+        "class Far:\n    def __init__(self):\n        self.kept = []\n\n"
+        "    def load_weights(self, weights):\n        for name, w in weights:\n            self.kept.append(w)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("path, old, new", [
+    ("app/helpers.py", "def nothing", "import app.far\n\n\ndef nothing"),  # a file the analysis did not parse
+    ("app/near.py", "    return None", "    import app.far\n\n    return app.far"),  # parsed, outside interpreted functions
+])
+def test_an_import_added_anywhere_changes_what_a_call_by_name_reaches(tmp_path: Path, path: str, old: str, new: str) -> None:
+    """``model.load_weights`` reaches the classes the loader's imports load: ``Near``, not
+    ``Far``, until a module on the way imports ``app.far``; the cache must see that edit."""
+    write(tmp_path, NARROWED)
+    _, before = run(tmp_path, "--format", "json")
+    assert not any(f["path"] == "app/far.py" for f in json.loads(before)["findings"])
+    edited = tmp_path / path
+    edited.write_text(edited.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    code, out = assert_warm_is_cold(tmp_path, "--format", "json")
+    assert code == 1 and any(f["path"] == "app/far.py" for f in json.loads(out)["findings"])
 
 
 def test_the_cache_key_holds_the_python_that_runs_the_analysis(loader: Path, monkeypatch: pytest.MonkeyPatch) -> None:

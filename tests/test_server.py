@@ -150,7 +150,8 @@ async def test_findings_with_their_trace_then_a_fix_removes_them_in_every_open_f
                            "with runai-model-streamer<0.17"),
         ("weights.py", 13, "yielded to the caller"),
         ("loader.py", 5, "returned by `stream_safetensors(...)`"),
-        ("loader.py", 5, "passed to `model.load_weights(...)`"),
+        ("loader.py", 5, "passed to `model.load_weights(...)`: `TinyModel.load_weights` by name, like every "
+                         "project method of that name (none is in a module imported from here)"),
         ("models.py", 13, "element taken by `for name, loaded_weight in ...`"),
         ("models.py", 15, "passed to `maybe_submit(...)`"),
         ("executor_utils.py", 14, "consumed asynchronously by `executor.submit`"),

@@ -66,6 +66,7 @@ def _program() -> Program:
     text = SOURCE
     program.index.add_module(ModuleInfo("pkg", Path("/p/pkg.py"), ast.parse(text), text, False))
     program.module_names.add("pkg")
+    program.module_texts["pkg"] = (text.encode(), False)
     return program
 
 
@@ -78,7 +79,7 @@ VIEW: dict[str, Question] = {
     "summary": lambda view: view.summary("pkg.helper"),
     "field_value": lambda view: view.field_value(frozenset({"pkg.Loader"}), "pool"),
     "in_project": lambda view: view.in_project("pkg.helper"),
-    "methods_named": lambda view: view.methods_named("run"),
+    "methods_named": lambda view: view.methods_named("run", "pkg"),
     "overrides_of": lambda view: view.overrides_of("pkg.Base.run"),
     "hot": lambda view: ("pkg.helper", 0) in view.hot,
     "flight_hot": lambda view: ("pkg.helper", 0) in view.flight_hot,

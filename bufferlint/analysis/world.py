@@ -25,6 +25,7 @@ from typing import Container, Iterable, Protocol, Sequence, TypeVar
 
 from bufferlint.analysis.domain.summaries import Summary
 from bufferlint.analysis.domain.values import Value
+from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo
 from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
@@ -101,7 +102,9 @@ class ProjectView(Protocol):
 
     def in_project(self, qualname: str) -> bool: ...
 
-    def methods_named(self, name: str | None) -> list[FunctionInfo]: ...
+    def methods_named(self, name: str | None, module: str) -> list[tuple[FunctionInfo, Reached | None]]:
+        """The project's methods called ``name``, each with why a call in ``module`` may
+        reach it (None: no import of ``module``'s loads its class's module)."""
 
     def overrides_of(self, qualname: str) -> list[FunctionInfo]: ...
 

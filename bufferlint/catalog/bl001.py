@@ -104,6 +104,12 @@ before anything is written.
 Calls the analysis cannot resolve (an unknown callable given the value) are assumed not to
 keep it, so a helper outside the project that forwards to a pool is not reported.
 
+A method called on a receiver of unknown type (`model.load_weights(weights)`) is taken to
+run the methods of that name whose class the calling module can have loaded: through its
+imports, or a registry on the way that imports a package's modules by name (every method of
+that name when none is loaded). A class the caller never imports, whose object is built
+elsewhere and handed in, is not followed when a loaded class has the method.
+
 A hand-off decided by a guard of another kind (a `[[guards]]` entry of kind A asked about
 a value of kind B) is reported, but gets no fix: the guard-based fixes treat a call a
 configured guard decides as the guard's problem (BL002), and a guard the tree does not

@@ -139,6 +139,12 @@ not one value that copy applies to, and gets no fix.
 
 A value returned after its loop moved on gets no fix: whether the caller needs it at all
 is not known at that line.
+
+A method called on a receiver of unknown type (`model.load_weights(weights)`) is taken to
+run the methods of that name whose class the calling module can have loaded: through its
+imports, or a registry on the way that imports a package's modules by name (every method of
+that name when none is loaded). A class the caller never imports, whose object is built
+elsewhere and handed in, is not followed when a loaded class has the method.
 ''',
     message=(
         "borrowed buffer view is kept in `{sink}` beyond its step; the producer reuses the buffer, "

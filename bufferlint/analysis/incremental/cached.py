@@ -15,9 +15,11 @@ Two documents per cache key (``bufferlint.cache``):
   every file (so that a later run reporting other files, as pre-commit does, can reuse it).
 
 Why a run can be reused when some files changed: the analysis reads a file it did not parse
-through three facts only: its path, whether its text mentions one of those names (or word
-groups), and which functions it defines (for the method names asked for); the tests are
-the ones the analysis itself runs (``analysis.textscan``). So when every changed file was not
+through four facts only: its path, whether its text mentions one of those names (or word
+groups), which functions it defines (for the method names asked for), and what it imports
+(when a call by method name read the import graph, ``analysis.frontend.imports``: the
+record keeps each file's, and a changed file's must be the same); the tests are
+the ones the analysis itself runs (``analysis.textscan``, ``scan_imports``). So when every changed file was not
 parsed and still mentions none of the names and defines none of the asked methods, the
 analysis would select the same files and compute the same thing: its findings and errors are
 reused, and only the changed files' own checks run.
@@ -46,6 +48,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
+from bufferlint.analysis.frontend.imports import scan_imports
 from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.incremental.interface import LineShift, file_interface, line_shift
 from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
@@ -130,6 +133,8 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "run": os.urandom(8).hex(),  # the logs written with this record (a concurrent run writes its own)
             "modules": sorted(analysis.program.module_names),  # every module, parsed or not (``replay.outside_answer``)
         }
+        if analysis.program.read_imports:  # what each file imports, when a call by name asked (``_same_imports``)
+            record["imports"] = {scan.key(path): _imports_digest(scan, path, data) for path, data in scan.raw.items()}
         cache.save_documents("replay", _logs_by_file(analysis, scan, record["run"]))
     # Report files never checked (a full check after pre-commit runs: thousands of them) are
     # checked as a cold run checks them, in worker processes.
@@ -414,11 +419,14 @@ def _still_valid(record: dict, scan: Scan) -> list[str] | None:
     methods = set(record.get("methods", ()))
     pattern = word_pattern(set(record.get("names", ())), binary=True)
     groups = [tuple(group) for group in record.get("groups", ())]
+    imports = record.get("imports")
     edited = []
     for path, digest in scan.hashes.items():
         key = scan.key(path)
         if key in parsed:
             if base[key] != digest:  # edited since the analysis (not only since the last run)
+                if not _same_imports(imports, scan, path, _bytes(scan, path)):
+                    return None
                 edited.append(key)
             continue
         if manifest[key] == digest:
@@ -426,7 +434,23 @@ def _still_valid(record: dict, scan: Scan) -> list[str] | None:
         data = scan.raw[path]  # a changed hash: the file was read
         if (pattern is not None and pattern.search(data)) or mentions_group(data, groups) or methods.intersection(defined_names(data)):
             return None
+        if not _same_imports(imports, scan, path, data):
+            return None
     return edited
+
+
+def _same_imports(imports: dict | None, scan: Scan, path: Path, data: bytes | None) -> bool:
+    """Does the changed file import what the analysed version did? Only asked when the
+    analysis read the import graph (``imports``: each file's, as the analysis read it): a
+    new import can change the methods a call by name reaches."""
+    if imports is None:
+        return True
+    return data is not None and imports.get(scan.key(path)) == _imports_digest(scan, path, data)
+
+
+def _imports_digest(scan: Scan, path: Path, data: bytes) -> str:
+    name, is_package = module_name(path, scan.root)
+    return scan_imports(data, name, is_package).digest()
 
 
 def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: dict, parsed: int,

@@ -31,6 +31,7 @@ from typing import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
+from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex
 from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.spans import Spans
@@ -157,9 +158,9 @@ class RecordingProgram:
     def in_project(self, qualname: str) -> bool:
         return self._log.read(("in_project", qualname), self._program.in_project(qualname))
 
-    def methods_named(self, name: str | None) -> list[FunctionInfo]:
-        found = self._program.methods_named(name)
-        self._log.read(("methods_named", name), tuple(self.index.located(info) for info in found))
+    def methods_named(self, name: str | None, module: str) -> list[tuple[FunctionInfo, Reached | None]]:
+        found = self._program.methods_named(name, module)
+        self._log.read(("methods_named", name, module), tuple((self.index.located(info), why) for info, why in found))
         return found
 
     def overrides_of(self, qualname: str) -> list[FunctionInfo]:
@@ -303,8 +304,8 @@ class ReplayProgram:
     def in_project(self, qualname: str) -> bool:
         return self.answer(("in_project", qualname))
 
-    def methods_named(self, name: str | None) -> list[FunctionInfo]:
-        return [self.index.info(q) for q in self.answer(("methods_named", name))]
+    def methods_named(self, name: str | None, module: str) -> list[tuple[FunctionInfo, Reached | None]]:
+        return [(self.index.info(q), why) for q, why in self.answer(("methods_named", name, module))]
 
     def overrides_of(self, qualname: str) -> list[FunctionInfo]:
         return [self.index.info(q) for q in self.answer(("overrides_of", qualname))]

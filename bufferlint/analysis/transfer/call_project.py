@@ -139,10 +139,13 @@ def _calls_with_own_arguments(wrapper: FunctionInfo, wrapped: str | None) -> boo
 
 # -- applying their summaries ---------------------------------------------------------------------
 
-def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = False) -> Value:
+def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = False,
+                  steps: dict[str, TraceStep] | None = None) -> Value:
     """Apply the targets' summaries. A call resolved only by method name may reach any
     same-named method, so it carries their sinks and the borrowed values they produce,
     but not their parameter pass-through (which would join unrelated classes' results).
+    ``steps``: a target's own trace step (how a call by name came to it), instead of the
+    call's.
 
     A by-name call can reach hundreds of methods (``model.load_weights(...)``), most of
     them never analysed (an empty summary): for those only the call edge and the flow of
@@ -178,15 +181,16 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
             if known[3]:
                 program.activate(info.qualname)  # it may wait for the futures it is given
         bounds.append(bound)
+        step = steps.get(info.qualname, call.call_step) if steps else call.call_step
         if summary is EMPTY_SUMMARY:
-            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, call.call_step, call.frame.defaults)))
+            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, step, call.frame.defaults)))
             settles = frozenset()
             if not results or results[-1] is not EMPTY:
                 results.append(EMPTY)  # it returns nothing borrowed, and no guard fact: the join keeps none
             continue
         if by_name and summary.returns != EMPTY:
             summary = by_name_summary(program, info.qualname, summary)
-        results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1))
+        results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1, step=step))
         waited = frozenset(s for s in summary.settles if s in bound or isinstance(s, tuple))
         settles = waited if settles is None else settles & waited
     receiver_text = call.receiver_text()
@@ -274,10 +278,12 @@ def bind(call: CallSite, info: FunctionInfo) -> dict[int, Value]:
     return bound
 
 
-def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: dict[int, Value], exact: bool = True) -> Value:
+def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: dict[int, Value], exact: bool = True,
+                  step: TraceStep | None = None) -> Value:
     """``exact``: the call surely goes to ``info``; what it does to its receiver's
-    containers (emptying them) is only taken from a call that surely does."""
-    call_step = call.call_step
+    containers (emptying them) is only taken from a call that surely does. ``step``: the
+    trace step into ``info`` (the call's, unless a call by name says how it reached it)."""
+    call_step = step or call.call_step
     edge = CallEdge(info.qualname, bound, call.assume, call_step, call.frame.defaults)
     call.effects.append(Record("edge", edge))
     for reach in summary.sinks:

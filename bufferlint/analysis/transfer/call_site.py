@@ -12,6 +12,7 @@ from functools import cached_property
 from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, deep_leaves, index
 from bufferlint.analysis.frontend.constants import fold_device
+from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.frontend.syntax import holder_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
@@ -215,6 +216,20 @@ class CallSite:
     @cached_property
     def call_step(self) -> TraceStep:
         return self._project_step(f"passed to `{self.name}(...)`")
+
+    def by_name_step(self, info: FunctionInfo, why: Reached | None) -> TraceStep:
+        """The step into ``info`` of a call resolved by method name, saying why its class
+        can be the receiver: a module this one's imports load (directly or not), a package
+        a registry on the way loads by name, or none (``None``: no method of that name is
+        in a module loaded from here, so every one is taken)."""
+        method = info.display.rpartition(":")[2]
+        if why is None:
+            how = "like every project method of that name (none is in a module imported from here)"
+        elif why[0] == "registry":
+            how = f"`{why[1]}` imports every module of `{why[2]}`"
+        else:
+            how = "its module imported from here"
+        return self.step(f"passed to `{self.name}(...)`: `{method}` by name, {how}")
 
     @cached_property
     def returned_step(self) -> TraceStep:

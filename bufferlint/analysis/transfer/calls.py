@@ -4,7 +4,8 @@ Resolution order: Python builtins and container methods (the language, ``call_la
 the project's own definitions through their summaries (the analysed tree decides for itself,
 ``call_project``); the rule packs' vocabulary (sources, sanitizers, views, guards, sinks,
 settlers, pass-through wrappers: ``call_packs``); for methods on receivers of unknown type,
-every project method of that name; otherwise an unknown external call, which neither
+the project's methods of that name whose module the caller's imports load (every one, if
+none does); otherwise an unknown external call, which neither
 creates nor kills borrowed state.
 """
 
@@ -16,7 +17,8 @@ from typing import cast
 
 from bufferlint.analysis.domain.values import EMPTY, Cond, Value, const, evolve, join_all
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
-from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.imports import Reached
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
 from bufferlint.analysis.transfer.call_effects import Advance, Drain, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
@@ -175,7 +177,12 @@ def _dispatch_method(call: CallSite) -> Value:
     if method is not None and not known_external_receiver(call) and method not in NOT_BY_NAME \
             and not receiver_is_borrowed(call):
         program = call.program
-        targets = [info for info in program.methods_named(method) if call.args.fit(info)]
+        named = [(info, why) for info, why in program.methods_named(method, call.frame.info.module.name)
+                 if call.args.fit(info)]
+        # Only the classes this module's imports load can be the receiver; if none of
+        # them defines the method, every one that does is taken (``by_name_step``).
+        candidates: list[tuple[FunctionInfo, Reached | None]] = [(info, why) for info, why in named if why is not None]
+        candidates = candidates or [(info, None) for info, _ in named]
         # Functions the project attaches as this attribute (``weight_loader``), and a
         # ``getattr`` default; called without a receiver.
         attached = program.index.attached_functions(method)
@@ -183,8 +190,10 @@ def _dispatch_method(call: CallSite) -> Value:
         if fallback is not None:
             attached.append(fallback)
         call.demand("method", method, call.receiver)
-        if targets or attached:
-            return call_project.apply_project(call, targets + [a for a in attached if call.args.fit_plain(a)], by_name=True)
+        if candidates or attached:
+            steps = {info.qualname: call.by_name_step(info, why) for info, why in candidates}
+            chosen = [info for info, _ in candidates] + [a for a in attached if call.args.fit_plain(a)]
+            return call_project.apply_project(call, chosen, by_name=True, steps=steps)
     return EMPTY
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 
+from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.transfer.facts import Outcome
 from bufferlint.analysis.transfer.guard_expressions import names_marker
@@ -67,6 +68,9 @@ class Program:
         self.failures: dict[str, Exception] = {}  # functions the interpreter could not analyse
         self.capped: set[str] = set()  # analysis limits hit, reported as notices
         self.module_names: set[str] = set()  # every module of the project, parsed or not
+        # Every module's text and whether it is a package: the import graph's input (``import_graph``).
+        self.module_texts: dict[str, tuple[bytes, bool]] = {}
+        self._import_graph: ImportGraph | None = None
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
         # What makes a callee matter with nothing borrowed passed to it (``consider``): the
         # pack's synchronisers and ``advances`` calls, then the functions found to call them.
@@ -115,8 +119,30 @@ class Program:
     def summary(self, qualname: str) -> Summary:
         return self.summaries.get(qualname, EMPTY_SUMMARY)
 
-    def methods_named(self, name: str | None) -> list[FunctionInfo]:
-        return [self.index.functions[q] for q in self.index.methods_by_name.get(name or "", ())]
+    def methods_named(self, name: str | None, module: str) -> list[tuple[FunctionInfo, Reached | None]]:
+        """The project's methods called ``name``, each with why a call in ``module`` can reach
+        it (``reached``), or None when none of ``module``'s imports loads its module."""
+        found = [self.index.functions[q] for q in self.index.methods_by_name.get(name or "", ())]
+        if not found:
+            return []
+        loaded = self.import_graph.reachable(module)
+        return [(info, reached(loaded.get(info.module.name))) for info in found]
+
+    @property
+    def import_graph(self) -> ImportGraph:
+        """The project's import graph, read from every file's text on first use (only a
+        call dispatched by method name asks for it)."""
+        if self._import_graph is None:
+            self._import_graph = ImportGraph(
+                {name: scan_imports(data, name, is_package) for name, (data, is_package) in self.module_texts.items()}
+            )
+        return self._import_graph
+
+    @property
+    def read_imports(self) -> bool:
+        """Did the analysis read the import graph (then the cache compares it: an edit to
+        any file's imports may change what a call by name reaches)?"""
+        return self._import_graph is not None
 
     def span(self, module: ModuleInfo, node: ast.AST) -> Span:
         return self.spans.span(module, node)
@@ -425,8 +451,9 @@ class ProjectAnalysis:
                 continue
             self.result.files_seen += 1
             self.raw[path] = data
-            name, _ = module_name(path, self.root)
+            name, is_package = module_name(path, self.root)
             self.module_files.setdefault(name, path)
+            self.program.module_texts.setdefault(name, (self.raw[path], is_package))
             self.program.module_names.add(name)
             for name in defined_names(data):
                 self.defines.setdefault(name, set()).add(path)

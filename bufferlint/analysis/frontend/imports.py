@@ -1,0 +1,208 @@
+"""The project's import graph, read from every file's text (parsed or not), and which
+modules a module's code can reach through it.
+
+Why: a method called on a receiver of unknown type (``model.load_weights(weights)``) is
+resolved by name; the classes that can be that receiver are those whose module is loaded
+where the call runs, so the engine narrows the candidates to the modules the caller's own
+imports cover (``reachable``). The analysis parses only a few files, so the graph is read
+from the text of all of them, with the same cheap scan the cache runs on a changed file
+(``scan_imports``: one definition, so the cache can tell when an edit changes the graph).
+
+A module that loads modules by name (``importlib.import_module``, ``pkgutil.iter_modules``,
+``walk_packages``, ``__import__``) and names a project package in a string literal is a
+*registry*: it is taken to import every module of that package (sglang's
+``srt/models/registry.py`` imports each module of ``sglang.srt.models``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from collections import deque
+from dataclasses import dataclass
+
+_FROM = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]*")
+_COMMENT = re.compile(rb"#[^\n]*")
+_NAME = re.compile(rb"[A-Za-z_][\w.]*")
+_LOADS_BY_NAME = (b"import_module", b"iter_modules", b"walk_packages", b"__import__")
+# A module ``__getattr__`` (PEP 562) loads by name only what its users ask of it.
+_LAZY_ATTRIBUTES = re.compile(rb"(?:^|\n)(?:async[ \t]+)?def[ \t]+__getattr__[ \t]*\(")
+# A dotted name right after a quote (``"pkg.models"``, ``f"pkg.models.{name}"``).
+_LITERAL = re.compile(rb"""['"]([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)""")
+
+
+@dataclass(frozen=True)
+class ModuleImports:
+    """What one module's text imports: dotted names (a module, or a name in one) resolved
+    against its package, and the dotted names its string literals spell if it loads modules
+    by name (candidate registry packages)."""
+
+    imported: tuple[str, ...]
+    by_name: tuple[str, ...]
+
+    def digest(self) -> str:
+        """A short fingerprint, which the cache compares for a changed file."""
+        text = "\0".join(self.imported) + "\1" + "\0".join(self.by_name)
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def scan_imports(data: bytes, module: str, is_package: bool) -> ModuleImports:
+    """The import statements of a module's text (at any depth: a function's own imports
+    count, as they run when it does), without parsing it. A statement's line must start
+    with ``import`` or ``from``; a word ``import`` elsewhere is ignored."""
+    package = module if is_package else module.rpartition(".")[0]
+    imported: set[str] = set()
+    for start in _words(data, b"import"):
+        newline = data.rfind(b"\n", 0, start)
+        line = max(newline, data.rfind(b"\r", newline + 1, start)) + 1
+        head = data[line:start].strip()
+        rest = _statement_rest(data, start + len(b"import"))
+        if not head:
+            for part in rest.split(b","):
+                name = _NAME.match(part.strip())
+                if name:
+                    imported.add(name.group().decode("ascii", "replace"))
+            continue
+        source = _FROM.fullmatch(head)
+        if source is None:
+            continue
+        base = _absolute(source.group(1).decode("ascii", "replace"), package)
+        if base is None:
+            continue
+        imported.add(base)
+        for part in rest.strip().strip(b"()").split(b","):
+            name = _NAME.match(part.strip())
+            if name and b"." not in name.group():
+                imported.add(f"{base}.{name.group().decode('ascii', 'replace')}" if base else name.group().decode())
+    by_name: set[str] = set()
+    if any(word in data for word in _LOADS_BY_NAME) and not _LAZY_ATTRIBUTES.search(data):
+        by_name = {m.group(1).decode("ascii", "replace") for m in _LITERAL.finditer(data)}
+    return ModuleImports(tuple(sorted(n for n in imported if n)), tuple(sorted(by_name)))
+
+
+def _words(data: bytes, word: bytes):
+    """Where ``word`` occurs as a whole word (a substring search: much faster than a regex
+    starting with ``\\b``, which defeats the engine's literal scan)."""
+    position = data.find(word)
+    while position >= 0:
+        end = position + len(word)
+        before = data[position - 1:position] if position else b" "
+        after = data[end:end + 1] or b" "
+        if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
+            yield position
+        position = data.find(word, end)
+
+
+def _statement_rest(data: bytes, position: int) -> bytes:
+    """The names after ``import``: to the end of the line (or a ``;``), or to the closing
+    parenthesis; comments left out."""
+    end = data.find(b"\n", position)
+    end = len(data) if end < 0 else end
+    if data[position:end].lstrip().startswith(b"("):
+        close = data.find(b")", position)
+        end = len(data) if close < 0 else close + 1
+    text = _COMMENT.sub(b"", data[position:end])
+    cut = text.find(b";")
+    if cut >= 0:
+        text = text[:cut]
+    return text.replace(b" as ", b" ").replace(b"\\", b" ")
+
+
+def _absolute(name: str, package: str) -> str | None:
+    """``from .x import y`` in ``package``: the module ``x`` names (None above the top)."""
+    dots = len(name) - len(name.lstrip("."))
+    if not dots:
+        return name
+    parts = package.split(".") if package else []
+    if dots - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (dots - 1)]
+    tail = name[dots:]
+    return ".".join(base + ([tail] if tail else []))
+
+
+# Why a module is reachable from another: imported (directly or not), or loaded by a
+# registry, (registry module, package).
+IMPORTED = "imported"
+
+# The same, as the engine records it (plain tuples of text: the cache logs it as an answer):
+# ("imported",) or ("registry", registry module, package).
+Reached = tuple[str, ...]
+
+
+def reached(why: tuple[str, str] | str | None) -> Reached | None:
+    """``ImportGraph.reachable``'s reason for one module as a ``Reached`` (None: not reached)."""
+    if why is None:
+        return None
+    return (IMPORTED,) if why == IMPORTED else ("registry", *why)
+
+
+class ImportGraph:
+    """Modules and their imports; ``reachable(module)`` is memoised per module."""
+
+    def __init__(self, imports: dict[str, ModuleImports]) -> None:
+        self.modules = set(imports)
+        self._ordered = sorted(self.modules)
+        self._edges: dict[str, list[tuple[str, tuple[str, str] | None]]] = {}
+        for module, found in imports.items():
+            self._edges[module] = self._resolve(module, found)
+        self._memo: dict[str, dict[str, tuple[str, str] | str]] = {}
+
+    def _resolve(self, module: str, found: ModuleImports) -> list[tuple[str, tuple[str, str] | None]]:
+        """The modules an import statement loads: the named module (or the module holding
+        the named name) and its parent packages; a registry's packages' every module (a
+        namespace package, without ``__init__.py``, too)."""
+        targets: dict[str, tuple[str, str] | None] = {}
+        for name in found.imported:
+            parts = name.split(".")
+            for cut in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:cut])
+                if prefix in self.modules:
+                    targets.setdefault(prefix, None)
+        for package in found.by_name:
+            for other in self._inside(package):
+                if other != module:
+                    targets.setdefault(other, (module, package))
+        return sorted(targets.items(), key=lambda item: item[0])
+
+    def _inside(self, package: str) -> list[str]:
+        """The module ``package`` names and every module under it."""
+        inside = package + "."
+        position = bisect.bisect_left(self._ordered, package)
+        found = []
+        for other in self._ordered[position:]:
+            if other != package and not other.startswith(inside):
+                if other > inside:
+                    break
+                continue
+            found.append(other)
+        return found
+
+    def reachable(self, module: str) -> dict[str, tuple[str, str] | str]:
+        """Every module ``module``'s code can have loaded (its own imports, theirs, and the
+        parent packages of each), each with why: ``IMPORTED`` when plain imports reach it,
+        else the registry that loads it or the module it was reached through, (registry
+        module, the package it loads). Paths through fewer registries win (a 0-1 search)."""
+        known = self._memo.get(module)
+        if known is not None:
+            return known
+        why: dict[str, tuple[str, str] | str] = {}
+        queue: deque[tuple[str, tuple[str, str] | str]] = deque([(module, IMPORTED)])
+        parts = module.split(".")
+        for cut in range(1, len(parts)):  # a module's parent packages run first
+            queue.append((".".join(parts[:cut]), IMPORTED))
+        while queue:
+            current, reason = queue.popleft()
+            if current in why or current not in self.modules and current != module:
+                continue
+            why[current] = reason
+            for target, registry in self._edges.get(current, ()):
+                if target in why:
+                    continue
+                if registry is None:
+                    queue.appendleft((target, reason))
+                else:
+                    queue.append((target, registry))
+        self._memo[module] = why
+        return why
