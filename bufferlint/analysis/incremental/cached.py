@@ -359,11 +359,14 @@ def _analysed_module(record: dict, scan: Scan, cache: Cache) -> Callable[[str], 
 
 
 def _bytes(scan: Scan, path: Path) -> bytes | None:
-    """The file's bytes as hashed this run (read again if the stat vouched for it)."""
+    """The file's bytes as hashed this run (read again if the stat vouched for it, once:
+    kept with the files read)."""
     data = scan.raw.get(path)
     if data is None:
         read = read_bytes(path)
         data = read if isinstance(read, bytes) and content_hash(read) == scan.hashes.get(path) else None
+        if data is not None:
+            scan.raw[path] = data
     return data
 
 
