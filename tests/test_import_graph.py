@@ -3,7 +3,12 @@ import, which modules a registry loads by name, and why each module is reachable
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from bufferlint.analysis import analyze_project
 from bufferlint.analysis.frontend.imports import IMPORTED, ImportGraph, scan_imports
+from bufferlint.findings import BY_NAME
+from bufferlint.packs import builtin_vocabulary
 
 
 def test_import_statements_of_every_shape_are_read_without_parsing() -> None:
@@ -67,3 +72,20 @@ def test_the_digest_changes_with_the_imports_only() -> None:
     before = scan_imports(b"import app.a\n\ndef f():\n    return 1\n", "app.m", False).digest()
     assert scan_imports(b"import app.a\n\ndef f():\n    return 2\n", "app.m", False).digest() == before
     assert scan_imports(b"import app.a\nimport app.b\n", "app.m", False).digest() != before
+
+
+def test_each_step_by_name_says_why_the_method_was_reached() -> None:
+    """The fixture ``dispatch_reach``: one call per way a class is reached, each step marked
+    as a call resolved by name (``BY_NAME``), with its reason in words."""
+    root = Path(__file__).parent / "fixtures" / "analysis" / "dispatch_reach"
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, builtin_vocabulary())
+    steps = {f.path.name: [s.note for s in f.trace if s.fact == (BY_NAME,)] for f in result.findings}
+    assert steps == {
+        "models.py": ["passed to `model.load_weights(...)`: `DirectModel.load_weights` by name, "
+                      "its module imported from here"],
+        "llama.py": ["passed to `model.load_state(...)`: `LlamaModel.load_state` by name, "
+                     "`zoo_app.zoo.registry` imports every module of `zoo_app.zoo`"],
+        "sink.py": ["passed to `sink.absorb(...)`: `PluginSink.absorb` by name, like every project "
+                    "method of that name (none is in a module imported from here)"],
+    }

@@ -221,7 +221,8 @@ class CallSite:
         """The step into ``info`` of a call resolved by method name, saying why its class
         can be the receiver: a module this one's imports load (directly or not), a package
         a registry on the way loads by name, or none (``None``: no method of that name is
-        in a module loaded from here, so every one is taken)."""
+        in a module loaded from here, so every one is taken). A step by name, as
+        ``call_step`` is for such a call (``findings.preferred_trace``)."""
         method = info.display.rpartition(":")[2]
         if why is None:
             how = "like every project method of that name (none is in a module imported from here)"
@@ -229,7 +230,7 @@ class CallSite:
             how = f"`{why[1]}` imports every module of `{why[2]}`"
         else:
             how = "its module imported from here"
-        return self.step(f"passed to `{self.name}(...)`: `{method}` by name, {how}")
+        return replace(self.step(f"passed to `{self.name}(...)`: `{method}` by name, {how}"), fact=(BY_NAME,))
 
     @cached_property
     def returned_step(self) -> TraceStep:
