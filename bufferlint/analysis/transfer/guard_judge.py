@@ -10,6 +10,7 @@ on a marker.
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import Any
 
 from bufferlint.analysis.transfer.guard_eval import ACCEPTS, REJECTS, UNDECIDED, GuardEvaluator
@@ -59,23 +60,55 @@ def _touches_markers(frame: Any, node: ast.FunctionDef, calls: CallFacts) -> boo
 
 def mentions_markers(frame: Any, node: ast.AST) -> bool:
     """Does ``node``'s text name a marker (by name, through a module constant or an imported
-    one) or read attributes reflectively (``getattr`` with a computed name, ``vars``)?"""
+    one) or read attributes reflectively (``getattr`` with a computed name, ``vars``)?
+
+    The walk of the text is done once per node and vocabulary (``_marker_text``): the
+    interpreter asks for every analysis of a function, thousands per run. The index is
+    asked about the imported names each time, so an analysis the cache records logs the
+    questions its answer depends on."""
     markers = frame.vocab.markers
     module = frame.info.module
+    named, imported = _marker_text(node, markers, module)
+    if named:
+        return True
+    index = frame.program.index
+    for name in imported:
+        known, literal = index.constant(index.canonical(module.imports[name]))
+        if known and names_marker(literal, markers):
+            return True
+    return False
+
+
+_TEXT_SEEN: "weakref.WeakKeyDictionary[ast.AST, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, tuple[str, ...]]:
+    """What ``node``'s own text says, without asking the index: whether it names a marker
+    (a literal, an attribute, a ``match`` keyword, a module constant) or reads attributes
+    reflectively, and else the imported names it uses (in the order met), whose constants
+    may name one."""
+    seen = _TEXT_SEEN.get(node)
+    if seen is not None and seen[0] == markers and seen[1] is module:
+        return seen[2], seen[3]
+    named, imported = _walk_marker_text(node, markers, module)
+    _TEXT_SEEN[node] = (frozenset(markers), module, named, imported)
+    return named, imported
+
+
+def _walk_marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, tuple[str, ...]]:
+    imported: dict[str, None] = {}
     for child in ast.walk(node):
         if isinstance(child, ast.Constant) and child.value in markers:
-            return True
+            return True, ()
         if isinstance(child, ast.Attribute) and child.attr in markers:
-            return True
+            return True, ()
         if isinstance(child, ast.MatchClass) and markers.intersection(child.kwd_attrs):
-            return True
+            return True, ()
         if isinstance(child, ast.Name) and child.id in module.constants and names_marker(module.constants[child.id], markers):
-            return True
+            return True, ()
         if isinstance(child, ast.Name) and child.id in module.imports:
-            known, literal = frame.program.index.constant(frame.program.index.canonical(module.imports[child.id]))
-            if known and names_marker(literal, markers):
-                return True
+            imported[child.id] = None
         if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in ("getattr", "hasattr", "vars"):
             if child.func.id == "vars" or (len(child.args) > 1 and not isinstance(child.args[1], ast.Constant)):
-                return True
-    return False
+                return True, ()
+    return False, tuple(imported)
