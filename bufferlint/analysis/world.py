@@ -26,7 +26,7 @@ from typing import Container, Iterable, Protocol, Sequence, TypeVar
 from bufferlint.analysis.domain.summaries import Summary
 from bufferlint.analysis.domain.values import Value
 from bufferlint.analysis.frontend.imports import Reached
-from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo
+from bufferlint.analysis.frontend.index import AttachedCallable, ClassInfo, FunctionInfo, ModuleInfo
 from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.findings import Span
@@ -64,7 +64,7 @@ class IndexView(Protocol):
 
     def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]: ...
 
-    def attached_functions(self, attr: str) -> list[FunctionInfo]: ...
+    def attached_functions(self, attr: str) -> list[AttachedCallable]: ...
 
     def record_shape(self, class_qualname: str) -> RecordShape | None: ...
 

@@ -173,6 +173,15 @@ class Cond:
 
 
 @dataclass(frozen=True)
+class Preset:
+    """The arguments a ``functools.partial`` binds ahead of the ones its call passes: they
+    come first by position, and a keyword the call passes again replaces the bound one."""
+
+    positional: tuple["Value", ...] = ()
+    keywords: tuple[tuple[str, "Value"], ...] = ()
+
+
+@dataclass(frozen=True)
 class Value:
     leaves: frozenset = frozenset()
     elems: "Value | None" = None
@@ -188,7 +197,9 @@ class Value:
     origin: str | None = None  # the project function whose call produced this value (guard tracking)
     alloc: frozenset = frozenset()  # allocation sites of the object (an executor), when constructed here
     method: str | None = None  # a bound method (``executor.submit``): its name ...
-    bound: "Value | None" = None  # ... and its receiver
+    bound: "Value | None" = None  # ... and its receiver; with ``ref`` too, ``getattr(obj,
+    # name, default)``: the object's attribute if it has one, else ``ref`` (the default)
+    preset: Preset | None = None  # a ``functools.partial`` of ``ref`` (or of the bound method)
     part_of: str | None = None  # the container this value lives in (``d.setdefault(k, {})``)
     collection: bool = False  # surely a Python list/dict/set (a slice store into it keeps, not copies)
     host: bool = False  # surely a tensor in host memory (pack ``host-allocations``): a copy into it lands there
@@ -271,6 +282,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         bound=(join(a.bound, b.bound) if a.bound is not None and b.bound is not None else None)
         if a.method == b.method
         else None,
+        preset=a.preset if a.preset == b.preset else None,
         part_of=a.part_of if a.part_of == b.part_of else None,
         collection=a.collection and b.collection,
         host=a.host and b.host,
@@ -362,11 +374,18 @@ def map_leaves(value: Value, fn) -> Value:
     mapped = [(leaf, fn(leaf)) for leaf in value.leaves]
     elems = map_leaves(value.elems, fn) if value.elems is not None else None
     items = tuple(map_leaves(i, fn) for i in value.items) if value.items is not None else None
-    unchanged = all(old is new for old, new in mapped) and elems is value.elems
+    preset = value.preset
+    if preset is not None:  # what a partial binds is instantiated with what it holds
+        positional = tuple(map_leaves(v, fn) for v in preset.positional)
+        keywords = tuple((k, map_leaves(v, fn)) for k, v in preset.keywords)
+        if any(a is not b for a, b in zip(positional + tuple(v for _, v in keywords),
+                                           preset.positional + tuple(v for _, v in preset.keywords))):
+            preset = Preset(positional, keywords)
+    unchanged = all(old is new for old, new in mapped) and elems is value.elems and preset is value.preset
     if unchanged and (items is None or value.items is None or all(a is b for a, b in zip(items, value.items))):
         return value
     leaves = frozenset(new for _, new in mapped if new is not None)
-    return evolve(value, leaves=leaves, elems=elems, items=items)
+    return evolve(value, leaves=leaves, elems=elems, items=items, preset=preset)
 
 
 def clean(value: Value, facts: frozenset) -> Value:

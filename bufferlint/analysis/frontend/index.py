@@ -10,6 +10,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from bufferlint.analysis.frontend.constants import static_constant
 from bufferlint.analysis.frontend.records import RecordShape, record_shape
@@ -333,6 +334,64 @@ def _walk_own_body(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+class Attachment(NamedTuple):
+    """A callable stored as an attribute, as the text writes it: ``fn``, or ``self.method``
+    of the class ``owner``; and what a ``functools.partial`` around it binds ahead of the
+    arguments of a call of the attribute (how many by position, which keywords)."""
+
+    dotted: str
+    ahead: int = 0
+    keywords: tuple[str, ...] = ()
+    owner: str = ""
+
+
+class AttachedCallable(NamedTuple):
+    """A project function or method a call of an attribute may reach, with what a partial
+    binds ahead of the call's arguments (their values are not known at the call: the
+    attaching code is elsewhere). A method is bound to an instance of its class."""
+
+    info: FunctionInfo
+    ahead: int = 0
+    keywords: tuple[str, ...] = ()
+
+
+class _AttachmentShapes:
+    """What the syntax tree of a module says about its attachments, read once: the
+    arguments each ``partial(fn, ...)`` binds (by the line of ``fn`` and its text) and the
+    class each line's method belongs to."""
+
+    def __init__(self, module: ModuleInfo, classes: dict[str, "ClassInfo"]) -> None:
+        self.partials: dict[tuple[int, str], tuple[int, tuple[str, ...]]] = {}
+        self.methods: list[tuple[int, int, str]] = []  # (first line, last line, class)
+        owners = {id(info.node): name for name, info in classes.items() if info.module is module}
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Call) and node.args and _named(node.func, "partial"):
+                function = dotted_name(node.args[0])
+                if function is not None:
+                    unknown = any(isinstance(a, ast.Starred) for a in node.args) or \
+                        any(k.arg is None for k in node.keywords)
+                    keywords = tuple(k.arg for k in node.keywords if k.arg is not None)
+                    self.partials[(node.args[0].lineno, function)] = (-1, ()) if unknown else (len(node.args) - 1, keywords)
+            elif isinstance(node, ast.ClassDef) and id(node) in owners:
+                for stmt in node.body:
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.methods.append((stmt.lineno, stmt.end_lineno or stmt.lineno, owners[id(node)]))
+
+    def bound_by_partial(self, line: int, dotted: str) -> tuple[int, tuple[str, ...]]:
+        """(positional arguments bound, keywords bound) by the partial of ``dotted`` on this
+        line; -1 when not known."""
+        return self.partials.get((line, dotted), (-1, ()))
+
+    def class_at(self, line: int) -> str:
+        """The class of the innermost method holding this line ("" if none)."""
+        spans = [(first, owner) for first, last, owner in self.methods if first <= line <= last]
+        return max(spans)[1] if spans else ""
+
+
+def _named(node: ast.expr, name: str) -> bool:
+    return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
+
+
 @dataclass
 class ProjectIndex:
     modules: dict[str, ModuleInfo] = field(default_factory=dict)
@@ -340,9 +399,9 @@ class ProjectIndex:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     methods_by_name: dict[str, list[str]] = field(default_factory=dict)
     functions_by_node: dict[int, FunctionInfo] = field(default_factory=dict)
-    # attribute -> (module, dotted name) of functions the project attaches under that name:
+    # attribute -> (module, attachment) of callables the project attaches under that name:
     # ``set_weight_attrs(p, {"weight_loader": fn})``, ``p.weight_loader = fn``
-    attached: dict[str, list[tuple[ModuleInfo, str]]] = field(default_factory=dict)
+    attached: dict[str, list[tuple[ModuleInfo, "Attachment"]]] = field(default_factory=dict)
     _attachments_read: set[str] = field(default_factory=set)  # modules read for attachments
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
 
@@ -358,35 +417,58 @@ class ProjectIndex:
         self._index_body(module, module.tree.body, module.name, None, top, added)
         return added
 
-    def attachments_in(self, module: ModuleInfo) -> dict[str, list[str]]:
-        """Functions ``module`` attaches under some attribute name: ``{"attr": fn}``,
-        ``x.attr = fn`` and ``partial(fn, ...)`` of them, found in the text in one pass
-        (cheaper than walking the tree); the dotted names of what is attached."""
-        found: dict[str, list[str]] = {}
+    def attachments_in(self, module: ModuleInfo) -> dict[str, list["Attachment"]]:
+        """Callables ``module`` attaches under some attribute name: ``{"attr": fn}``,
+        ``x.attr = fn``, ``partial(fn, ...)`` of them and ``self.method``, found in the text
+        in one pass (cheaper than walking the tree); the tree is read only where a match
+        needs it (what a partial binds, the class of ``self``)."""
+        found: dict[str, list[Attachment]] = {}
+        shapes: _AttachmentShapes | None = None
         for match in ATTACHMENT.finditer(module.text):
             attr, dotted = match.group(1) or match.group(2), match.group(3)
-            if dotted.split(".")[0] in ("self", "cls"):
-                continue  # a method: found by name
-            found.setdefault(attr, []).append(dotted)
+            head, _, method = dotted.partition(".")
+            partial = "partial(" in match.group(0)
+            if not (partial or head in ("self", "cls")):
+                found.setdefault(attr, []).append(Attachment(dotted))
+                continue
+            shapes = shapes or _AttachmentShapes(module, self.classes)
+            line = module.text.count("\n", 0, match.start(3)) + 1
+            ahead, keywords = shapes.bound_by_partial(line, dotted) if partial else (0, ())
+            if ahead < 0:
+                continue  # ``partial(fn, *args)``: what it binds is not known
+            owner = ""
+            if head in ("self", "cls"):
+                owner = shapes.class_at(line)
+                if not owner or "." in method:
+                    continue  # a method of ``self`` outside a class, or of one of its fields
+            found.setdefault(attr, []).append(Attachment(dotted, ahead, keywords, owner))
         return found
 
-    def attached_functions(self, attr: str) -> list[FunctionInfo]:
-        """Project functions attached to objects as ``attr`` (methods are found by name).
-        A module is read for attachments the first time a name it mentions is asked for."""
+    def attached_functions(self, attr: str) -> list["AttachedCallable"]:
+        """Project functions, and methods of a class its own methods attach (``self.load``),
+        stored on objects as ``attr``, each with what a partial binds ahead of the call's
+        arguments. A module is read for attachments the first time a name it mentions is
+        asked for."""
         if not attr:
             return []
         if len(self._attachments_read) < len(self.modules):
             for name, module in self.modules.items():
                 if name not in self._attachments_read:
                     self._attachments_read.add(name)
-                    for key, names in self.attachments_in(module).items():
-                        self.attached.setdefault(key, []).extend((module, n) for n in names)
-        found = {}
-        for module, dotted in self.attached.get(attr, ()):
-            name = base_name(module, dotted_expr(dotted))
-            qualname = self.canonical(name) if name else None
-            if qualname in self.functions and self.functions[qualname].kind == "function":
-                found[qualname] = self.functions[qualname]
+                    for name_attached, attachments in self.attachments_in(module).items():
+                        self.attached.setdefault(name_attached, []).extend((module, a) for a in attachments)
+        found: dict[tuple, AttachedCallable] = {}
+        for module, attachment in self.attached.get(attr, ()):
+            if attachment.owner:
+                qualname = self.class_method(attachment.owner, attachment.dotted.partition(".")[2])
+            else:
+                name = base_name(module, dotted_expr(attachment.dotted))
+                qualname = self.canonical(name) if name else None
+            info = self.functions.get(qualname) if qualname is not None else None
+            if info is None or info.kind not in (("method", "classmethod") if attachment.owner else ("function",)):
+                continue
+            found[(info.qualname, attachment.ahead, attachment.keywords)] = \
+                AttachedCallable(info, attachment.ahead, attachment.keywords)
         return list(found.values())
 
     def _index_top_statement(self, module: ModuleInfo, stmt: ast.stmt) -> None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
 from bufferlint.analysis.frontend.imports import Reached
-from bufferlint.analysis.frontend.index import ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex
+from bufferlint.analysis.frontend.index import AttachedCallable, ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex
 from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
@@ -230,9 +230,9 @@ class RecordingIndex:
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._log.read(("return_types", qualname), self._index.return_types(qualname))
 
-    def attached_functions(self, attr: str) -> list[FunctionInfo]:
+    def attached_functions(self, attr: str) -> list[AttachedCallable]:
         found = self._index.attached_functions(attr)
-        self._log.read(("attached", attr), tuple(self.located(info) for info in found))
+        self._log.read(("attached", attr), tuple((self.located(a.info), a.ahead, a.keywords) for a in found))
         return found
 
 
@@ -411,8 +411,9 @@ class ReplayIndex:
     def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._program.answer(("field_types", tuple(sorted(classes)), attr))
 
-    def attached_functions(self, attr: str) -> list[FunctionInfo]:
-        return [self.info(q) for q in self._program.answer(("attached", attr))]
+    def attached_functions(self, attr: str) -> list[AttachedCallable]:
+        return [AttachedCallable(self.info(q), ahead, tuple(keywords))
+                for q, ahead, keywords in self._program.answer(("attached", attr))]
 
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._program.answer(("record_shape", class_qualname))

@@ -37,6 +37,11 @@ def builtin(call: CallSite, name: str) -> Value | None:
             return Value(cond=Cond(clean_if_false=checked(first, vocab.marker_tags(attr.const))))
         if name == "getattr" and attr is not None and attr.has_const and attr.const in vocab.view_attributes:
             return view_of(first, call.step(f"`.{attr.const}` is a view of the borrowed value"))
+        default = args.arg(2)
+        if name == "getattr" and attr is not None and isinstance(attr.const, str) and default is not None:
+            # ``getattr(param, "weight_loader", default_weight_loader)``: called, the
+            # attribute the object holds (as its method), or else the default function.
+            return Value(method=attr.const, bound=first, ref=default.ref if default.preset is None else None)
         return EMPTY
     if name == "setattr" and len(node.args) >= 3:
         attr, flag = args.arg(1), args.arg(2)

@@ -15,12 +15,14 @@ from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
     Cond,
+    Preset,
     Value,
     checked,
     clean,
     clear_leaf,
     container,
     deep_leaves,
+    evolve,
     in_flight,
     iterate,
     join,
@@ -366,7 +368,22 @@ def on_view(call: CallSite, spec) -> Value:
 
 
 def on_bind(call: CallSite, spec) -> Value:
-    return container(join_all(call.args.flat()))
+    """A value that keeps its arguments; bound to a callable (``functools.partial(fn, pool)``,
+    ``partial(self.load, ...)``), it is also that callable with the other arguments bound
+    ahead of the ones its call passes (``Preset``), so calling it reaches ``fn``."""
+    held = container(join_all(call.args.flat()))
+    positional = call.args.positional
+    if not positional or any(starred for _, starred in positional):
+        return held
+    function = positional[0][0]
+    if function.ref is None and (function.method is None or function.bound is None):
+        return held
+    before = function.preset or Preset()
+    preset = Preset(before.positional + tuple(v for v, _ in positional[1:]),
+                    before.keywords + tuple((k, v) for k, v in call.args.keywords if k is not None))
+    if any(k is None for k, _ in call.args.keywords):
+        return held  # ``partial(fn, **options)``: which keywords it binds is not known
+    return evolve(held, ref=function.ref, method=function.method, bound=function.bound, preset=preset)
 
 
 def on_passthrough(call: CallSite, spec) -> Value:

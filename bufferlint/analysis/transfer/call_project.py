@@ -6,7 +6,7 @@ its sinks, stores, waits, futures and result, instantiated with the arguments)."
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from bufferlint.analysis.domain.conditions import TRUTHY, decide_at_call, holds_by_default
@@ -17,6 +17,7 @@ from bufferlint.analysis.domain.values import (
     Cond,
     Leaf,
     ParamRef,
+    Preset,
     Value,
     checked,
     clean,
@@ -32,7 +33,7 @@ from bufferlint.analysis.domain.values import (
     map_leaves,
     resolve,
 )
-from bufferlint.analysis.frontend.index import FunctionInfo, base_name
+from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
     Advance,
@@ -139,13 +140,31 @@ def _calls_with_own_arguments(wrapper: FunctionInfo, wrapped: str | None) -> boo
 
 # -- applying their summaries ---------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Binding:
+    """How a callable held as a value binds a call's arguments when that differs from the
+    call as written: the receiver its method is bound to (not the object the attribute was
+    read from), and the arguments a partial binds ahead of the call's."""
+
+    receiver: Value | None
+    preset: Preset
+
+
+def attached_binding(attached: AttachedCallable) -> Binding:
+    """An attached callable's binding: its partial's arguments are bound elsewhere (their
+    values are unknown here), and a method is bound to some instance of its class."""
+    info = attached.info
+    receiver = Value(declared=frozenset({info.class_qualname})) if info.binds_receiver and info.class_qualname else None
+    return Binding(receiver, Preset((EMPTY,) * attached.ahead, tuple((k, EMPTY) for k in attached.keywords)))
+
+
 def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = False,
-                  steps: dict[str, TraceStep] | None = None) -> Value:
+                  steps: dict[str, TraceStep] | None = None, ahead: dict[str, Binding] | None = None) -> Value:
     """Apply the targets' summaries. A call resolved only by method name may reach any
     same-named method, so it carries their sinks and the borrowed values they produce,
     but not their parameter pass-through (which would join unrelated classes' results).
     ``steps``: a target's own trace step (how a call by name came to it), instead of the
-    call's.
+    call's. ``ahead``: a target's own binding (an attached callable, ``Binding``).
 
     A by-name call can reach hundreds of methods (``model.load_weights(...)``), most of
     them never analysed (an empty summary): for those only the call edge and the flow of
@@ -166,10 +185,11 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         if keeps_futures and info.binds_receiver:
             program.activate(info.qualname)  # it may wait for the futures its receiver keeps
         summary = program.summary(info.qualname)
-        signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg)
+        binding = ahead.get(info.qualname) if ahead else None
+        signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg, binding)
         bound = bindings.get(signature)
         if bound is None:
-            bound = bindings[signature] = bind(call, info)
+            bound = bindings[signature] = bind(call, info, binding)
         for param, value in bound.items():
             known = facts.get(id(value))
             if known is None or known[0] is not value:
@@ -234,19 +254,22 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
     return result
 
 
-def bind(call: CallSite, info: FunctionInfo) -> dict[int, Value]:
-    """The arguments of the call by parameter position of ``info``."""
+def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> dict[int, Value]:
+    """The arguments of the call by parameter position of ``info`` (``binding``: as a
+    callable held as a value binds them)."""
     bound: dict[int, Value] = {}
     offset = 0
-    if info.binds_receiver and call.receiver is not None:
-        bound[0] = call.receiver
+    receiver = call.receiver if binding is None else binding.receiver
+    args = call.args if binding is None else call.args.after(binding.preset)
+    if info.binds_receiver and receiver is not None:
+        bound[0] = receiver
         offset = 1
     elif info.binds_receiver and call.constructed:
         bound[0] = Value(types=frozenset({call.constructed}))
         offset = 1
     position = offset
     extra: list[Value] = []
-    for value, starred in call.args.positional:
+    for value, starred in args.positional:
         if starred:
             element = index(value, None)
             for i in range(position, info.n_positional):
@@ -262,7 +285,7 @@ def bind(call: CallSite, info: FunctionInfo) -> dict[int, Value]:
         bound[info.vararg] = container(join_all(extra))
     names = {name: i for i, name in enumerate(info.params)}
     spill: list[Value] = []
-    for key, value in call.args.keywords:
+    for key, value in args.keywords:
         if key is None:
             element = index(value, None)
             for i in range(len(info.params)):

@@ -10,10 +10,10 @@ from dataclasses import replace
 from functools import cached_property
 
 from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
-from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, deep_leaves, index
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Preset, Value, deep_leaves, index
 from bufferlint.analysis.frontend.constants import fold_device
 from bufferlint.analysis.frontend.imports import Reached
-from bufferlint.analysis.frontend.index import FunctionInfo
+from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo
 from bufferlint.analysis.frontend.syntax import holder_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import Record
@@ -44,7 +44,7 @@ class Args:
         return self.keyword(name) if name is not None else None
 
     def keyword(self, name: str) -> Value | None:
-        for key, value in self.keywords:
+        for key, value in reversed(self.keywords):  # the last: a call's own replaces a partial's
             if key == name:
                 return value
         return None
@@ -104,6 +104,13 @@ class Args:
                 out.append(index(value, None) if key is None else value)
         return out
 
+    def after(self, preset: Preset) -> "Args":
+        """These arguments after what a ``functools.partial`` binds ahead of them (a keyword
+        passed here again replaces the bound one: binding takes the last)."""
+        positional = [(value, False) for value in preset.positional] + self.positional
+        keywords: list[tuple[str | None, Value]] = [*preset.keywords, *self.keywords]
+        return Args(positional, keywords, self.values)
+
     def fit(self, info: FunctionInfo) -> bool:
         starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
         keywords = {k for k, _ in self.keywords if k is not None}
@@ -114,6 +121,14 @@ class Args:
         starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
         keywords = {k for k, _ in self.keywords if k is not None}
         return info.accepts(None if starred else len(self.positional), keywords, bound_receiver=False)
+
+    def fit_attached(self, attached: AttachedCallable) -> bool:
+        """Could this call, after what a partial binds ahead of it, bind to an attached
+        function (a method: bound to an instance of its class)?"""
+        starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
+        keywords = {k for k, _ in self.keywords if k is not None} | set(attached.keywords)
+        given = None if starred else len(self.positional) + attached.ahead
+        return attached.info.accepts(given, keywords, bound_receiver=True)
 
     def origins(self, receiver: Value | None) -> tuple[bool, frozenset]:
         """Whether the arguments carry a concrete borrowed value, and which of the caller's

@@ -51,8 +51,10 @@ def task_site(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> tuple[
     args = _task_arguments(call, task, params)
     if function is None or args is None or function.leaves:
         return None
+    if function.preset is not None:  # ``submit(partial(fn, pool), w)`` runs ``fn(pool, w)``
+        args = args.after(function.preset)
     node = call.node
-    if function.ref is not None:
+    if function.ref is not None and function.method is None:
         task_call = CallSite(call.frame, call.stores, node, function.ref, None, None, args, function.ref.rsplit(".", 1)[-1])
         targets = targets_static(task_call, function.ref)
     else:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import cast
 
-from bufferlint.analysis.domain.values import EMPTY, Cond, Value, const, evolve, join_all
+from bufferlint.analysis.domain.values import EMPTY, Cond, Preset, Value, const, evolve, join_all
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
+from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
 from bufferlint.analysis.transfer.call_effects import Advance, Drain, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
@@ -65,6 +64,7 @@ class CallResolver:
         qualname: str | None = None
         method: str | None = None
         fallback: str | None = None
+        preset: Preset | None = None
         if isinstance(func, ast.Attribute):
             receiver = self.eval(func.value)
             if receiver.ref is not None and not receiver.leaves:
@@ -72,35 +72,27 @@ class CallResolver:
                 receiver = None
             else:
                 method = func.attr
-        elif self.attribute_lookup(func):
-            # ``getattr(param, "weight_loader", default_weight_loader)(param, w)``: the
-            # attribute as a method of the object, or the default.
-            lookup = cast(ast.Call, func)
-            receiver, method = self.eval(lookup.args[0]), cast(str, cast(ast.Constant, lookup.args[1]).value)
-            fallback = self.eval(lookup.args[2]).ref
         else:
             callee = self.eval(func)
             qualname = callee.ref
-            if qualname is None and callee.method is not None and callee.bound is not None:
-                receiver, method = callee.bound, callee.method  # ``submit = executor.submit; submit(...)``
+            preset = callee.preset
+            if callee.method is not None and callee.bound is not None:
+                # ``submit = executor.submit; submit(...)``; with a reference too,
+                # ``getattr(param, "weight_loader", default_weight_loader)``: the attribute
+                # as a method of the object, or the default.
+                receiver, method, qualname = callee.bound, callee.method, None
+                fallback = callee.ref
         if frame.st is None:
             return None
         args = self.arguments(node)
         if frame.st is None:
             return None
+        if preset is not None:  # ``functools.partial(fn, pool)(param, w)`` calls ``fn(pool, param, w)``
+            args = args.after(preset)
         name = dotted_name(func) or (method or "call")
         call = CallSite(frame, self.stores, node, qualname, method, receiver, args, name)
         call.fallback = fallback
         return call
-
-    def attribute_lookup(self, func: ast.expr) -> bool:
-        """Is ``func`` ``getattr(obj, "name", default)``?"""
-        if not (isinstance(func, ast.Call) and len(func.args) == 3 and not func.keywords):
-            return False
-        name = func.args[1]
-        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-            return False
-        return self.eval(func.func).ref == "builtins.getattr"
 
 
 def dispatch(call: CallSite) -> Value:
@@ -183,17 +175,18 @@ def _dispatch_method(call: CallSite) -> Value:
         # them defines the method, every one that does is taken (``by_name_step``).
         candidates: list[tuple[FunctionInfo, Reached | None]] = [(info, why) for info, why in named if why is not None]
         candidates = candidates or [(info, None) for info, _ in named]
-        # Functions the project attaches as this attribute (``weight_loader``), and a
-        # ``getattr`` default; called without a receiver.
-        attached = program.index.attached_functions(method)
+        # Callables the project attaches as this attribute (``weight_loader``), and a
+        # ``getattr`` default; called without the object as receiver.
+        attached = [a for a in program.index.attached_functions(method) if call.args.fit_attached(a)]
         fallback = program.index.functions.get(call.fallback) if call.fallback is not None else None
-        if fallback is not None:
-            attached.append(fallback)
+        if fallback is not None and call.args.fit_plain(fallback):
+            attached.append(AttachedCallable(fallback))
         call.demand("method", method, call.receiver)
         if candidates or attached:
             steps = {info.qualname: call.by_name_step(info, why) for info, why in candidates}
-            chosen = [info for info, _ in candidates] + [a for a in attached if call.args.fit_plain(a)]
-            return call_project.apply_project(call, chosen, by_name=True, steps=steps)
+            chosen = [info for info, _ in candidates] + [a.info for a in attached]
+            ahead = {a.info.qualname: call_project.attached_binding(a) for a in attached}
+            return call_project.apply_project(call, chosen, by_name=True, steps=steps, ahead=ahead)
     return EMPTY
 
 
