@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.records import RecordShape, record_shape
+from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_shape
 
 SOURCE_DIRS = ("src", "python", "lib")
 # `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
@@ -479,6 +479,8 @@ class ProjectIndex:
             stmt = stack.pop()
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 module.imports.update(import_bindings(module, stmt))
+            elif isinstance(stmt, ast.Assign) and (record := functional_record(module, stmt, base_name)) is not None:
+                self._add_class(module, record, f"{module.name}.{record.name}", ["typing.NamedTuple"], True)
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
@@ -515,14 +517,19 @@ class ProjectIndex:
             elif isinstance(stmt, ast.ClassDef):
                 qualname = f"{prefix}.{stmt.name}"
                 bases = [base_name(module, b) for b in stmt.bases]
-                info = ClassInfo(qualname, module, [b for b in bases if b])
-                self.classes[qualname] = info
-                if class_info is None and outer is not None and outer.kind == "module":
-                    module.globals[stmt.name] = qualname
-                info.node = stmt
+                top = class_info is None and outer is not None and outer.kind == "module"
+                info = self._add_class(module, stmt, qualname, [b for b in bases if b], top)
                 blocks.append((iter(stmt.body), qualname, info, outer))
             elif class_info is None:
                 blocks.append((iter(nested_statements(stmt)), prefix, class_info, outer))
+
+    def _add_class(self, module: ModuleInfo, node: ast.ClassDef, qualname: str, bases: list[str], top: bool) -> ClassInfo:
+        info = ClassInfo(qualname, module, bases)
+        self.classes[qualname] = info
+        if top:
+            module.globals[node.name] = qualname
+        info.node = node
+        return info
 
     def _index_function(self, module, node, prefix, class_info, outer, added) -> FunctionInfo:
         """Register one function (its body is indexed by the caller)."""

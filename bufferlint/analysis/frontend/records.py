@@ -1,5 +1,6 @@
 """Record classes: ``typing.NamedTuple`` subclasses and ``@dataclass`` classes, whose
-constructor the language writes from the class's annotated fields.
+constructor the language writes from the class's annotated fields, and named tuples made by
+a call (``namedtuple("Pair", "name tensor")``), read as the class statement they stand for.
 
 A loader that wraps each weight in ``Item(name, tensor)`` or ``Entry(name=..., tensor=...)``
 and submits or keeps the record hands on the view inside it. No ``__init__`` in the source
@@ -27,6 +28,47 @@ KW_ONLY_MARKERS = frozenset({"dataclasses.KW_ONLY"})  # ``_: KW_ONLY``: later fi
 
 # (field names in the constructor's parameter order, how many may be passed by position)
 RecordShape = tuple[tuple[str, ...], int]
+# ``Pair = namedtuple("Pair", "name tensor")``, ``NamedTuple("Pair", [("name", str), ...])``
+FUNCTIONAL_RECORDS = frozenset({"collections.namedtuple", *NAMED_TUPLE_BASES})
+
+
+def functional_record(module: "ModuleInfo", stmt: ast.Assign, resolve: Resolve) -> ast.ClassDef | None:
+    """The class statement a functional named tuple assignment stands for (``Pair =
+    namedtuple("Pair", "name tensor")`` is ``class Pair(NamedTuple)`` with the fields
+    ``name`` and ``tensor``), so the index holds it as any record class; None for any other
+    assignment, and for field names not written as literals."""
+    call = stmt.value
+    if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and isinstance(call, ast.Call)):
+        return None
+    if not isinstance(call.func, (ast.Name, ast.Attribute)) or resolve(module, call.func) not in FUNCTIONAL_RECORDS:
+        return None
+    given = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg in ("field_names", "fields")), None)
+    names = _field_names(given)
+    if names is None:
+        return None
+    fields: list[ast.stmt] = [
+        ast.copy_location(ast.AnnAssign(ast.Name(name, ast.Store()), ast.Name("object", ast.Load()), None, 1), stmt)
+        for name in names
+    ]
+    record = ast.ClassDef(name=stmt.targets[0].id, bases=[], keywords=[], body=fields or [ast.Pass()], decorator_list=[])
+    return ast.fix_missing_locations(ast.copy_location(record, stmt))
+
+
+def _field_names(given: ast.expr | None) -> list[str] | None:
+    """``"a b"``, ``"a, b"``, ``["a", "b"]`` or ``[("a", int), ("b", T)]``: the names."""
+    if isinstance(given, ast.Constant) and isinstance(given.value, str):
+        return given.value.replace(",", " ").split()
+    if not isinstance(given, (ast.List, ast.Tuple)):
+        return None
+    names = []
+    for element in given.elts:
+        if isinstance(element, ast.Tuple) and element.elts:
+            element = element.elts[0]
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            return None
+        names.append(element.value)
+    return names
 
 
 def record_shape(index: "ProjectIndex", class_qualname: str, resolve: Resolve) -> RecordShape | None:
