@@ -184,8 +184,12 @@ def _dispatch_method(call: CallSite) -> Value:
         call.demand("method", method, call.receiver)
         if candidates or attached:
             steps = {info.qualname: call.by_name_step(info, why) for info, why in candidates}
-            chosen = [info for info, _ in candidates] + [a.info for a in attached]
-            ahead = {a.info.qualname: call_project.attached_binding(a) for a in attached}
+            chosen = [info for info, _ in candidates]
+            ahead: dict[str, call_project.Binding] = {}
+            for one in attached:  # a method found by its name already is not reached twice
+                if one.info not in chosen:
+                    chosen.append(one.info)
+                    ahead[one.info.qualname] = call_project.attached_binding(one)
             return call_project.apply_project(call, chosen, by_name=True, steps=steps, ahead=ahead)
     return EMPTY
 
