@@ -438,9 +438,13 @@ def iterate(value: Value, step: TraceStep | None = None) -> Value:
 
 def index(value: Value, key: object = None, step: TraceStep | None = None) -> Value:
     """What ``value[key]`` (or unpacking) gives; ``key`` is a known int position or None."""
-    if isinstance(key, int) and value.items is not None and -len(value.items) <= key < len(value.items):
-        extra = Value(leaves=_extend_params(value.leaves, key, step))
-        return join(value.items[key], extra) if extra.leaves else value.items[key]
+    if isinstance(key, int) and value.items is not None:
+        if -len(value.items) <= key < len(value.items):
+            extra = Value(leaves=_extend_params(value.leaves, key, step))
+            return join(value.items[key], extra) if extra.leaves else value.items[key]
+        # Past the end of a tuple of known length (``args[2]`` of a pair): indexing the tuple
+        # raises, so only what the value is besides the tuple (its own leaves) has one.
+        return _element(evolve(value, items=None, elems=None), key, step)
     return _element(value, "item" if not isinstance(key, int) else key, step)
 
 
