@@ -228,10 +228,13 @@ def _plan_verified_fixes(report: Report, progress: Callable[[int, int], None] | 
 
 
 def _reanalyser(settings: Settings, progress: Callable[[int, int], None] | None = None
-                ) -> Callable[[Path, list[Path], list[Path]], AnalysisResult]:
-    """Analyse a (shadow) project as this run does, to verify fixes: the reportable findings."""
-    def reanalyse(root: Path, all_files: list[Path], reported: list[Path]) -> AnalysisResult:
-        again = analysis.analyze_project(root, all_files, reported, settings.vocab, progress=progress)
+                ) -> Callable[[Path, list[Path], list[Path], list[Path] | None], AnalysisResult]:
+    """Analyse a (shadow) project as this run does, to verify fixes: the reportable findings
+    (and the syntax errors of ``checked``, the files a fix wrote, when given)."""
+    def reanalyse(root: Path, all_files: list[Path], reported: list[Path], checked: list[Path] | None
+                  ) -> AnalysisResult:
+        again = analysis.analyze_project(root, all_files, reported, settings.vocab, progress=progress,
+                                         check_files=checked)
         again.findings = _reportable(again.findings, settings)
         return again
 

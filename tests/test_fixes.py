@@ -441,6 +441,37 @@ def test_failed_fix_is_not_written(tmp_path, monkeypatch, capsys, replacement: s
     assert not list(target.parent.glob("*.bufferlint-tmp"))
 
 
+def test_an_offered_fix_that_breaks_parsing_is_not_offered(tmp_path, monkeypatch) -> None:
+    """The verification of a shown fix still reads the syntax errors of the file it wrote."""
+    target = make_project(tmp_path, "bl002_string")
+    monkeypatch.setattr(fix_planners, "planners", lambda: {"BL002": _bogus_planner("def (\n")})
+    seen = []
+    monkeypatch.setitem(cli.REPORTERS, "json", lambda result, cwd, color=False, root=None: seen.extend(result.findings) or "")
+    assert cli.main(["check", "--format", "json", "--jobs", "1", str(target)]) == 1
+    assert [(f.rule, f.fix) for f in seen] == [("BL002", None)]
+
+
+def test_verifying_fixes_checks_the_syntax_of_the_written_files_only(tmp_path, monkeypatch) -> None:
+    """Each verification round analyses the shadow project again; only the files a fix wrote
+    can have new syntax errors, so only those are compiled again (the others once, by the
+    check itself)."""
+    from bufferlint.analysis.frontend import syntax_check
+
+    target = make_project(tmp_path, "bl002_string")
+    others = [target.parent / f"plain_{i}.py" for i in range(3)]
+    for other in others:
+        other.write_text("x = 1\n", encoding="utf-8")
+    checked: list[Path] = []
+    real_check = syntax_check._check
+    monkeypatch.setattr(syntax_check, "_check", lambda paths: checked.extend(paths) or real_check(paths))
+    assert cli.main(["check", "--format", "json", "--jobs", "1", str(target.parent)]) == 1
+    in_shadows = [path for path in checked if "bufferlint-fix-" in str(path)]
+    assert in_shadows and {path.name for path in in_shadows} == {target.name}
+    assert sorted(path.name for path in checked if path not in in_shadows) == sorted(
+        [target.name] + [other.name for other in others] + [p.name for p in target.parent.glob("*.py")
+                                                           if p != target and p not in others])
+
+
 def test_fixes_are_attached_for_reporters(tmp_path, monkeypatch) -> None:
     """``check`` (without --fix) attaches Fix objects for the JSON/SARIF reporters."""
     target = make_project(tmp_path, "bl001_guarded_submit")

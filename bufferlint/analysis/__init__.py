@@ -22,6 +22,8 @@ def analyze_project(
     vocab: Vocabulary,
     cache: Cache | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    check_files: Collection[Path] | None = None,
 ) -> AnalysisResult:
     """Analyse every file of the project rooted at ``root`` (``files``: all its Python files)
     and return findings and errors for ``report_files`` only. With a ``cache``, what the
@@ -31,14 +33,19 @@ def analyze_project(
     and helper summaries; their own parse errors are not reported. The engine reports
     facts; the rules (``bufferlint.catalog``) put them into words. ``progress`` hears
     (files parsed, functions analysed) as they grow (see bufferlint.progress).
+    ``check_files`` (only without a cache): the report files whose syntax and compile errors
+    are reported, when that is fewer than all of them (verifying a fix asks only about the
+    files it wrote: checking every other one again each round was most of its extra cost).
     """
     from bufferlint.catalog.words import render
 
     # Recursion depth follows the input (expression evaluation): see bufferlint.deepstack.
+    if cache is not None and check_files is not None:
+        raise ValueError("check_files is for uncached analyses: a cached run checks what changed")
     if cache is not None:  # the engine is imported only if the cache cannot answer
         from bufferlint.analysis.incremental.cached import analyze_cached
 
         return render(run_deep(analyze_cached, root, files, report_files, vocab, cache, progress), vocab)
     from bufferlint.analysis.whole.program import analyze
 
-    return render(run_deep(analyze, root, files, report_files, vocab, progress), vocab)
+    return render(run_deep(analyze, root, files, report_files, vocab, progress, check_files), vocab)

@@ -48,8 +48,9 @@ from bufferlint.source import SourceFile, read_bytes, read_source
 MAX_ROUNDS = 10
 PARALLEL_FILES = 8  # below this, starting worker processes costs more than it saves
 
-Analyse = Callable[[Path, list[Path], list[Path]], AnalysisResult]
-"""(project root, all files, report files) -> the reportable analysis result."""
+Analyse = Callable[[Path, list[Path], list[Path], "list[Path] | None"], AnalysisResult]
+"""(project root, all files, report files, the report files to check for syntax and compile
+errors (None: all)) -> the reportable analysis result."""
 
 
 def applicable(fix: Fix | None, unsafe: bool) -> bool:
@@ -312,7 +313,7 @@ def _recount(outcome: FixOutcome, initial: Counter, project: Project, files: lis
     """Some fixed files could not be written: what is fixed is what the files on disk now
     give, so analyse them again (a guard fixed in one file removes findings in others, and a
     guard left unwritten keeps them)."""
-    now = analyse(project.root, files, report_files)
+    now = analyse(project.root, files, report_files, None)
     now = dataclasses.replace(now, findings=attach_fixes(now.findings, project))
     remaining = Counter(_key(f) for f in now.findings)
     outcome.result = now
@@ -438,8 +439,11 @@ class _Shadow:
         else:
             target.write_bytes(data)
 
-    def analyse(self, analyse: Analyse) -> AnalysisResult:
-        result = analyse(self.root, self.files, self.report_files)
+    def analyse(self, analyse: Analyse, written: list[Path] | None = None) -> AnalysisResult:
+        """The shadow project's analysis; ``written``: the (real) files whose errors are asked
+        about, when not all (the others are the real files, whose errors are known)."""
+        check = None if written is None else [self.to_shadow[path] for path in written]
+        result = analyse(self.root, self.files, self.report_files, check)
         real = self.real
         findings = [
             dataclasses.replace(

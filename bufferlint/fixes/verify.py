@@ -110,7 +110,7 @@ def verify_fixes(
                     shadow = _Shadow(project.root, files, report_files)
                 for path, (new, _) in proposal.items():
                     shadow.write(path, encode(new, opened[path].encoding))
-                after = shadow.analyse(analyse)
+                after = shadow.analyse(analyse, list(proposal))
                 for path in proposal:
                     shadow.write(path, None)
                 unanalysable = {e.path for e in after.errors}
@@ -177,7 +177,7 @@ def _with_guard_fixes(findings: list[Finding], guard_fixes: dict[int, Fix], firs
         for g in group:
             if not any(c is g for c in chosen):
                 tried = {k: v for k, v in tried.items() if v is not g}
-    after = shadow.analyse(analyse)
+    after = shadow.analyse(analyse, written)
     for path in written:
         shadow.write(path, None)
     if {e.path for e in after.errors} & set(written):

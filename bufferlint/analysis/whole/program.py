@@ -717,8 +717,8 @@ def _dedupe(trace: tuple) -> tuple:
 
 
 def analyze(root: Path, files, report_files, vocab: Vocabulary,
-            progress: Callable[[int, int], None] | None = None) -> AnalysisResult:
-    return run_analysis(ProjectAnalysis(root, files, report_files, vocab, progress))
+            progress: Callable[[int, int], None] | None = None, check_files=None) -> AnalysisResult:
+    return run_analysis(ProjectAnalysis(root, files, report_files, vocab, progress, check_files=check_files))
 
 
 def run_analysis(analysis: ProjectAnalysis) -> AnalysisResult:
