@@ -7,20 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint.analysis import analyze_project
-from bufferlint.packs import builtin_vocabulary
+from marked_stream import MARKED_STREAM, analyse_module
 
-HEAD = '''\
-MARKER = "_sglang_runai_streamer_tensor"
-MARKERS = (MARKER, "_other")
-
-
-def stream(tensors):
-    for name, tensor in tensors:
-        setattr(tensor, MARKER, True)
-        yield name, tensor
-
-
+HEAD = MARKED_STREAM + '''\
 def submit_maybe(executor, use_async, fn, *args):
     if use_async:
         executor.submit(fn, *args)
@@ -37,9 +26,7 @@ def load(executor, fn, tensors):
 
 
 def analyse(tmp_path: Path, guard: str):
-    path = tmp_path / "m.py"
-    path.write_text(HEAD + guard, encoding="utf-8")
-    return analyze_project(tmp_path, [path], [path], builtin_vocabulary())
+    return analyse_module(tmp_path, HEAD + guard)
 
 
 def rules(result) -> list[str]:

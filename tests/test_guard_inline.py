@@ -9,20 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bufferlint.analysis import analyze_project
-from bufferlint.packs import builtin_vocabulary
+from marked_stream import MARKED_STREAM, analyse_module
 
-HEAD = '''\
-MARKER = "_sglang_runai_streamer_tensor"
-MARKERS = (MARKER, "_other")
-
-
-def stream(tensors):
-    for name, tensor in tensors:
-        setattr(tensor, MARKER, True)
-        yield name, tensor
-
-
+HEAD = MARKED_STREAM + '''\
 def consume(w):
     return w.sum()
 
@@ -31,9 +20,7 @@ def consume(w):
 
 
 def analyse(tmp_path: Path, loader: str):
-    path = tmp_path / "m.py"
-    path.write_text(HEAD + loader, encoding="utf-8")
-    return analyze_project(tmp_path, [path], [path], builtin_vocabulary())
+    return analyse_module(tmp_path, HEAD + loader)
 
 
 def lines(result) -> list[tuple[int, str]]:
