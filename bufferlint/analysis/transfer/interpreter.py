@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import heapq
+import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -127,20 +128,11 @@ class FunctionInterpreter:
         owner = self.program.index.classes.get(info.class_qualname or "")
         if owner is None:
             return []
-        fields = sorted(attr for attr, methods in owner.readers.items() if info.qualname in methods)
-        if not fields:
-            return []
         vocab = self.program.raw_vocab
-        words = {p.last_name for p in vocab.settlers} | {p.last_name for p in vocab.drains}
-        for node in ast.walk(info.node):
-            if isinstance(node, ast.Await):
-                return fields
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-                if name in words:
-                    return fields
-        return []
+        words = frozenset({p.last_name for p in vocab.settlers} | {p.last_name for p in vocab.drains})
+        if not may_wait(info.node, words):  # asked first: the class's readers are collected only if needed
+            return []
+        return sorted(attr for attr, methods in owner.readers.items() if info.qualname in methods)
 
     def solve(self, graph: cfg.Graph, entry_state: State) -> None:
         """The worklist: visit blocks in reverse postorder until no entry state changes."""
@@ -526,3 +518,28 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Reach: lambda it, e: it.facts.add_reach(e.reach),
     call_effects.Record: lambda it, e: it.facts.record(e.kind, e.item),
 }
+
+
+# A function's text does not change during a run, but it is analysed again each time what it
+# depends on changes: whether it may wait is read once per node and vocabulary.
+_MAY_WAIT: "weakref.WeakKeyDictionary[ast.AST, tuple[frozenset[str], bool]]" = weakref.WeakKeyDictionary()
+
+
+def may_wait(function: ast.AST, words: frozenset[str]) -> bool:
+    """Does ``function`` await, or call something named like a settler or drain (``words``)?"""
+    seen = _MAY_WAIT.get(function)
+    if seen is not None and seen[0] == words:
+        return seen[1]
+    found = False
+    for node in ast.walk(function):
+        if isinstance(node, ast.Await):
+            found = True
+            break
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in words:
+                found = True
+                break
+    _MAY_WAIT[function] = (words, found)
+    return found
