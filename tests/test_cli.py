@@ -160,7 +160,8 @@ class FakeEngine:
         self.make = make
         self.calls: list[tuple] = []
 
-    def __call__(self, root: Path, files, report_files, vocab: Vocabulary, cache=None, progress=None) -> AnalysisResult:
+    def __call__(self, root: Path, files, report_files, vocab: Vocabulary, cache=None, progress=None,
+                 check_files=None) -> AnalysisResult:
         self.calls.append((root, list(files), list(report_files), vocab))
         return self.make(list(report_files))
 
