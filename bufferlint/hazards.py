@@ -27,6 +27,7 @@ class Hazard(enum.Enum):
     KEPT_PAST_STEP = "a borrowed view kept past its producer's step"
     DEVICE_COPY_READS_HOST = "a non-blocking device copy still reading a host buffer its producer reuses"
     HOST_READS_IN_FLIGHT = "a host read of a tensor a device-to-host copy is still filling"
+    HOST_WRITTEN_IN_FLIGHT = "a write to a pinned host buffer a host-to-device copy is still reading"
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Hazard):
@@ -73,7 +74,14 @@ class Hazard(enum.Enum):
     def settled_by_sync(self) -> bool:
         """A device synchronisation (``torch.cuda.synchronize()``) completes the pending work:
         it is device work, not a task."""
-        return self is Hazard.DEVICE_COPY_READS_HOST
+        return self in (Hazard.DEVICE_COPY_READS_HOST, Hazard.HOST_WRITTEN_IN_FLIGHT)
+
+    @property
+    def ended_by_write(self) -> bool:
+        """The pending work (a copy to the device reading a pinned buffer the program owns)
+        becomes a finding when the program writes that buffer, not when a producer advances:
+        it stays pending across loop iterations, yields and returns until a synchronisation."""
+        return self is Hazard.HOST_WRITTEN_IN_FLIGHT
 
     @property
     def about_in_flight(self) -> bool:

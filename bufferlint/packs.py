@@ -256,6 +256,18 @@ class SourceSpec:
 
 
 @dataclass(frozen=True)
+class HostWriteSpec:
+    """A call that writes the bytes of a buffer now: its receiver (``buf.copy_(x)``,
+    ``buf.fill_(0)``), one argument (``f.readinto(buf)``, position 0), or every buffer among
+    its arguments (``os.preadv(fd, [buf], offset)``). A pinned buffer a copy to the device
+    still reads must not be written (BL006)."""
+
+    calls: tuple[CallPattern, ...]
+    writes: str | int = "receiver"  # "receiver", "args" (every argument, in containers too), or a position
+    origin: str = ""
+
+
+@dataclass(frozen=True)
 class SinkSpec:
     """An async consumer: the call's arguments (or receiver) are read later, on another thread
     or by the device, while the caller goes on."""
@@ -336,6 +348,11 @@ class Vocabulary:
     # taking a view is taken to read its bytes.
     metadata_reads: list[CallPattern] = field(default_factory=list)
     host_allocations: list[CallPattern] = field(default_factory=list)
+    # Calls whose result is pinned host memory the program owns (``torch.empty(...,
+    # pin_memory=True)``, ``t.pin_memory()``): a non-blocking copy to the device reads it after
+    # the call returns, so it must not be written before a synchronisation (BL006).
+    pinned_allocations: list[CallPattern] = field(default_factory=list)
+    host_writes: list[HostWriteSpec] = field(default_factory=list)
     event_records: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
@@ -490,6 +507,16 @@ def _guards(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[
         kind = _kind_of(table, vocab.kinds, where)
         guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind))
     return guards
+
+
+def _host_writes(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[HostWriteSpec]:
+    writes_list = []
+    for where, table in _tables(key, data, origin):
+        writes = table.get("writes", "receiver")
+        if writes not in ("receiver", "args") and not (type(writes) is int and writes >= 0):
+            raise PackError(f"{where}: 'writes' must be \"receiver\", \"args\" or an argument's position (0, 1, ...)")
+        writes_list.append(HostWriteSpec(_patterns(table.get("call"), f"{where}.call"), writes, origin))
+    return writes_list
 
 
 def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SinkSpec]:
@@ -664,6 +691,9 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
     _call_list("host-allocations", "calls whose result lives in host memory"),
+    _call_list("pinned-allocations", "calls whose result is pinned host memory the program owns"),
+    PackKey("host-writes", "host_writes", "tables", "calls that write a buffer's bytes now (receiver or arguments)",
+            _host_writes, _extend, ("call", "writes", "doc"), _call_names, "calls"),
     _call_list("event-records", "calls recording an event: its synchronize waits for the work issued before"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),

@@ -28,7 +28,7 @@ EXAMPLES = [
 
 
 def test_codes_and_names() -> None:
-    assert list(RULES) == ["BL001", "BL002", "BL003", "BL004", "BL005"]
+    assert list(RULES) == ["BL001", "BL002", "BL003", "BL004", "BL005", "BL006"]
     for code, rule in RULES.items():
         assert rule.code == code
         assert re.fullmatch(r"[a-z]+(-[a-z]+)+", rule.name)
@@ -39,6 +39,7 @@ def test_codes_and_names() -> None:
     assert RULES["BL003"].name == "borrowed-view-outlives-step"
     assert RULES["BL004"].name == "non-blocking-copy-from-borrowed-view"
     assert RULES["BL005"].name == "read-before-device-sync"
+    assert RULES["BL006"].name == "host-buffer-reused-under-async-copy"
 
 
 @pytest.mark.parametrize("rule", RULES.values(), ids=list(RULES))
@@ -91,6 +92,7 @@ def test_invalid_lines_point_at_the_offending_code(rule) -> None:
         "BL003": ("] = loaded_weight", ".data = loaded_weight", "Parameter(loaded_weight", "list(weights)"),
         "BL004": ("non_blocking=True", ".copy_("),
         "BL005": (".tolist()", "if "),
+        "BL006": (".copy_(batch)", "] = "),
     }[rule.code]
     for example in rule.invalid:
         lines = example.code.splitlines()
@@ -115,8 +117,9 @@ def test_get_rule() -> None:
     assert get_rule("bl003") is RULES["BL003"]
     assert get_rule("non-blocking-copy-from-borrowed-view") is RULES["BL004"]
     assert get_rule("read-before-device-sync") is RULES["BL005"]
+    assert get_rule("host-buffer-reused-under-async-copy") is RULES["BL006"]
     with pytest.raises(KeyError):
-        get_rule("BL006")
+        get_rule("BL007")
 
 
 @pytest.mark.parametrize("code", ["BL003", "BL004"])

@@ -414,7 +414,7 @@ def test_rule_selection(project: Path, monkeypatch: pytest.MonkeyPatch, capsys, 
 def test_bad_select_option(project: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     fake = use_engine(monkeypatch, FakeEngine())
     assert cli.main(["check", "--select", "BL001,F401", "pkg"]) == 2
-    assert capsys.readouterr().err == "bufferlint: error: --select: unknown rule code or prefix 'F401' (known rules: BL001, BL002, BL003, BL004, BL005)\n"
+    assert capsys.readouterr().err == "bufferlint: error: --select: unknown rule code or prefix 'F401' (known rules: BL001, BL002, BL003, BL004, BL005, BL006)\n"
     assert fake.calls == []
 
 
@@ -552,14 +552,14 @@ def test_rule_prints_the_new_rules(tmp_path: Path, code: str, title: str) -> Non
 
 def test_rules_lists_the_new_rules(tmp_path: Path) -> None:
     out = run_cli("rules", cwd=tmp_path).stdout
-    assert [line.split()[0] for line in out.splitlines()] == ["BL001", "BL002", "BL003", "BL004", "BL005"]
+    assert [line.split()[0] for line in out.splitlines()] == ["BL001", "BL002", "BL003", "BL004", "BL005", "BL006"]
     assert "BL003  borrowed-view-outlives-step" in out or "BL003 borrowed-view-outlives-step" in out
 
 
 def test_unknown_rule(tmp_path: Path) -> None:
     proc = run_cli("rule", "BL999", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == "bufferlint: error: unknown rule 'BL999' (known rules: BL001, BL002, BL003, BL004, BL005)\n"
+    assert proc.stderr == "bufferlint: error: unknown rule 'BL999' (known rules: BL001, BL002, BL003, BL004, BL005, BL006)\n"
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -666,7 +666,7 @@ def test_real_engine_finding_and_noqa(tmp_path: Path) -> None:
     assert run_cli("check", "loader.py", cwd=tmp_path).returncode == 0
 
 
-@pytest.mark.parametrize("code", ["BL003", "BL004", "BL005"])
+@pytest.mark.parametrize("code", ["BL003", "BL004", "BL005", "BL006"])
 def test_real_engine_select_new_rule(tmp_path: Path, code: str) -> None:
     """The new rules can be selected (the selection is checked against the catalog) and
     their catalog example is reported on its lines."""

@@ -101,7 +101,7 @@ def test_bad_select_code(tmp_path: Path) -> None:
     message = _error(tmp_path, {"pyproject.toml": '[tool.bufferlint]\nselect = ["BL001", "E501"]\n'})
     assert message == (
         f"{tmp_path / 'pyproject.toml'}: [tool.bufferlint] select: unknown rule code or prefix 'E501' "
-        "(known rules: BL001, BL002, BL003, BL004, BL005)"
+        "(known rules: BL001, BL002, BL003, BL004, BL005, BL006)"
     )
 
 

@@ -40,6 +40,8 @@ EVERY_KEY = {
     "host-reads": [".every_host_read"],
     "metadata-reads": [".every_metadata_read"],
     "host-allocations": ["every.host_allocation"],
+    "pinned-allocations": ["every.pinned_allocation"],
+    "host-writes": [{"call": "every.host_write", "writes": 0}],
     "event-records": ["every.event_record"],
     "not-one-value": ["every.not_one"],
 }

@@ -83,6 +83,7 @@ VIEW: dict[str, Question] = {
     "overrides_of": lambda view: view.overrides_of("pkg.Base.run"),
     "hot": lambda view: ("pkg.helper", 0) in view.hot,
     "flight_hot": lambda view: ("pkg.helper", 0) in view.flight_hot,
+    "pinned_hot": lambda view: ("pkg.helper", 0) in view.pinned_hot,
     "activate": lambda view: view.activate("pkg.helper"),
     "flow": lambda view: view.flow("pkg.Loader.load", "pkg.helper", 0, True, frozenset()),
     "store_field": lambda view: view.store_field("pkg.Loader", "pool", _borrowed()),
@@ -131,7 +132,7 @@ def test_every_member_of_the_world_has_a_question_here() -> None:
 @pytest.mark.parametrize("kind", [RecordingProgram, ReplayProgram])
 def test_the_recording_and_replaying_programs_are_the_view_and_no_more(kind: type) -> None:
     public = {name for name in dir(kind) if not name.startswith("_")}
-    instance = {"index", "vocab", "raw_vocab", "by_name_summaries", "hot", "flight_hot", "span"}
+    instance = {"index", "vocab", "raw_vocab", "by_name_summaries", "hot", "flight_hot", "pinned_hot", "span"}
     assert public | instance == _members(ProjectView) | OWN[kind]
 
 

@@ -94,6 +94,10 @@ class ProjectView(Protocol):
     def flight_hot(self) -> Container[tuple[str, int]]:
         """(function, parameter) pairs that may receive device copies in flight."""
 
+    @property
+    def pinned_hot(self) -> Container[tuple[str, int]]:
+        """(function, parameter) pairs that may receive pinned buffers the program owns."""
+
     def span(self, module: ModuleInfo, node: ast.AST) -> Span: ...
 
     def summary(self, qualname: str) -> Summary: ...
@@ -111,7 +115,7 @@ class ProjectView(Protocol):
     def activate(self, qualname: str) -> None: ...
 
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset[int],
-             flight: bool = False) -> None: ...
+             flight: bool = False, pinned: bool = False) -> None: ...
 
     def store_field(self, owner: str, attr: str, value: Value) -> None: ...
 

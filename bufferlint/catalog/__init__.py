@@ -3,11 +3,13 @@ its executable specification (tests run them through the engine)."""
 
 from __future__ import annotations
 
-from bufferlint.catalog import bl001, bl002, bl003, bl004, bl005
+from bufferlint.catalog import bl001, bl002, bl003, bl004, bl005, bl006
 from bufferlint.catalog.rule import Invalid, Rule, Valid
 from bufferlint.hazards import Hazard
 
-RULES: dict[str, Rule] = {rule.code: rule for rule in (bl001.RULE, bl002.RULE, bl003.RULE, bl004.RULE, bl005.RULE)}
+RULES: dict[str, Rule] = {
+    rule.code: rule for rule in (bl001.RULE, bl002.RULE, bl003.RULE, bl004.RULE, bl005.RULE, bl006.RULE)
+}
 # The rule that reports each hazard: the engine's findings carry hazards, findings and
 # reporters carry this rule's code.
 _BY_HAZARD: dict[Hazard, Rule] = {rule.hazard: rule for rule in RULES.values()}

@@ -13,10 +13,10 @@ import os
 from types import ModuleType
 
 from bufferlint.findings import Finding, Fix
-from bufferlint.fixes import bl001, bl002, bl003, bl005
+from bufferlint.fixes import bl001, bl002, bl003, bl005, bl006
 from bufferlint.fixes.base import FixContext, Planner, finding_key
 
-FIXERS: tuple[ModuleType, ...] = (bl001, bl002, bl003, bl005)
+FIXERS: tuple[ModuleType, ...] = (bl001, bl002, bl003, bl005, bl006)
 
 
 def planners() -> dict[str, Planner]:

@@ -22,7 +22,7 @@ along but do not take part in equality, which keeps the lattice finite.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Union, overload
+from typing import Iterable, Iterator, TypeGuard, Union, overload
 
 from bufferlint.findings import TraceStep
 
@@ -51,6 +51,11 @@ class Borrow:
     # of equality: the same object handed out on two paths under different conditions is two
     # leaves, each decided on its own (the facts' disjunction).
     when: frozenset = frozenset()
+    # A pinned host buffer the program allocated (pack ``pinned-allocations``), not a view a
+    # producer lends: a non-blocking copy to the device reads it until a synchronisation, and
+    # only a write to it meanwhile is a hazard (``Hazard.ended_by_write``); every other
+    # hazard ignores it, as it ignores copies in flight (``program_memory``).
+    pinned: bool = False
 
     @property
     def base(self) -> tuple:
@@ -63,19 +68,19 @@ class Borrow:
 
     def as_view(self, step: TraceStep | None = None) -> "Borrow":
         trace = self.trace + (step,) if step and not self.view else self.trace
-        return Borrow(self.site, True, trace, self.flight, self.kind, self.when)
+        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
-        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when)
+        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned)
 
     def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: frozenset = frozenset()) -> "Borrow":
         """A callee's own borrowed object, re-identified per call site (``when``: what is
         left of its conditions there, in terms of the caller's parameters)."""
-        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when)
+        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned)
 
     def under(self, when: frozenset) -> "Borrow":
         """This object, handed out only under these conditions (``Borrow.when``)."""
-        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when)
+        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned)
 
     def cleared_by(self, tags: frozenset) -> bool:
         """Do guard facts with these tags prove this object unborrowed?"""
@@ -509,7 +514,7 @@ def advances_producer(iterable: Value) -> bool:
     """Does taking the next element let a producer refill its buffer? A lazy stream of
     (maybe) borrowed elements, or an iterable parameter (the caller may pass one). Lists,
     ranges, a tensor's own views and lazy iterators of other things (``as_completed``) do not."""
-    if iterable.lazy and next(deep_leaves(iterable.elems, through_lazy=True), None) is not None:
+    if iterable.lazy and any(not pinned_buffer(leaf) for leaf in deep_leaves(iterable.elems, through_lazy=True)):
         return True
     return any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
 
@@ -518,6 +523,19 @@ def in_flight(leaf: Leaf) -> bool:
     """A host tensor a non-blocking device-to-host copy is still filling (only a host read of
     it is a hazard: ``Hazard.about_in_flight``)."""
     return isinstance(leaf, Borrow) and leaf.flight
+
+
+def program_memory(leaf: Leaf) -> bool:
+    """Memory the program owns rather than a view a producer lends: a host tensor a copy from
+    the device is filling, or a pinned buffer the program allocated. Only the device hazards
+    are about these (``Hazard.about_in_flight``, ``Hazard.ended_by_write``); the reuse
+    hazards (a task, a kept view, a refill by the producer) ignore them."""
+    return isinstance(leaf, Borrow) and (leaf.flight or leaf.pinned)
+
+
+def pinned_buffer(leaf: Leaf) -> TypeGuard[Borrow]:
+    """A pinned host buffer the program allocated (``Borrow.pinned``)."""
+    return isinstance(leaf, Borrow) and leaf.pinned
 
 
 def in_flight_sites(value: Value) -> frozenset:

@@ -170,6 +170,8 @@ def _mode(kind: str, spec: object) -> str:
         return MAY
     if kind == "sources" and getattr(spec, "until", None):
         return HAZARD
+    if kind == "pinned-allocations":  # a flag not known may pin: the hazard's side
+        return HAZARD
     return SURE
 
 

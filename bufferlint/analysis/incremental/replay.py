@@ -113,8 +113,10 @@ def write_part(action: tuple):
     if kind == "store_field":
         return (f"store_field\0{action[1]}\0{action[2]}\0".encode("utf-8", "surrogatepass"), action[3])
     if kind == "flow":
-        caller, callee, param, concrete, params, flight = action[1:]
-        return f"flow\0{caller}\0{callee}\0{param}\0{concrete}\0{sorted(params)}\0{flight}".encode("utf-8", "surrogatepass")
+        caller, callee, param, concrete, params, flight, pinned = action[1:]
+        return f"flow\0{caller}\0{callee}\0{param}\0{concrete}\0{sorted(params)}\0{flight}\0{pinned}".encode(
+            "utf-8", "surrogatepass"
+        )
     return "\0".join(map(repr, action)).encode("utf-8", "surrogatepass")
 
 
@@ -147,6 +149,7 @@ class RecordingProgram:
         self.by_name_summaries = program.by_name_summaries  # a memo of summaries: pure
         self.hot = _Members(program.hot, "hot", log)
         self.flight_hot = _Members(program.flight_hot, "flight", log)
+        self.pinned_hot = _Members(program.pinned_hot, "pinned", log)
         self.span = program.span
 
     def summary(self, qualname: str) -> Summary:
@@ -173,9 +176,9 @@ class RecordingProgram:
         self._program.activate(qualname)
 
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset[int],
-             flight: bool = False) -> None:
-        self._log.write(("flow", caller, callee, param, concrete, params, flight))
-        self._program.flow(caller, callee, param, concrete, params, flight)
+             flight: bool = False, pinned: bool = False) -> None:
+        self._log.write(("flow", caller, callee, param, concrete, params, flight, pinned))
+        self._program.flow(caller, callee, param, concrete, params, flight, pinned)
 
     def store_field(self, owner: str, attr: str, value: Value) -> None:
         self._log.write(("store_field", owner, attr, value))
@@ -270,6 +273,7 @@ class ReplayProgram:
         self.by_name_summaries: dict = {}
         self.hot = _Answers(self, "hot")
         self.flight_hot = _Answers(self, "flight")
+        self.pinned_hot = _Answers(self, "pinned")
         self._spans = Spans()
 
     def span(self, module: ModuleInfo, node: ast.AST) -> Span:
@@ -314,8 +318,8 @@ class ReplayProgram:
         self.wrote(("activate", qualname))
 
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset[int],
-             flight: bool = False) -> None:
-        self.wrote(("flow", caller, callee, param, concrete, params, flight))
+             flight: bool = False, pinned: bool = False) -> None:
+        self.wrote(("flow", caller, callee, param, concrete, params, flight, pinned))
 
     def store_field(self, owner: str, attr: str, value: Value) -> None:
         self.wrote(("store_field", owner, attr, value))

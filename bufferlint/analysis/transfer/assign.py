@@ -7,7 +7,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
-from bufferlint.analysis.domain.values import EMPTY, Value, container, index, iterate, join
+from bufferlint.analysis.domain.values import EMPTY, ParamRef, Value, container, index, iterate, join, pinned_buffer
 from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short
 from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.frame import Frame
@@ -55,6 +55,7 @@ class Assignment:
             holder = self.eval(target.value)
             if frame.st is None:
                 return
+            self.write_into(holder, stmt, f"{short(target.value)}[...] = ...")
             if self.stores.is_array(target.value, holder) or (is_slice(target.slice) and not holder.collection):
                 self.eval(target.slice)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
                 return
@@ -103,8 +104,23 @@ class Assignment:
             stores.keep_in_field(container_expr, value, stmt, element=True)
             self.effects.store_futures(holder_name(container_expr) or "", value)
 
+    def write_into(self, holder: Value, stmt: ast.AST, what: str) -> None:
+        """``buf[:n] = x``, ``buf += x``: the statement writes the bytes of ``holder`` (what
+        the target indexes, or the in-place operand) now, when it is a pinned buffer (the
+        program's own memory, ``Borrow.pinned``) or a parameter that may hold one; a store
+        into a list of them rebinds a slot, it writes no buffer."""
+        if any(pinned_buffer(leaf) or isinstance(leaf, ParamRef) for leaf in holder.leaves):
+            self.effects.write_host(stmt, Value(leaves=holder.leaves), what)
+
     def augment(self, stmt: ast.AugAssign) -> None:
-        """``kept += [w]``: a container grows by what the right side holds."""
+        """``kept += [w]``: a container grows by what the right side holds; ``buf += x`` and
+        ``buf[:n] += x`` write a tensor or array in place (``write_into``)."""
+        target = stmt.target
+        operand = target.value if isinstance(target, ast.Subscript) else target
+        if not any(isinstance(node, ast.Call) for node in ast.walk(operand)):  # evaluated again below
+            subscript = "[...]" if isinstance(target, ast.Subscript) else ""
+            what = ast.unparse(ast.AugAssign(target=ast.Name(short(operand) + subscript), op=stmt.op, value=ast.Name("...")))
+            self.write_into(self.eval(operand), stmt, what)
         value = self.eval(stmt.value)
         adds = value.elems is not None or value.items is not None
         st = self.frame.st

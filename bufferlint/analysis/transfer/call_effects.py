@@ -86,6 +86,33 @@ class HostRead:
 
 
 @dataclass(frozen=True)
+class HostWrite:
+    """The program writes ``value``'s bytes now (``buf.copy_(x)``, ``f.readinto(buf)``)."""
+
+    node: ast.AST
+    value: Value
+    what: str
+
+
+@dataclass(frozen=True)
+class Allocate:
+    """New pinned buffers at these allocation sites: the previous buffer of a site (last
+    iteration's, last call's) is another object, whose copies nothing here writes."""
+
+    sites: frozenset
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A non-blocking copy to the device reads the pinned buffers in ``value`` until the
+    host synchronises."""
+
+    node: ast.AST
+    value: Value
+    what: str
+
+
+@dataclass(frozen=True)
 class Submit:
     """Work that reads ``payload`` later (a task or a device copy: the sink's ``hazard``)."""
 

@@ -28,19 +28,23 @@ from bufferlint.analysis.domain.values import (
     join,
     join_all,
     map_leaves,
+    pinned_buffer,
     view_of,
 )
 from bufferlint.analysis.domain.conditions import MATCHES, ParamTest
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
+    Allocate,
     Drain,
     Fill,
     HostRead,
+    HostWrite,
     Issue,
     Materialize,
     Retain,
     Settle,
+    Stage,
     Submit,
     Synchronize,
 )
@@ -48,7 +52,7 @@ from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition
 from bufferlint.analysis.transfer.call_tasks import judge_task
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.world import ProjectView
-from bufferlint.packs import Shape, SinkSpec, SourceSpec
+from bufferlint.packs import HostWriteSpec, Shape, SinkSpec, SourceSpec
 
 
 def vocabulary(call: CallSite, skip: str = "") -> Value | None:
@@ -92,6 +96,48 @@ def read_host(call: CallSite, pattern) -> None:
     for subject in subjects:
         if subject is not None and subject.leaves:
             call.effects.append(HostRead(call.node, subject, call.name))
+
+
+def write_host(call: CallSite, spec: HostWriteSpec) -> None:
+    """``buf.copy_(x)``, ``f.readinto(buf)``, ``os.preadv(fd, [buf], offset)``: the call
+    writes the bytes of its receiver, of one argument or of every buffer among its
+    arguments, now."""
+    targets: Sequence[Value | None]
+    if spec.writes == "receiver":
+        targets = [call.receiver]
+    elif spec.writes == "args":
+        targets = call.args.flat()
+    else:
+        targets = [call.args.arg(int(spec.writes))]
+    for target in targets:
+        if target is not None and next(deep_leaves(target), None) is not None:
+            call.effects.append(HostWrite(call.node, target, call.name))
+
+
+def pinned_allocation(call: CallSite, pattern, result: Value) -> Value:
+    """``torch.empty(n, pin_memory=True)``, ``t.pin_memory()``: pinned host memory the program
+    owns from now on, identified by this call (``Borrow.pinned``): a copy to the device reads
+    it until a synchronisation (``stage``). A flag not known (``pin_memory=self.pin``) may
+    be true, and the trace says so."""
+    why = argument_origins(call, pattern)
+    step = replace(call.step(f"`{call.name}(...)` allocates pinned host memory{why}"), fact=("source", "torch", "pinned"))
+    buffer = Borrow(call.allocation_site(), False, (step,), kind="torch", pinned=True)
+    call.effects.append(Allocate(frozenset({buffer.site})))
+    return evolve(result, leaves=result.leaves | {buffer}, host=True)
+
+
+def device_copy_reads(call: CallSite, spec: SinkSpec, payload: Value) -> None:
+    """A non-blocking copy to the device (a ``device copy`` sink) reads the pinned buffers in
+    its payload after it returns (``Stage``). One into host memory (``host.copy_(pinned,
+    non_blocking=True)``, ``pinned.to("cpu", non_blocking=True)``) is synchronous."""
+    if not any(leaf.pinned for leaf in deep_leaves(payload) if isinstance(leaf, Borrow)):
+        return
+    if spec.payload != "receiver" and call.receiver is not None and call.receiver.host:
+        return
+    how, device = call.argument("device", 0)
+    if spec.payload == "receiver" and call.method == "to" and how == "const" and str(device).startswith("cpu"):
+        return
+    call.effects.append(Stage(call.node, payload, call.name))
 
 
 # -- waiting ----------------------------------------------------------------------------------
@@ -310,6 +356,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
             payload = join(payload, call.receiver)
     call.note_guard_use(enabler, payload)
     payload = clean(payload, cleaned)
+    if spec.hazard.sink_reader == "device copy":
+        device_copy_reads(call, spec, payload)
     if spec.task is not None and spec.hazard.read_on_host and any(in_flight(leaf) for leaf in deep_leaves(payload)):
         if judge_task(call, spec.task, spec.params):  # the task's summary said when it reads them
             payload = map_leaves(payload, lambda leaf: None if in_flight(leaf) else leaf)
@@ -319,8 +367,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
             call.effects.append(Materialize(call.node, value, call.name, spec.hazard, note))
     subject = call.subject(frozenset(deep_leaves(payload)))
     owners = call.receiver.alloc if call.receiver is not None else frozenset()
-    if next(deep_leaves(payload), None) is None:
-        return EMPTY
+    if all(pinned_buffer(leaf) for leaf in deep_leaves(payload)):
+        return EMPTY  # nothing, or only the program's pinned buffers (``device_copy_reads``): no future
     call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.hazard, owners))
     return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}))  # the future
 

@@ -31,11 +31,14 @@ from bufferlint.analysis.domain.values import (
     join,
     join_all,
     map_leaves,
+    pinned_buffer,
+    program_memory,
     resolve,
 )
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
+    Allocate,
     Advance,
     Issue,
     KeepInField,
@@ -174,7 +177,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     results: list[Value] = []
     settles: frozenset | None = None
     bounds: list[dict[int, Value]] = []
-    facts: dict[int, tuple[Value, bool, frozenset, bool, bool]] = {}  # id(argument) -> what it carries
+    facts: dict[int, tuple[Value, bool, frozenset, bool, bool, bool]] = {}  # id(argument) -> what it carries
     bindings: dict[tuple, dict[int, Value]] = {}  # same signature, same binding (never changed after)
     caller = call.caller
     call.targets += [info.qualname for info in targets]
@@ -196,8 +199,9 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
                 concrete, params = origins([value])
                 futures = any(key[:1] != ("param",) for key in deep_pending(value))
                 flight = any(in_flight(leaf) for leaf in deep_leaves(value, through_lazy=True))
-                known = facts[id(value)] = (value, concrete, params, futures, flight)
-            program.flow(caller, info.qualname, param, known[1], known[2], known[4])
+                pinned = any(pinned_buffer(leaf) for leaf in deep_leaves(value, through_lazy=True))
+                known = facts[id(value)] = (value, concrete, params, futures, flight, pinned)
+            program.flow(caller, info.qualname, param, known[1], known[2], known[4], known[5])
             if known[3]:
                 program.activate(info.qualname)  # it may wait for the futures it is given
         bounds.append(bound)
@@ -251,6 +255,10 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
             result = evolve(result, declared=result.declared | declared)
     if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
         call.effects.append(Issue(result))  # the callee's borrowed objects are handed out here
+        callkey = (call.node.lineno, call.node.col_offset)
+        made = frozenset(leaf.site for leaf in deep_leaves(result) if pinned_buffer(leaf) and leaf.site[1:] == (callkey,))
+        if made:  # the callee's own pinned buffers, made anew by this call
+            call.effects.append(Allocate(made))
     return result
 
 
@@ -339,7 +347,10 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
     """One of the callee's parameter reaches, at this call: a finding for a borrowed value
     passed here, a reach of this function's own parameter otherwise."""
     for leaf, payload, assume, enablers in edge.through(reach):
-        if not reads_in_flight(call, leaf) if reach.hazard.about_in_flight else in_flight(leaf):
+        if reach.hazard.ended_by_write:
+            _write_at_call(call, edge, reach, leaf, assume)
+            continue
+        if not reads_in_flight(call, leaf) if reach.hazard.about_in_flight else program_memory(leaf):
             continue
         for enabler in enablers:
             call.note_guard_use(enabler, payload)
@@ -355,6 +366,25 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
                 materialized=materialized,
             )
             call.effects.append(Reach(reach_here))
+
+
+def _write_at_call(call: CallSite, edge: "CallEdge", reach, leaf, assume: frozenset) -> None:
+    """The callee writes what this call passes before it synchronises: a pinned buffer a copy
+    to the device still reads here is the finding (at this call), and this function's own
+    parameter, before it synchronised, is a write its callers judge."""
+    st = call.frame.st
+    if st is None:
+        return
+    if isinstance(leaf, Borrow):
+        if not leaf.pinned:
+            return
+        for pending in sorted(st.pending, key=lambda p: repr(p.key)):
+            if pending.hazard.ended_by_write and any(mine.site == leaf.site for mine in pending.leaves):
+                trace = leaf.trace + (pending.step, edge.step) + reach.trace
+                call.effects.append(Report(_site_of(call, leaf), trace, reach.hazard))
+    elif not st.synced and (call.caller, leaf.index) in call.program.pinned_hot:
+        trace = (edge.step,) + reach.trace
+        call.effects.append(Reach(evolve(reach, param=leaf.index, path=leaf.path, assume=assume | leaf.when, site=None, trace=trace)))
 
 
 def _site_of(call: CallSite, leaf) -> Site:

@@ -139,12 +139,13 @@ class Args:
 
 def origins(values) -> tuple[bool, frozenset]:
     """(holds a producer's borrowed object, the parameters it may come from). Device copies
-    in flight are no producer's: they reach callees through ``Program.flight_hot`` alone."""
+    in flight and pinned buffers are no producer's: they reach callees through
+    ``Program.flight_hot`` alone, or not at all."""
     concrete, params = False, set()
     for value in values:
         for leaf in deep_leaves(value, through_lazy=True):
             if isinstance(leaf, Borrow):
-                concrete = concrete or not leaf.flight
+                concrete = concrete or not (leaf.flight or leaf.pinned)
             else:
                 params.add(leaf.index)
     return concrete, frozenset(params)

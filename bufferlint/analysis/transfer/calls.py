@@ -102,6 +102,9 @@ def dispatch(call: CallSite) -> Value:
     read = vocab.match("host-reads", call.shape)
     if read is not None:
         call_packs.read_host(call, read)
+    write = vocab.match("host-writes", call.shape)
+    if write is not None:
+        call_packs.write_host(call, write)
     metadata = vocab.match("metadata-reads", call.shape) is not None  # `len(views)` reads no bytes
     if call.frame.st.refilled and not metadata:  # type: ignore[union-attr]  # a call is evaluated in a reachable state
         used = join_all([call.receiver, *call.args.flat()])
@@ -111,13 +114,16 @@ def dispatch(call: CallSite) -> Value:
             call.effects.append(RecordEvent(call.node.func.value.id))
     if vocab.match("advances", call.shape) is not None:
         call.effects.append(Advance(call.node, call.name))
-    if call.receiver is not None and (call.receiver.pending or call.receiver.alloc):
+    if call.receiver is not None and (call.receiver.pending or call.receiver.alloc or call.receiver.recorded):
         result = wait_on_receiver(call)
         if result is not None:
             return result
     result = _dispatch_named(call, call.qualname) if call.qualname is not None else _dispatch_method(call)
     if vocab.match("host-allocations", call.shape) is not None:
         result = evolve(result, host=True)
+    pinned = vocab.match("pinned-allocations", call.shape)
+    if pinned is not None:
+        result = call_packs.pinned_allocation(call, pinned, result)
     return result
 
 
@@ -196,7 +202,8 @@ def _dispatch_method(call: CallSite) -> Value:
 
 def wait_on_receiver(call: CallSite) -> Value | None:
     """``future.result()``, ``thread.join()``: a method that waits for its receiver's work;
-    ``executor.shutdown(wait=True)``: one that waits for every task of the executor."""
+    ``executor.shutdown(wait=True)``: one that waits for every task of the executor;
+    ``future.done()``, ``event.query()``: a flag that is true once the work is done."""
     vocab, receiver = call.vocab, call.receiver
     assert receiver is not None
     if receiver.pending and vocab.match("settlers", call.shape) is not None:
@@ -207,6 +214,9 @@ def wait_on_receiver(call: CallSite) -> Value | None:
         return EMPTY
     if receiver.pending and vocab.match("done-flags", call.shape) is not None:
         return Value(cond=Cond(settles_if_true=receiver.pending))  # ``future.done()``: polled, not waited
+    if receiver.recorded and vocab.match("done-flags", call.shape) is not None:
+        # ``event.query()``: true once the device work recorded before the event is done
+        return Value(cond=Cond(settles_if_true=receiver.recorded))
     return None
 
 

@@ -18,11 +18,12 @@ from bufferlint.analysis.domain.values import (
     deep_leaves,
     deep_pending,
     evolve,
-    in_flight,
     in_flight_sites,
     join,
     landed_leaf,
     map_leaves,
+    pinned_buffer,
+    program_memory,
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
@@ -74,8 +75,9 @@ class Effects:
             if hazard.read_on_host:
                 self.read_host(node, Value(leaves=flying), sink)
             leaves = leaves - flying
-            if not leaves:
-                return EMPTY
+        leaves = frozenset(leaf for leaf in leaves if not pinned_buffer(leaf))  # the program's own (``stage``)
+        if not leaves:
+            return EMPTY
         key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
         step = replace(frame.step(node, ""), fact=sink_fact(hazard, sink, form))  # the hazard's rule words it
         pending = Pending(key, leaves, frame.site(node, sink, subject), st.assume | assume, step, hazard, holder, owners)
@@ -100,7 +102,7 @@ class Effects:
         facts = self.facts
         for pending in state.pending:
             for leaf in pending.leaves:
-                if in_flight(leaf):
+                if program_memory(leaf):
                     continue  # a helper's future came back with a device copy: a host read's concern
                 trace = leaf.trace + (pending.step,)
                 if pending.holder is not None:
@@ -113,11 +115,12 @@ class Effects:
                     facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume | leaf.when, site, trace, pending.hazard))
 
     def commit_all(self, step: TraceStep | None) -> None:
-        """Commit everything pending on this path; only the parameters' stand-ins stay."""
+        """Commit everything pending on this path; only the parameters' stand-ins stay, and
+        the copies reading pinned buffers, which only a write to them ends (``stage``)."""
         st = self.frame.st
         if st is not None:
             self.commit(st, step)
-            st.pending = frozenset(p for p in st.pending if is_stand_in(p))
+            st.pending = frozenset(p for p in st.pending if is_stand_in(p) or p.hazard.ended_by_write)
 
     def settle(self, value: Value) -> None:
         """Waiting on a future (``.result()``, ``await``, ``join``) makes its task synchronous."""
@@ -203,9 +206,12 @@ class Effects:
     def arrive(self, kept: Value) -> None:
         """A field read: the copies another method left in flight there (``keep_in_flight``)
         are in flight here until this function synchronises (no call order is known: the
-        other method may have run just before)."""
+        other method may have run just before). The pinned buffers kept there outlive this
+        call: a copy still reading one when it returns meets the next call's write
+        (``carry_over``)."""
         frame = self.frame
         st = frame.st
+        self.facts.kept_buffers.update(leaf.site for leaf in deep_leaves(kept) if pinned_buffer(leaf))
         if st is None or st.synced:
             return
         qualname = frame.info.qualname
@@ -234,6 +240,121 @@ class Effects:
                 self.facts.report(frame.site(node, what), leaf.trace + (step,), Hazard.HOST_READS_IN_FLIGHT)
             else:  # lifted: the caller passing a copy in flight is where it is reported
                 self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume | leaf.when, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
+
+    def stage(self, node: ast.AST, read: Value, what: str) -> None:
+        """``gpu.copy_(pinned, non_blocking=True)``, ``pinned.to(device, non_blocking=True)``:
+        the copy reads the pinned buffers in ``read`` until a synchronisation covers it. It is
+        pending work that no producer's step commits: a write to one of those buffers before
+        then is the finding (``write_host``), in this iteration, the next one or, for a
+        buffer the object keeps, the next call (``carry_over``)."""
+        frame = self.frame
+        st = frame.st
+        buffers = frozenset(leaf for leaf in deep_leaves(read) if pinned_buffer(leaf))
+        if st is None or not buffers:
+            return
+        step = frame.step(
+            node, f"`{what}(...)` copies it to the device asynchronously: the copy reads it until the host synchronises"
+        )
+        key = ("staged", node.lineno, node.col_offset)  # type: ignore[attr-defined]  # no future's key
+        site = frame.site(node, what)
+        st.pending = st.pending | {Pending(key, buffers, site, st.assume, step, Hazard.HOST_WRITTEN_IN_FLIGHT)}
+
+    def allocate(self, sites: frozenset) -> None:
+        """New pinned buffers at ``sites`` (an allocation run again in a loop, a helper's
+        buffer made anew at each call): the copies still reading the previous ones read other
+        objects, which the caching host allocator does not hand out before they finish."""
+        st = self.frame.st
+        if st is None or not any(p.hazard.ended_by_write for p in st.pending):
+            return
+        pending = set()
+        for p in st.pending:
+            if p.hazard.ended_by_write:
+                leaves = frozenset(leaf for leaf in p.leaves if leaf.site not in sites)
+                if not leaves:
+                    continue
+                p = replace(p, leaves=leaves)
+            pending.add(p)
+        st.pending = frozenset(pending)
+
+    def write_host(self, node: ast.AST, target: Value, what: str) -> None:
+        """The program writes the bytes of ``target`` now (``buf.copy_(x)``, ``buf[:] = x``,
+        ``f.readinto(buf)``): a pinned buffer among them that a copy to the device still
+        reads (``stage``) is the hazard. A write before this function synchronised is kept
+        for ``carry_over``: the previous call's copy may still read that buffer."""
+        frame = self.frame
+        st = frame.st
+        if st is None:
+            return
+        leaves = list(deep_leaves(target))
+        if not st.synced:
+            self.write_parameters(node, leaves, what)
+        written = {leaf.site for leaf in leaves if pinned_buffer(leaf)}
+        if not written:
+            return
+        if not st.synced:  # the first such write in the text: the one the next call makes first
+            unsynced = self.facts.unsynced_writes
+            for site in written:
+                known = unsynced.get(site)
+                if known is None or _position(node) < _position(known[0]):
+                    unsynced[site] = (node, what)
+        sink = None
+        for pending in sorted(st.pending, key=lambda p: repr(p.key)):
+            if not pending.hazard.ended_by_write:
+                continue
+            for leaf in pending.leaves:
+                if leaf.site in written:
+                    sink = sink or replace(frame.step(node, ""), fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what))
+                    self.facts.report(frame.site(node, what), leaf.trace + (pending.step, sink), Hazard.HOST_WRITTEN_IN_FLIGHT)
+
+    def write_parameters(self, node: ast.AST, leaves: list, what: str) -> None:
+        """A parameter that may hold a pinned buffer, written before this function
+        synchronised: each caller judges the write against the copies it has in flight
+        (``call_project``; the finding is made at the caller's call)."""
+        frame = self.frame
+        st = frame.st
+        params = [leaf for leaf in leaves if isinstance(leaf, ParamRef)]
+        if st is None or not params:
+            return
+        sink = replace(frame.step(node, ""), fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what))
+        for leaf in params:
+            if (frame.info.qualname, leaf.index) in frame.program.pinned_hot:
+                reach = SinkReach(leaf.index, leaf.path, st.assume | leaf.when, None, (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
+                self.facts.add_reach(reach)
+
+    def carry_over(self, node: ast.AST) -> None:
+        """The function ends with a copy still reading a pinned buffer it read from its
+        receiver's field (one that outlives the call): kept, to be met with the next call's
+        first write to it before a synchronisation once the function is analysed
+        (``carried_over``)."""
+        frame, facts = self.frame, self.facts
+        st = frame.st
+        if st is None or not facts.kept_buffers:
+            return
+        for pending in st.pending:
+            if not pending.hazard.ended_by_write:
+                continue
+            for leaf in pending.leaves:
+                if leaf.site in facts.kept_buffers:
+                    ends = frame.step(node, f"`{frame.info.display}` returns with the copy still reading it")
+                    trace = leaf.trace + (pending.step, ends)
+                    known = facts.carried.get(leaf.site)
+                    if known is None or preferred_trace(trace, known):
+                        facts.carried[leaf.site] = trace
+
+    def carried_over(self) -> None:
+        """After the analysis: a copy the function may end with still reading a kept buffer
+        (``carry_over``), and a write to that buffer before the function synchronises
+        (``write_host``): the next call's first such write races with this call's copy."""
+        frame, facts = self.frame, self.facts
+        for site, trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
+            if site not in facts.unsynced_writes:
+                continue
+            write, what = facts.unsynced_writes[site]
+            sink = replace(
+                frame.step(write, "the next call writes it before any synchronisation"),
+                fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),
+            )
+            facts.report(frame.site(write, what), trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
 
     def record_event(self, name: str) -> None:
         """``event.record()``: the event waits for the device work issued so far, no later:
@@ -279,9 +400,9 @@ class Effects:
         step = self.frame.step(node, f"the producer may refill its buffer after `{what}(...)`")
         if st.pending:
             self.commit(st, step)
-            st.pending = frozenset(p for p in st.pending if p.key[:1] == ("param",))
+            st.pending = frozenset(p for p in st.pending if p.key[:1] == ("param",) or p.hazard.ended_by_write)
         held = {
-            name: {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow) and not leaf.flight}
+            name: {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow) and not program_memory(leaf)}
             for name, value in st.vars.items()
         }
         held = {name: sites for name, sites in held.items() if sites and not name.startswith("<")}
@@ -333,7 +454,7 @@ class Effects:
             return
         step = frame.step(node, note or f"every element is kept at once by `{what}` while the producer advances")
         if value.lazy:
-            leaves = frozenset(leaf for leaf in deep_leaves(value.elems, through_lazy=True) if not in_flight(leaf))
+            leaves = frozenset(leaf for leaf in deep_leaves(value.elems, through_lazy=True) if not program_memory(leaf))
             site = reach.site if reach is not None and reach.site else frame.site(node, what)
             for leaf in leaves:
                 trace = leaf.trace + (reach.trace if reach is not None else ()) + (step,)
@@ -366,6 +487,10 @@ class Effects:
             st.vars[target.id] = Value(
                 leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types
             )
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _with_preferred_traces(known: Pending, new: Pending) -> Pending:

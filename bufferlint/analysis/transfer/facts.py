@@ -57,6 +57,12 @@ class FunctionFacts:
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
         self.flying_fields: list = []  # (owner, attr, value, site): copies in flight kept in fields
+        # Pinned buffers written before this function synchronised: site -> (the write, what
+        # wrote); and the pinned buffers read from the receiver's fields, which outlive a call
+        # (``Effects.carry_over``).
+        self.unsynced_writes: dict[tuple, tuple] = {}
+        self.kept_buffers: set[tuple] = set()
+        self.carried: dict[tuple, tuple] = {}  # kept buffer -> trace of a copy still reading it at an exit
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
         # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):

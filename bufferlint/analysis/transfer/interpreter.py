@@ -81,6 +81,7 @@ class FunctionInterpreter:
     def run(self) -> Outcome:
         try:
             self.solve(self.frame.tables.graph, self.entry_state())
+            self.effects.carried_over()
             self.facts.evaluated = judge(self.frame)
             outcome = self.facts.outcome(self.info.is_generator)
             if widened(outcome.summary):  # a limit hit, reported as MAX_BLOCK_VISITS is
@@ -367,6 +368,7 @@ class FunctionInterpreter:
             facts.falsy_returns.append(st.cleaned)
         facts.exit_synced.append(st.synced)
         self.stores.keep_in_flight()
+        self.effects.carry_over(node)
         waiting = {p.key[1] for p in st.pending if is_stand_in(p)}
         facts.exit_settled.append(facts.stood_in - waiting)
         returned = deep_pending(st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
@@ -502,6 +504,9 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),
+    call_effects.HostWrite: lambda it, e: it.effects.write_host(e.node, e.value, e.what),
+    call_effects.Stage: lambda it, e: it.effects.stage(e.node, e.value, e.what),
+    call_effects.Allocate: lambda it, e: it.effects.allocate(e.sites),
     call_effects.Submit: lambda it, e: it.effects.add_pending(
         e.node, e.payload, e.sink, e.assume, e.subject, hazard=e.hazard, owners=e.owners
     ),

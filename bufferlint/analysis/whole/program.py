@@ -32,7 +32,7 @@ from bufferlint.analysis.frontend.textscan import (
 )
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind
-from bufferlint.analysis.domain.values import Borrow, Value, deep_leaves, evolve, in_flight, join
+from bufferlint.analysis.domain.values import Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.analysis.world import is_hot
 from bufferlint.catalog import rule_for
@@ -60,6 +60,7 @@ class Program:
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
         self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight
+        self.pinned_hot: set[tuple[str, int]] = set()  # parameters that may get a pinned buffer (their writes matter)
         # Functions to analyse: ``worklist`` first; ``deferred`` holds callers whose callee's
         # summary changed, analysed once the work in hand is done, callees first (so a caller
         # that dispatches to hundreds of methods runs once after they settle, not once each).
@@ -105,11 +106,17 @@ class Program:
         if new == old:
             return
         self.heap[key] = new
+        # Borrowed values (and copies in flight) make the readers matter; a pinned buffer
+        # only changes what the readers already analysed see (one that copies from it or
+        # writes it is analysed for that: ``seed_word_groups``, ``pinned_hot``).
+        lends = any(not pinned_buffer(leaf) for leaf in deep_leaves(value))
         for name, info in self.index.classes.items():  # the readers, in subclasses too
             if owner in self.index.class_ancestors(name) and attr in info.readers:
                 for reader in sorted(info.readers[attr]):
-                    self.activate(reader)
-                    self.enqueue(reader)
+                    if lends:
+                        self.activate(reader)
+                    if reader in self.active:
+                        self.enqueue(reader)
 
     def in_project(self, qualname: str) -> bool:
         """Is this name defined in one of the project's modules (parsed or not)?"""
@@ -251,15 +258,22 @@ class Program:
             self._subclass_memo = (len(self.index.modules), table)
         return self._subclass_memo[1]
 
-    def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False) -> None:
-        """A call passes a value into ``callee``'s parameter; borrowed ones make it hot, and
-        device copies in flight make its host reads matter (only those parameters' reads do)."""
+    def flow(
+        self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False,
+        pinned: bool = False,
+    ) -> None:
+        """A call passes a value into ``callee``'s parameter; borrowed ones make it hot,
+        device copies in flight make its host reads matter (only those parameters' reads do),
+        and pinned buffers its writes."""
         if (callee, param) not in self.hot and is_hot(self, caller, concrete, params):
             self.hot.add((callee, param))
             self.activate(callee)
             self.enqueue(callee)
         if (callee, param) not in self.flight_hot and (flight or any((caller, p) in self.flight_hot for p in params)):
             self.flight_hot.add((callee, param))
+            self.activate(callee)
+        if (callee, param) not in self.pinned_hot and (pinned or any((caller, p) in self.pinned_hot for p in params)):
+            self.pinned_hot.add((callee, param))
             self.activate(callee)
 
     def solve(self, tick: Callable[[], None] | None = None, starting: Callable[[str], None] | None = None) -> None:
@@ -367,7 +381,7 @@ class Program:
             composed[key] = [
                 (leaf, assume, reach.materialized and not payload.lazy)
                 for leaf, payload, assume, _ in edge.through(reach)
-                if not in_flight(leaf)
+                if not program_memory(leaf)
             ]
         return composed[key]
 
@@ -459,10 +473,12 @@ class ProjectAnalysis:
                 self.defines.setdefault(name, set()).add(path)
 
     def seed_names(self) -> set[str]:
-        """Names whose mention can create or judge a borrowed value: sources, markers, guards.
-        Sinks and helpers are reached from there by demand."""
+        """Names whose mention can create or judge a borrowed value: sources, markers, guards,
+        and pinned allocations (the program's own buffers a copy to the device reads). Sinks
+        and helpers are reached from there by demand."""
         vocab = self.program.raw_vocab
         names = set(vocab.markers)
+        names.update(p.last_name for p in vocab.pinned_allocations if not seed_words(p)[1:])
         for spec in vocab.sources:
             names.update(p.last_name for p in spec.calls if not seed_words(p)[1:])
             # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
@@ -475,7 +491,9 @@ class ProjectAnalysis:
         """Source patterns a call matches only with given arguments: the words all of which
         such a call names (``.to(device@0='cpu*', non_blocking=True)``: ``to``, ``cpu`` and
         ``non_blocking``), far more selective than any one of them."""
-        groups = {seed_words(p) for spec in self.program.raw_vocab.sources for p in spec.calls}
+        vocab = self.program.raw_vocab
+        groups = {seed_words(p) for spec in vocab.sources for p in spec.calls}
+        groups.update(seed_words(p) for p in vocab.pinned_allocations)
         return sorted(group for group in groups if len(group) > 1)
 
     def files_mentioning_all(self, groups: list[tuple[str, ...]]) -> set[Path]:
@@ -705,7 +723,11 @@ class ProjectAnalysis:
 
 
 def _returns_borrowed(summary: Summary) -> bool:
-    return any(isinstance(leaf, Borrow) for leaf in deep_leaves(summary.returns, through_lazy=True))
+    """Does the function hand out borrowed values (or copies in flight), so that its callers'
+    files matter? A pinned buffer it returns does not make them matter: a caller that copies
+    from it to the device or writes it mentions a copy or a write of its own (memory pools
+    that return pinned buffers are called from everywhere)."""
+    return any(isinstance(leaf, Borrow) and not leaf.pinned for leaf in deep_leaves(summary.returns, through_lazy=True))
 
 
 def _dedupe(trace: tuple) -> tuple:
