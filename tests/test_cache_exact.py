@@ -186,6 +186,49 @@ def test_an_import_added_anywhere_changes_what_a_call_by_name_reaches(tmp_path: 
     assert code == 1 and any(f["path"] == "app/far.py" for f in json.loads(out)["findings"])
 
 
+SELECTED = {
+    "pyproject.toml": "[tool.bufferlint]\n",
+    "app/__init__.py": "",
+    "app/readers.py": (
+        "from runai_model_streamer import SafetensorsStreamer\n\n\nclass Streaming:\n    supports_key_filter = False\n\n"
+        "    def iter_weights(self, files):\n        with SafetensorsStreamer() as streamer:\n"
+        "            streamer.stream_files(files)\n            yield from streamer.get_tensors()\n\n\n"
+        "class Mapped:\n    supports_key_filter = True\n\n    def iter_weights(self, files):\n"
+        "        for name in files:\n            yield name, [name]\n\n\nFALLBACK = Mapped\n\n\n"
+        "def select(needs_key_filter=False):\n    chosen = Streaming\n"
+        "    if needs_key_filter and not chosen.supports_key_filter:\n        chosen = FALLBACK\n    return chosen()\n"
+    ),
+    "app/loader.py": (
+        "from concurrent.futures import ThreadPoolExecutor\n\nfrom app.readers import select\n\n\n"
+        "def wanted(name):\n    return True\n\n\n"
+        "def weights(files, keep=None):\n    reader = select(needs_key_filter=keep is not None)\n"
+        "    yield from reader.iter_weights(files)\n\n\n"
+        "def filtered(files, params):\n    with ThreadPoolExecutor() as pool:\n"
+        "        for name, tensor in weights(files, keep=wanted):\n            pool.submit(params[name].copy_, tensor)\n\n\n"
+        "def unfiltered(files, params):\n    with ThreadPoolExecutor() as pool:\n"
+        "        for name, tensor in weights(files):\n            pool.submit(params[name].copy_, tensor)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("old, new", [
+    ("supports_key_filter = False", "supports_key_filter = True"),  # a class attribute, outside functions
+    ("FALLBACK = Mapped", "FALLBACK = Streaming"),  # an alias constant
+])
+def test_an_edit_to_what_selects_the_class_changes_the_findings(tmp_path: Path, old: str, new: str) -> None:
+    """With a key filter the streaming reader is passed over (its class attribute says it
+    cannot skip keys) for the fallback the alias names: only the unfiltered call lends.
+    Editing either fact outside the interpreted functions changes that, and a warm run must
+    see it (the questions ``class_constant`` and ``class_values`` are part of the record)."""
+    write(tmp_path, SELECTED)
+    _, before = run(tmp_path, "--format", "json")
+    assert [f["line"] for f in json.loads(before)["findings"]] == [24]
+    edited = tmp_path / "app" / "readers.py"
+    edited.write_text(edited.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+    code, out = assert_warm_is_cold(tmp_path, "--format", "json")
+    assert code == 1 and [f["line"] for f in json.loads(out)["findings"]] == [18, 24]
+
+
 def test_the_cache_key_holds_the_python_that_runs_the_analysis(loader: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What ``ast.parse`` accepts depends on the Python: another version or implementation
     never reuses this one's cache (the other Python is named, not run: one may not be here)."""

@@ -11,6 +11,7 @@ from bufferlint.analysis.domain.conditions import (
     EQ,
     FALSY,
     IS,
+    IS_NOT,
     MATCHES,
     MAX_CONDITIONS,
     NE,
@@ -64,6 +65,23 @@ def test_only_the_parameter_itself_on_every_path_is_passed_on() -> None:
     assert exact_parameter(PASSED_ON) == 4
     assert exact_parameter(join(PASSED_ON, Value())) is None  # reassigned on some path
     assert exact_parameter(view_of(PASSED_ON)) is None
+
+
+def test_an_argument_testing_the_callers_parameter_becomes_that_test() -> None:
+    """``needs_key_filter=key_filter is not None``: the callee's test of the flag's truth is
+    the caller's test of ``key_filter`` (with the caller's default), or its negation."""
+    filtered = ParamTest(2, IS_NOT, None, True, None)
+    needs = Value(truth=filtered)
+    assert decide_at_call({ParamTest(1, TRUTHY, None, True, False)}, {1: needs}, {}) == {filtered}
+    assert decide_at_call({ParamTest(1, FALSY, None, True, False)}, {1: needs}, {}) == {ParamTest(2, IS, None, True, None)}
+    assert decide_at_call({ParamTest(1, IS, None, True, False)}, {1: needs}, {}) == frozenset()  # not a truth test: may hold
+
+
+def test_an_argument_surely_not_none_decides_an_is_none_test() -> None:
+    method = Value(method="_wanted", not_none=True)
+    assert decide_at_call({ParamTest(2, IS, None, True, None)}, {2: method}, {}) is None
+    assert decide_at_call({ParamTest(2, IS_NOT, None, True, None)}, {2: method}, {}) == frozenset()
+    assert decide_at_call({ParamTest(2, IS, None, True, None)}, {2: Value(method="kept")}, {}) == frozenset()
 
 
 def test_the_conditions_of_a_fact_are_bounded_the_same_whatever_the_order() -> None:

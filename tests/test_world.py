@@ -34,6 +34,7 @@ class Base:
 
 class Loader(Base):
     pool: Base
+    mode = "copy"
 
     def load(self, w):
         return self.pool
@@ -51,6 +52,7 @@ def make_base() -> Base:
 
 
 HANDLERS = {"on_load": helper}
+DEFAULT_LOADER = Loader
 
 
 class Item(NamedTuple):
@@ -98,6 +100,8 @@ INDEX: dict[str, Question] = {
     "attached_functions": lambda view: view.index.attached_functions("on_load"),
     "record_shape": lambda view: view.index.record_shape("pkg.Item"),
     "return_types": lambda view: view.index.return_types("pkg.make_base"),
+    "class_values": lambda view: view.index.class_values("pkg.DEFAULT_LOADER"),
+    "class_constant": lambda view: view.index.class_constant("pkg.Loader", "mode"),
 }
 TABLE: dict[str, Callable[[Table[object], str], object]] = {
     "get": lambda table, name: table.get(name),

@@ -70,6 +70,10 @@ class IndexView(Protocol):
 
     def return_types(self, qualname: str) -> frozenset[str]: ...
 
+    def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None: ...
+
+    def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]: ...
+
 
 class ProjectView(Protocol):
     """What the interpreter reads and writes of the program (see the module's docstring)."""

@@ -134,13 +134,29 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
         elif actual.has_const:
             if not test.decide(actual.const):
                 return None
+        elif actual.not_none and test.test in (IS, IS_NOT) and test.operand is None:
+            if test.test == IS:  # a function, a class, a bound method: never None
+                return None
         else:
             passed_on = exact_parameter(actual)
+            composed = _truth_passed_on(test, actual)
             if passed_on is not None:
                 left.append(test.on(passed_on, defaults))
+            elif composed is not None:
+                left.append(composed)
             elif not test.unknown_holds:
                 return None
     return frozenset(left)
+
+
+def _truth_passed_on(test: ParamTest, actual: Value) -> ParamTest | None:
+    """A test of the truth of an argument that is itself a test of the caller's parameter
+    (``needs_key_filter=key_filter is not None``): that test, or its negation, of the
+    caller's parameter (it carries the caller's default already)."""
+    truth = actual.truth
+    if not isinstance(truth, ParamTest) or test.test not in (TRUTHY, FALSY):
+        return None
+    return truth if test.test == TRUTHY else truth.negate()
 
 
 def holds_by_default(tests: Iterable[ParamTest]) -> bool:

@@ -217,6 +217,23 @@ class Value:
     # passes on unchanged, so a callee's condition on it becomes the caller's
     # (``conditions.exact_parameter``).
     param: int | None = None
+    # The classes this value is (a class object: ``chosen = Reader``, an alias constant, an
+    # element of a module tuple of classes), each with the conditions on the parameters
+    # under which it is that class (``(qualname, when)``, ``when`` a conjunction of
+    # ``conditions.ParamTest`` as ``Borrow.when``). Empty: not known to be a class.
+    classes: frozenset = frozenset()
+    # Of ``types``, those this object is an instance of only under conditions on the
+    # parameters (``(qualname, when)``): ``return chosen()`` after a branch that passed over
+    # a class when a flag is set. A method called on it reaches that class's method only
+    # under them (``call_project.targets_typed``).
+    type_when: frozenset = frozenset()
+    # Surely not None: a function, a class, a project method bound to its object. What a
+    # caller passes so decides a callee's ``is None`` test (``conditions.decide_at_call``).
+    not_none: bool = False
+    # This value is the truth of a test of a parameter as the caller passed it (``key_filter
+    # is not None``, ``not flag``): passed on as an argument, a callee's test of its truth
+    # becomes that test of the caller's parameter (``conditions.decide_at_call``).
+    truth: object = None
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -293,7 +310,59 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         host=a.host and b.host,
         recorded=_covered(a.recorded, b.recorded),
         param=a.param if a.param == b.param else None,
+        classes=join_classes(a, b),
+        type_when=_join_type_when(a, b),
+        not_none=a.not_none and b.not_none,
+        truth=a.truth if a.truth == b.truth else None,
     )
+
+
+def _adds_no_class(value: Value) -> bool:
+    """A value that says nothing of what the object is (no leaf, reference, type or constant:
+    what a join's other parts, or a call not known, contribute), or None (calling it or
+    reading its attribute raises): a join keeps the other side's classes, as it keeps its
+    ``types``."""
+    if value.has_const:
+        return value.const is None
+    return not (value.leaves or value.ref or value.types or value.declared or value.method or value.elems or value.items)
+
+
+def join_classes(a: Value, b: Value) -> frozenset:
+    """The classes a value is on one path or another (a class on both keeps the conditions
+    both share: a disjunction of conjunctions, widened to the weaker conjunction); a path
+    whose value is something else known makes them unknown."""
+    if not a.classes or not b.classes:
+        if a.classes and _adds_no_class(b):
+            return a.classes
+        if b.classes and _adds_no_class(a):
+            return b.classes
+        return frozenset()
+    return merge_candidates(a.classes | b.classes)
+
+
+def merge_candidates(candidates: Iterable[tuple[str, frozenset]]) -> frozenset:
+    """One ``(qualname, when)`` per class: a class met under several conditions holds under
+    those they all share."""
+    merged: dict[str, frozenset] = {}
+    for qualname, when in candidates:
+        merged[qualname] = merged[qualname] & when if qualname in merged else when
+    return frozenset(merged.items())
+
+
+def _join_type_when(a: Value, b: Value) -> frozenset:
+    """The conditions of each type on either path: a type held unconditionally on one path
+    (in ``types`` without an entry) is unconditional."""
+    if not a.type_when and not b.type_when:
+        return frozenset()
+    every = [(q, w) for v in (a, b) for q, w in conditional_types(v)]
+    return frozenset((q, w) for q, w in merge_candidates(every) if w)
+
+
+def conditional_types(value: Value) -> Iterator[tuple[str, frozenset]]:
+    """Each of the value's types with its conditions (empty: unconditional)."""
+    when = dict(value.type_when)
+    for qualname in value.types:
+        yield qualname, when.get(qualname, frozenset())
 
 
 def _covered(a: frozenset | None, b: frozenset | None) -> frozenset | None:

@@ -83,6 +83,17 @@ class FunctionInfo:
                 declared.update(node.names)
         self._generator, self._assigned, self._globals = generator, frozenset(assigned), frozenset(declared)
 
+    def builds_chosen_class(self) -> bool:
+        """Does the function return a call of one of its own variables (``return chosen()``,
+        ``return candidate()`` in a loop): a factory that picks the class at run time, whose
+        result's classes only its analysis tells (``Value.type_when``)."""
+        assigned = self.assigned
+        return any(
+            isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id in assigned
+            for node in _walk_own_body(self.node)
+        )
+
     @property
     def binds_receiver(self) -> bool:
         return self.kind in ("method", "classmethod")
@@ -116,6 +127,15 @@ class ClassInfo:
     node: ast.ClassDef | None = None
     _fields: dict[str, list[ast.expr]] | None = None
     _readers: dict[str, set[str]] | None = None
+    _constants: dict[str, object] | None = None
+
+    @property
+    def constants(self) -> dict[str, object]:
+        """Attributes the class body binds once to a literal (``supports_key_filter:
+        ClassVar[bool] = False``): what reading them on the class object gives."""
+        if self._constants is None:
+            self._constants = _collect_class_constants(self) if self.node is not None else {}
+        return self._constants
 
     @property
     def fields(self) -> dict[str, list[ast.expr]]:
@@ -147,6 +167,9 @@ class ModuleInfo:
     globals: dict[str, str] = field(default_factory=dict)  # top-level def/class name -> qualname
     constants: dict[str, object] = field(default_factory=dict)  # NAME -> literal
     variables: set[str] = field(default_factory=set)  # names assigned at the top level (module state)
+    # NAME -> (a tuple?, the dotted names it is bound to): names bound once at the top level
+    # to another name (``FALLBACK = MappedReader``) or a tuple of names (``READERS = (A, B)``).
+    bound_names: dict[str, tuple[bool, tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The syntax tree counts "\r\n", "\r" and "\n" as line ends; the engine finds
@@ -161,10 +184,10 @@ class ModuleInfo:
 # there; ``NOT_FACTS`` says why each other field of an entry is none (tests/test_interface.py
 # holds every field of an entry to one of the two).
 FACTS: dict[type, tuple[str, ...]] = {
-    ModuleInfo: ("imports", "globals", "constants", "variables"),
+    ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names"),
     FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
                    "class_qualname", "outer", "local_defs"),
-    ClassInfo: ("qualname", "bases", "methods", "fields", "readers"),
+    ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants"),
 }
 NOT_FACTS: dict[type, dict[str, str]] = {
     ModuleInfo: {
@@ -180,6 +203,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
     ClassInfo: {
         "module": "the file the interface is of", "node": "compared as syntax (keywords, decorators, body)",
         "_fields": "the store of ``fields``", "_readers": "the store of ``readers``",
+        "_constants": "the store of ``constants``",
     },
 }
 
@@ -484,11 +508,13 @@ class ProjectIndex:
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
+                        _bind_name(module, target.id, stmt.value)
                         module.variables.add(target.id)
                         literal = literal_constant(module, stmt.value)
                         if literal is not None:
                             module.constants[target.id] = literal[0]
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+                _bind_name(module, stmt.target.id, stmt.value)
                 literal = literal_constant(module, stmt.value)
                 if literal is not None:
                     module.constants[stmt.target.id] = literal[0]
@@ -592,6 +618,42 @@ class ProjectIndex:
             return True, module.constants[name]
         return False, None
 
+    def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
+        """The project classes a name is: a class itself, or a module name bound once to
+        one (an alias) or to a tuple of them (``(True, classes)``). None when it is not, or
+        when some element is not a project class (what it is is not known)."""
+        qualname = self.canonical(qualname)
+        if qualname in self.classes:
+            return False, (qualname,)
+        module_name, _, name = qualname.rpartition(".")
+        module = self.modules.get(module_name)
+        bound = module.bound_names.get(name) if module is not None else None
+        if bound is None:
+            return None
+        classes = tuple(self.canonical(dotted) for dotted in bound[1])
+        if not classes or any(c not in self.classes for c in classes):
+            return None
+        return bound[0], classes
+
+    def class_constant(self, class_qualname: str, attr: str, depth: int = 0) -> tuple[bool, object]:
+        """The literal ``attr`` is on the class object, its own or inherited (bases in
+        order, depth first); not known when a method of that name, or a base that is not
+        the project's (it may define it) comes first."""
+        info = self.classes.get(self.canonical(class_qualname))
+        if info is None or depth > 10 or attr in info.methods:
+            return False, None
+        if attr in info.constants:
+            return True, info.constants[attr]
+        for base in info.bases:
+            if self.canonical(base) not in self.classes:
+                if base in NEUTRAL_BASES:
+                    continue
+                return False, None
+            known = self.class_constant(base, attr, depth + 1)
+            if known[0]:
+                return known
+        return False, None
+
     def class_method(self, class_qualname: str, name: str, depth: int = 0) -> str | None:
         """A method looked up through the project's class hierarchy (MRO by depth-first)."""
         info = self.classes.get(self.canonical(class_qualname))
@@ -668,6 +730,51 @@ class ProjectIndex:
             if info:
                 stack.extend(info.bases)
         return out
+
+
+# Bases outside the project that bind no class attribute of the project's classes.
+NEUTRAL_BASES = frozenset({"builtins.object", "typing.Protocol", "typing.Generic", "abc.ABC", "typing_extensions.Protocol"})
+
+
+def _bind_name(module: ModuleInfo, name: str, value: ast.expr) -> None:
+    """Keep a top-level binding of ``name`` to a dotted name or a tuple of them
+    (``ModuleInfo.bound_names``); a name bound twice, or to anything else, is bound to
+    nothing known (``(False, ())``)."""
+    bound: tuple[bool, tuple[str, ...]] = (False, ())
+    if name in module.variables or name in module.bound_names or name in module.constants:
+        pass  # rebound: no longer known
+    elif isinstance(value, (ast.Name, ast.Attribute)):
+        dotted = base_name(module, value)
+        bound = (False, (dotted,)) if dotted is not None else bound
+    elif isinstance(value, ast.Tuple) and value.elts and all(isinstance(e, (ast.Name, ast.Attribute)) for e in value.elts):
+        names = [base_name(module, e) for e in value.elts]
+        bound = (True, tuple(n for n in names if n is not None)) if all(names) else bound
+    module.bound_names[name] = bound
+
+
+def _collect_class_constants(info: ClassInfo) -> dict[str, object]:
+    """A class body's attributes bound once, to a literal."""
+    found: dict[str, object] = {}
+    seen: set[str] = set()
+    for stmt in info.node.body if info.node is not None else ():
+        if isinstance(stmt, ast.Assign):
+            names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+            value: ast.expr | None = stmt.value
+            if len(names) != len(stmt.targets):
+                continue
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            names, value = [stmt.target.id], stmt.value
+        else:
+            continue
+        for name in names:
+            literal = literal_constant(info.module, value) if value is not None and name not in seen else None
+            if name in seen or value is None or literal is None:
+                found.pop(name, None)
+            else:
+                found[name] = literal[0]
+            if value is not None:
+                seen.add(name)
+    return found
 
 
 def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:

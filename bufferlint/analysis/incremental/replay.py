@@ -80,7 +80,8 @@ class AnalysisLog:
 # analyses, and the index only between rounds of parsing. The others (what fields hold, which
 # parameters receive borrowed values) change with the analysis's own writes.
 STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
-                    "field_types", "attached", "function", "class", "record_shape", "return_types"})
+                    "field_types", "attached", "function", "class", "record_shape", "return_types",
+                    "class_values", "class_constant"})
 
 
 def read_key(question: tuple, writes: int) -> tuple:
@@ -233,6 +234,12 @@ class RecordingIndex:
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._log.read(("return_types", qualname), self._index.return_types(qualname))
 
+    def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
+        return self._log.read(("class_values", qualname), self._index.class_values(qualname))
+
+    def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]:
+        return self._log.read(("class_constant", class_qualname, attr), self._index.class_constant(class_qualname, attr))
+
     def attached_functions(self, attr: str) -> list[AttachedCallable]:
         found = self._index.attached_functions(attr)
         self._log.read(("attached", attr), tuple((self.located(a.info), a.ahead, a.keywords) for a in found))
@@ -336,7 +343,7 @@ def outside_answer(question: tuple, modules: frozenset):
     if kind in ("field", "field_types"):
         names = question[1]
     elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary", "class_method",
-                  "record_shape", "overrides_of", "return_types"):
+                  "record_shape", "overrides_of", "return_types", "class_values", "class_constant"):
         names = (question[1],)
     else:
         return NotRecorded
@@ -348,6 +355,7 @@ def outside_answer(question: tuple, modules: frozenset):
         "in_project": False, "function": None, "class": None, "canonical": question[1], "constant": (False, None),
         "ancestors": (question[1],), "summary": EMPTY_SUMMARY, "class_method": None, "field_types": frozenset(),
         "field": None, "record_shape": None, "overrides_of": (), "return_types": frozenset(),
+        "class_values": None, "class_constant": (False, None),
     }[kind]
 
 
@@ -424,6 +432,12 @@ class ReplayIndex:
 
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._program.answer(("return_types", qualname))
+
+    def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
+        return self._program.answer(("class_values", qualname))
+
+    def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]:
+        return self._program.answer(("class_constant", class_qualname, attr))
 
 
 class _Found:

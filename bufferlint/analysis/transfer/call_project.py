@@ -103,12 +103,19 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
         return found
     receiver = call.receiver
     own = (receiver.types | receiver.declared) if receiver is not None else frozenset()
+    conditions = dict(receiver.type_when) if receiver is not None else {}
     for type_name in sorted(own & call.shape.receiver_types) or call.shape.receiver_types:
         if type_name in index.classes:
             qualname = index.class_method(type_name, method)
             info = index.functions.get(qualname) if qualname is not None else None
-            if info is not None and info not in found:
+            if info is None:
+                continue
+            when = conditions.get(type_name, frozenset())  # an instance of it only under these
+            if info not in found:
                 found.append(info)
+                call.target_when[info.qualname] = when
+            else:
+                call.target_when[info.qualname] &= when
     if len(found) == 1 and _own_receiver(call):  # ``self.hook()`` in a base class runs a subclass's override
         overrides = [o for o in call.program.overrides_of(found[0].qualname) if o not in found]
         if overrides:
@@ -206,15 +213,17 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
                 program.activate(info.qualname)  # it may wait for the futures it is given
         bounds.append(bound)
         step = steps.get(info.qualname, call.call_step) if steps else call.call_step
+        when = call.target_when.get(info.qualname, frozenset())
         if summary is EMPTY_SUMMARY:
-            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, step, call.frame.defaults)))
+            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume | when, step, call.frame.defaults)))
             settles = frozenset()
             if not results or results[-1] is not EMPTY:
                 results.append(EMPTY)  # it returns nothing borrowed, and no guard fact: the join keeps none
             continue
         if by_name and summary.returns != EMPTY:
             summary = by_name_summary(program, info.qualname, summary)
-        results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1, step=step))
+        results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1, step=step,
+                                     when=when))
         waited = frozenset(s for s in summary.settles if s in bound or isinstance(s, tuple))
         settles = waited if settles is None else settles & waited
     receiver_text = call.receiver_text()
@@ -310,12 +319,15 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
 
 
 def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: dict[int, Value], exact: bool = True,
-                  step: TraceStep | None = None) -> Value:
+                  step: TraceStep | None = None, when: frozenset = frozenset()) -> Value:
     """``exact``: the call surely goes to ``info``; what it does to its receiver's
     containers (emptying them) is only taken from a call that surely does. ``step``: the
-    trace step into ``info`` (the call's, unless a call by name says how it reached it)."""
+    trace step into ``info`` (the call's, unless a call by name says how it reached it).
+    ``when``: the conditions on this function's parameters under which the call goes to
+    ``info`` (its receiver is of ``info``'s class only then): what it reaches and hands
+    back holds only under them."""
     call_step = step or call.call_step
-    edge = CallEdge(info.qualname, bound, call.assume, call_step, call.frame.defaults)
+    edge = CallEdge(info.qualname, bound, call.assume | when, call_step, call.frame.defaults)
     call.effects.append(Record("edge", edge))
     for reach in summary.sinks:
         _apply_reach(call, edge, reach)
@@ -340,6 +352,8 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
     if guards or checks:
         result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
+    if when:
+        result = map_leaves(result, lambda leaf: leaf.under(leaf.when | when))
     return result
 
 
@@ -526,6 +540,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
             when = decide_at_call(leaf.when, bound, defaults)
             if when is not None:
                 own.add(leaf.at_call(callkey, leaf.trace + (step,), when))
+    types, type_when = _types_at_call(value, bound, defaults)
     elems = _instantiate(value.elems, bound, step, callkey, defaults) if value.elems is not None else None
     items = tuple(_instantiate(i, bound, step, callkey, defaults) for i in value.items) if value.items is not None else None
     base = Value(
@@ -535,12 +550,29 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         lazy=value.lazy,
         const=value.const,
         has_const=value.has_const,
-        types=value.types,
+        types=types,
+        type_when=type_when,
+        not_none=value.not_none,
         # A parameter's stand-in means nothing here: the argument's own futures came back
         # through ``resolve`` above.
         pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),
     )
     return join_all([base] + extra)
+
+
+def _types_at_call(value: Value, bound: dict[int, Value], defaults: dict) -> tuple[frozenset, frozenset]:
+    """The classes a callee's result is an instance of at this call: one it is only under
+    conditions on its parameters is kept where they may hold, under what is left of them."""
+    if not value.type_when:
+        return value.types, frozenset()
+    types, conditional = set(value.types), []
+    for qualname, when in value.type_when:
+        here = decide_at_call(when, bound, defaults)
+        if here is None:
+            types.discard(qualname)
+        elif here:
+            conditional.append((qualname, here))
+    return frozenset(types), frozenset(conditional)
 
 
 def _append_trace(value: Value, steps: tuple) -> Value:

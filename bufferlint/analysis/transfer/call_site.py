@@ -204,6 +204,11 @@ class CallSite:
         self.vocab = frame.vocab
         self.constructed: str | None = None
         self.fallback: str | None = None  # a ``getattr`` default, called when the attribute is missing
+        # A call of a value that is one of these classes (``chosen()``): ``(qualname, when)``
+        self.classes: frozenset = frozenset()
+        # Targets reached only under conditions on the parameters: a method of a receiver
+        # that is an instance of its class only under them (``Value.type_when``)
+        self.target_when: dict[str, frozenset] = {}
         self.effects: list = []  # what the call does besides its value (``call_effects``)
         self.targets: list[str] = []  # the project functions it may reach
         # ``self.m()`` reaching the overrides of ``m`` too: the method the call names, which

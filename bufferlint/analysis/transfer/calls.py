@@ -14,12 +14,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from bufferlint.analysis.domain.values import EMPTY, Cond, Preset, Value, const, evolve, join_all
+from bufferlint.analysis.domain.values import EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join_all
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
-from bufferlint.analysis.transfer.call_effects import Advance, Drain, RecordEvent, Settle, UseAfterRefill
+from bufferlint.analysis.transfer.call_effects import Advance, Drain, Record, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
@@ -65,6 +65,7 @@ class CallResolver:
         method: str | None = None
         fallback: str | None = None
         preset: Preset | None = None
+        classes: frozenset = frozenset()
         if isinstance(func, ast.Attribute):
             receiver = self.eval(func.value)
             if receiver.ref is not None and not receiver.leaves:
@@ -76,6 +77,8 @@ class CallResolver:
             callee = self.eval(func)
             qualname = callee.ref
             preset = callee.preset
+            if callee.classes and (qualname is None or any(when for _, when in callee.classes)):
+                qualname, classes = None, callee.classes  # one of several classes, or one only under conditions
             if callee.method is not None and callee.bound is not None:
                 # ``submit = executor.submit; submit(...)``; with a reference too,
                 # ``getattr(param, "weight_loader", default_weight_loader)``: the attribute
@@ -92,6 +95,7 @@ class CallResolver:
         name = dotted_name(func) or (method or "call")
         call = CallSite(frame, self.stores, node, qualname, method, receiver, args, name)
         call.fallback = fallback
+        call.classes = classes
         return call
 
 
@@ -118,7 +122,12 @@ def dispatch(call: CallSite) -> Value:
         result = wait_on_receiver(call)
         if result is not None:
             return result
-    result = _dispatch_named(call, call.qualname) if call.qualname is not None else _dispatch_method(call)
+    if call.classes:
+        result = _construct(call)
+    elif call.qualname is not None:
+        result = _dispatch_named(call, call.qualname)
+    else:
+        result = _dispatch_method(call)
     if vocab.match("host-allocations", call.shape) is not None:
         result = evolve(result, host=True)
     pinned = vocab.match("pinned-allocations", call.shape)
@@ -153,6 +162,22 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
             return const(device)
     call.demand("qualname", qualname, None)
     return Value(types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}))
+
+
+def _construct(call: CallSite) -> Value:
+    """A call of a value that is one of several classes (``chosen()``): each one's
+    ``__init__`` runs at this call, and the object is an instance of one of them, of each
+    under the conditions the value is that class (``Value.type_when``)."""
+    conditional = []
+    for qualname, when in sorted(call.classes, key=lambda c: c[0]):
+        targets = call_project.targets_static(call, qualname)
+        if targets:
+            call_project.apply_project(call, targets)
+        if when:
+            conditional.append((qualname, when))
+    call.constructed = None
+    types = frozenset(qualname for qualname, _ in call.classes)
+    return Value(types=types, type_when=frozenset(conditional), alloc=frozenset({call.allocation_site()}), not_none=True)
 
 
 def _dispatch_method(call: CallSite) -> Value:
@@ -196,8 +221,22 @@ def _dispatch_method(call: CallSite) -> Value:
                 if one.info not in chosen:
                     chosen.append(one.info)
                     ahead[one.info.qualname] = call_project.attached_binding(one)
-            return call_project.apply_project(call, chosen, by_name=True, steps=steps, ahead=ahead)
+            result = call_project.apply_project(call, chosen, by_name=True, steps=steps, ahead=ahead)
+            if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result, through_lazy=True)):
+                demand_receiver_origin(call)
+            return result
     return EMPTY
+
+
+def demand_receiver_origin(call: CallSite) -> None:
+    """A method reached by name hands out borrowed values: which class the receiver is
+    decides whether it is the one that does, so the project files defining what built the
+    receiver (a factory not parsed yet: ``select_reader()``'s result is known by its name)
+    are asked for, whether or not anything borrowed was passed to it."""
+    for name in sorted(call.receiver.types if call.receiver is not None else ()):
+        if name not in call.program.index.classes and name not in call.program.index.functions \
+                and call.program.in_project(name):
+            call.effects.append(Record("demand", ("qualname", name)))
 
 
 def wait_on_receiver(call: CallSite) -> Value | None:

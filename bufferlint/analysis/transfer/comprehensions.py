@@ -83,7 +83,7 @@ class Comprehensions:
             for cond in gen.ifs:
                 _, tested = self.eval_recorded(cond)
                 if frame.st is not None:
-                    frame.st = refine(frame.st, cond, True, tested, frame.defaults)
+                    frame.st = refine(frame.st, cond, True, tested, frame.defaults, frame.program.index)
                 if frame.st is None:
                     break
             if frame.st is None:

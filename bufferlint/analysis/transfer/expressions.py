@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from bufferlint.analysis.domain.conditions import ParamTest
 from bufferlint.analysis.domain.state import join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -16,6 +17,7 @@ from bufferlint.analysis.domain.values import (
     collection,
     const,
     container,
+    evolve,
     index,
     iterate,
     join,
@@ -34,7 +36,7 @@ from bufferlint.analysis.transfer.comprehensions import Comprehensions
 from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
-from bufferlint.analysis.transfer.refine import refine
+from bufferlint.analysis.transfer.refine import parameter_compared, parameter_test, refine
 from bufferlint.analysis.transfer import records
 from bufferlint.analysis.transfer.stores import Stores
 
@@ -135,28 +137,47 @@ class ExpressionEvaluator:
 
     def lookup(self, name: str) -> Value:
         if name in self.info.local_defs:
-            return Value(ref=self.info.local_defs[name])
+            return Value(ref=self.info.local_defs[name], not_none=True)
         outer = self.info.outer
         while outer is not None:
             if name in outer.local_defs:
-                return Value(ref=outer.local_defs[name])
+                return Value(ref=outer.local_defs[name], not_none=True)
             if name in outer.params or name in outer.assigned:
                 return EMPTY  # a closure variable: some object of the enclosing call, unknown here
             outer = outer.outer
         module = self.module
+        project = self.program.index
         if name in module.globals:
-            return Value(ref=module.globals[name])
+            qualname = module.globals[name]
+            if qualname in project.classes:
+                return Value(ref=qualname, classes=frozenset({(qualname, frozenset())}), not_none=True)
+            return Value(ref=qualname, not_none=True)
         if name in module.imports:
-            qualname = self.program.index.canonical(module.imports[name])
-            known, literal = self.program.index.constant(qualname)
-            return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
+            qualname = project.canonical(module.imports[name])
+            known, literal = project.constant(qualname)
+            if known:
+                return Value(ref=qualname, const=literal, has_const=True)
+            return self.as_class(Value(ref=qualname), qualname)
         if name in module.constants:
             return const(module.constants[name])
+        if module.bound_names.get(name, (False, ()))[1]:
+            return self.as_class(EMPTY, f"{module.name}.{name}")
         if name in module.variables:
             return EMPTY  # module state: some object, unknown here
         if name in _LITERALS:
             return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")
+
+    def as_class(self, value: Value, qualname: str) -> Value:
+        """``value`` (what ``qualname`` names) with the project classes it is: a class, an
+        alias of one (the class itself), a tuple of them (a tuple of class values)."""
+        named = self.program.index.class_values(qualname)
+        if named is None:
+            return value
+        is_tuple, classes = named
+        if is_tuple:
+            return container(None, tuple(Value(ref=c, classes=frozenset({(c, frozenset())}), not_none=True) for c in classes))
+        return evolve(value, ref=classes[0], classes=frozenset({(classes[0], frozenset())}), not_none=True)
 
     def static(self, node: ast.expr) -> tuple[bool, object]:
         """``node``'s value if it is known without running anything (a literal, a constant
@@ -249,6 +270,10 @@ class ExpressionEvaluator:
     def attribute(self, node: ast.Attribute) -> Value:
         base = self.eval(node.value)
         program, vocab = self.program, self.vocab
+        if base.ref is not None and base.classes and not base.leaves:  # ``Reader.supports_key_filter``
+            known, literal = program.index.class_constant(base.ref, node.attr)
+            if known:  # (a value that may be one of several classes is decided per class: ``class_tests``)
+                return const(literal)
         if base.ref is not None and not base.leaves:
             qualname = program.index.canonical(f"{base.ref}.{node.attr}")
             known, literal = program.index.constant(qualname)
@@ -279,7 +304,9 @@ class ExpressionEvaluator:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.
             holds = base.leaves if vocab.knows_method(node.attr) else frozenset()
-            return Value(leaves=holds, method=node.attr, bound=base)
+            # A method of the object's project classes, bound to it: never None.
+            method = bool(classes) and all(program.index.class_method(c, node.attr) for c in sorted(classes))
+            return Value(leaves=holds, method=node.attr, bound=base, not_none=method)
         return EMPTY
 
     def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
@@ -342,7 +369,11 @@ class ExpressionEvaluator:
         if isinstance(node.op, ast.Not):
             if value.has_const:
                 return const(not value.const)
-            return Value(cond=value.cond.negate() if value.cond else None)
+            tested = parameter_test(node.operand, {id(node.operand): value}, self.frame.defaults)
+            if isinstance(value.truth, ParamTest):
+                tested = value.truth
+            truth = tested.negate() if tested is not None else None
+            return Value(cond=value.cond.negate() if value.cond else None, truth=truth)
         return EMPTY
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
@@ -360,6 +391,10 @@ class ExpressionEvaluator:
         if len(node.ops) == 1 and left.cond is not None and rights[0].has_const and isinstance(rights[0].const, bool):
             positive = isinstance(node.ops[0], (ast.Is, ast.Eq)) == rights[0].const
             return Value(cond=left.cond if positive else left.cond.negate())
+        if len(node.ops) == 1:  # ``key_filter is not None``: passed on, a test of the parameter
+            truth = parameter_compared(node, {id(node.left): left, id(node.comparators[0]): rights[0]}, self.frame.defaults)
+            if truth is not None:
+                return Value(truth=truth)
         return EMPTY
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
@@ -368,10 +403,10 @@ class ExpressionEvaluator:
         before = frame.st
         if before is None:
             return EMPTY
-        frame.st = refine(before.copy(), node.test, True, tested, frame.defaults)
+        frame.st = refine(before.copy(), node.test, True, tested, frame.defaults, frame.program.index)
         body = _under(self.eval(node.body), frame.st.assume - before.assume) if frame.st is not None else None
         then_state = frame.st
-        frame.st = refine(before.copy(), node.test, False, tested, frame.defaults)
+        frame.st = refine(before.copy(), node.test, False, tested, frame.defaults, frame.program.index)
         orelse = _under(self.eval(node.orelse), frame.st.assume - before.assume) if frame.st is not None else None
         frame.st = join_states(then_state, frame.st) or before
         return join(body, orelse) or EMPTY

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
-from bufferlint.analysis.domain.values import EMPTY, Value, map_leaves
+from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, map_leaves
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -104,6 +104,13 @@ class FunctionFacts:
             return leaf.under(when)
 
         value = map_leaves(value, conditional)
+        if value.types:  # an object built on this path is an instance of its class only under them
+            type_when = []
+            for qualname, when in conditional_types(value):
+                when, dropped = bounded(when | assume)
+                cut = cut or dropped
+                type_when.append((qualname, when))
+            value = evolve(value, type_when=frozenset(type_when))
         if cut:
             self.conditions_cut()
         return value

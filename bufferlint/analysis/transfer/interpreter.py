@@ -168,7 +168,7 @@ class FunctionInterpreter:
             for edge in block.succs:
                 state = out  # joining makes a new state; only a refinement needs a copy first
                 if edge.test is not None:
-                    refined = refine(out.copy(), edge.test, edge.truth, tested or {}, frame.defaults)
+                    refined = refine(out.copy(), edge.test, edge.truth, tested or {}, frame.defaults, frame.program.index)
                     if refined is None:
                         continue
                     state = refined
@@ -446,7 +446,7 @@ class FunctionInterpreter:
     def stmt_Assert(self, stmt: ast.Assert) -> None:
         _, recorded = self.evaluator.eval_fresh(stmt.test)
         if self.frame.st is not None:
-            self.frame.st = refine(self.frame.st, stmt.test, True, recorded, self.frame.defaults)
+            self.frame.st = refine(self.frame.st, stmt.test, True, recorded, self.frame.defaults, self.frame.program.index)
 
     def stmt_Import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         for name, qualname in import_bindings(self.frame.module, stmt).items():

@@ -8,14 +8,21 @@ from dataclasses import replace
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.conditions import EQ, FALSY, IS, IS_NOT, NE, TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Value, clean, clear_leaf, fact_tags
+from bufferlint.analysis.transfer.class_tests import narrow_classes
+from bufferlint.analysis.world import IndexView
 
 
-def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], defaults: dict[int, object]) -> State | None:
+def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], defaults: dict[int, object],
+           index: IndexView | None = None) -> State | None:
     """Narrow ``st`` (in place) to the paths where ``test`` has the given truth value, using
     the values its parts evaluated to (``values``: recorded when the test ran). None: no
     path has it (the branch is unreachable). A test of a parameter as the caller passed it
     becomes an assumption of the path (``State.assume``; ``defaults``: the parameters'
-    defaults), which the facts made on it carry to each call."""
+    defaults), which the facts made on it carry to each call. With ``index``, a variable
+    holding class values is narrowed to the classes that take the branch
+    (``class_tests``)."""
+    if index is not None:
+        narrow_classes(st, test, branch, index, lambda node: parameter_test(node, values, defaults))
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return refine(st, test.operand, not branch, values, defaults)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == branch:
@@ -77,6 +84,16 @@ def parameter_compared(test: ast.expr, values: dict[int, Value], defaults: dict[
     if kind in (IS, IS_NOT) and not (other.const is None or isinstance(other.const, bool)):
         return None
     return ParamTest(param, kind, other.const).on(param, defaults)
+
+
+def parameter_test(node: ast.expr, values: dict[int, Value], defaults: dict[int, object]) -> ParamTest | None:
+    """``node`` as a test of a parameter as the caller passed it: its truth, or a
+    comparison with a constant."""
+    compared = parameter_compared(node, values, defaults)
+    if compared is not None:
+        return compared
+    param = exact_parameter(values.get(id(node)))
+    return ParamTest(param, TRUTHY).on(param, defaults) if param is not None else None
 
 
 def truth_tested(test: ast.expr) -> list[ast.expr]:

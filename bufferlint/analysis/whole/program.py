@@ -78,6 +78,7 @@ class Program:
         self.callee_words = callee_words(vocab)
         self._sync_pattern = word_pattern(self.callee_words)
         self._considered: set[str] = set()
+        self._factories_checked: set[str] = set()  # callees asked whether they pick a class (``consider``)
         self.guards_seen: set[str] = set()  # functions used as guards whose overrides were asked for
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see call_project.by_name_summary
         self.queued: set[str] = set()
@@ -201,9 +202,17 @@ class Program:
 
     def consider(self, info: FunctionInfo) -> None:
         """A callee nobody passes borrowed values to still matters if it waits for the
-        device (a helper around ``torch.cuda.synchronize()``) or lets a producer refill its
-        buffers (around ``ring.release(slot)``): analyse it then."""
-        if info.qualname in self.active or self._sync_pattern is None or info.qualname in self._considered:
+        device (a helper around ``torch.cuda.synchronize()``), lets a producer refill its
+        buffers (around ``ring.release(slot)``) or picks the class of what it returns
+        (``return chosen()``: which methods its callers' calls reach): analyse it then."""
+        if info.qualname in self.active:
+            return
+        if info.qualname not in self._factories_checked:
+            self._factories_checked.add(info.qualname)
+            if info.builds_chosen_class():
+                self.activate(info.qualname)
+                return
+        if self._sync_pattern is None or info.qualname in self._considered:
             return
         self._considered.add(info.qualname)
         self._mentions_callee_word(info)
