@@ -36,6 +36,10 @@ class FunctionFacts:
     def __init__(self, display: str) -> None:
         self.display = display  # the function, as notices name it
         self.returns: Value | None = None
+        # Some path returns an instance of a class not known here (``return candidate()`` of
+        # a variable holding no known class): the classes of the other paths' instances do
+        # not tell what the result is (``Summary.returns`` keeps none).
+        self.returns_unknown_class = False
         self.yields: Value | None = None
         self.truthy_returns: list[frozenset] = []
         self.falsy_returns: list[frozenset] = []
@@ -162,6 +166,8 @@ class FunctionFacts:
         """The function's summary and the rest of what the analysis found."""
         self.add_read_backs()
         returns = self.returns or EMPTY
+        if self.returns_unknown_class and (returns.types or returns.declared):
+            returns = evolve(returns, types=frozenset(), type_when=frozenset(), declared=frozenset())
         if is_generator:
             returns = Value(lazy=True, elems=self.yields)
         rejects, accepts, undecided = self.evaluated

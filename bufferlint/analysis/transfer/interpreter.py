@@ -348,6 +348,8 @@ class FunctionInterpreter:
         facts = self.facts
         self.effects.hand_back_stale(stmt.value, value, stmt)
         facts.returns = join(facts.returns, facts.handed_back(self.effects.landed(value), st.assume))
+        if builds_unknown_class(stmt.value, value, self.info.assigned):
+            facts.returns_unknown_class = True
         truthy = not (value.has_const and not value.const)
         falsy = not (value.has_const and value.const)
         cond = value.cond or Cond()
@@ -548,3 +550,12 @@ def may_wait(function: ast.AST, words: frozenset[str]) -> bool:
                 break
     _MAY_WAIT[function] = (words, found)
     return found
+
+
+def builds_unknown_class(returned: ast.expr | None, value: Value, assigned: frozenset) -> bool:
+    """``return candidate()``: a call of one of the function's own variables that holds no
+    class, function or method known here builds an object of a class not known."""
+    return (
+        isinstance(returned, ast.Call) and isinstance(returned.func, ast.Name) and returned.func.id in assigned
+        and not (value.types or value.declared or value.leaves or value.ref or value.has_const)
+    )
