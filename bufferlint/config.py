@@ -69,8 +69,12 @@ class Settings:
 
         So ``select = ["BL"]`` with ``ignore = ["BL002"]`` runs BL001 only, and
         ``select = ["BL002"]`` with ``ignore = ["BL"]`` runs BL002 only. ``extend-select``
-        adds to ``select`` (as in Ruff).
+        adds to ``select`` (as in Ruff). A preview rule (``Rule.preview``) is selected only by
+        its full code, never by a prefix.
         """
+        rule = RULES.get(code)
+        if rule is not None and rule.preview and code not in self.select + self.extend_select:
+            return False
         selected = max((len(s) for s in self.select + self.extend_select if code.startswith(s)), default=-1)
         ignored = max((len(s) for s in self.ignore if code.startswith(s)), default=-1)
         return selected > ignored

@@ -194,7 +194,8 @@ def test_examples_run_their_fixes(tmp_path: Path, rule, example) -> None:
     target.write_text(example.code, encoding="utf-8")
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run(
-        [sys.executable, "-m", "bufferlint", "check", "--fix", "--unsafe-fixes", str(target)],
+        [sys.executable, "-m", "bufferlint", "check", "--fix", "--unsafe-fixes", str(target),
+         *(["--extend-select", rule.code] if rule.preview else [])],
         cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
     )
     assert target.read_text(encoding="utf-8") == example.fixed_code(), done.stderr

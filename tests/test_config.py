@@ -154,6 +154,28 @@ def test_rule_selection(tmp_path: Path, select: tuple, ignore: tuple, enabled: s
     assert {code for code in ("BL001", "BL002") if settings.is_enabled(code)} == enabled
 
 
+@pytest.mark.parametrize(
+    ("select", "extend_select", "ignore", "enabled"),
+    [
+        (("BL",), (), (), False),  # the default: a prefix never selects a preview rule
+        (("BL00",), (), (), False),
+        (("BL",), ("BL006",), (), True),
+        (("BL006",), (), (), True),
+        (("BL",), ("BL006",), ("BL006",), False),  # ties go to ignore, as for every rule
+    ],
+)
+def test_a_preview_rule_runs_only_when_selected_by_its_code(tmp_path: Path, select: tuple, extend_select: tuple,
+                                                            ignore: tuple, enabled: bool) -> None:
+    from bufferlint.catalog import RULES
+
+    previews = [code for code, rule in RULES.items() if rule.preview]
+    assert previews == ["BL006"]
+    settings = Settings(vocab=builtin_vocabulary(), root=tmp_path, select=select, extend_select=extend_select,
+                        ignore=ignore)
+    assert settings.is_enabled("BL006") is enabled
+    assert settings.is_enabled("BL005") is any("BL005".startswith(s) for s in select + extend_select)
+
+
 def test_rule_selectors_rejects_empty_code() -> None:
     with pytest.raises(ConfigError, match="unknown rule code or prefix ''"):
         rule_selectors([""], "--select")

@@ -34,6 +34,7 @@ class Uploader:
 
 RULE = Rule(
     code="BL006",
+    preview=True,
     hazard=Hazard.HOST_WRITTEN_IN_FLIGHT,
     name="host-buffer-reused-under-async-copy",
     summary="pinned host buffer written while a host-to-device copy may still read it",
@@ -97,6 +98,11 @@ usually what is wanted), and a copy issued to another device than the current on
 covered. No fix is offered for a write in a `while` or `elif` test.
 
 ## Known problems
+
+BL006 is a preview rule: it runs only when selected by its code (`extend-select = ["BL006"]`
+in the configuration, or `--extend-select BL006`), because on real code most of what it
+reports today is one of the false alarms below (on sglang 0.5.16-0.5.23 and vLLM 0.33.0:
+a staging buffer in a per-step object, slices and alternating halves of one buffer).
 
 Only buffers the analysis sees allocated pinned are tracked: a parameter or a buffer made by
 a library is taken as not pinned (its copy would be synchronous), so a staging buffer that a

@@ -81,6 +81,10 @@ class Rule:
     # Its fix changes a function other findings' flows call (a guard): fixing it may remove
     # them too, so its fixes are verified apart from theirs (bufferlint.fixes.verify).
     fix_reaches_callers: bool = False
+    # A rule still being measured against real code (Ruff's preview rules): it runs only when
+    # a selector names its full code (`extend-select = ["BL006"]`), never through a prefix
+    # (`select = ["BL"]`, the default), so a new rule's false alarms reach only those who ask.
+    preview: bool = False
 
     def wording(self, form: str) -> tuple[str, str]:
         """The message and sink-step templates of one form of the hazard (``forms``)."""
