@@ -220,6 +220,10 @@ class BorrowKind:
     # name, ``memoryview``): a source that names no kind takes the kind its producer's
     # annotations name.
     types: tuple[str, ...] = ()
+    # The calls that make a value of this kind out of a buffer they view (``numpy.frombuffer``,
+    # ``memoryview``): a borrowed value first viewed through one of them is copied with this
+    # kind's copy, whatever its producer's kind (``np.frombuffer(buf).copy()``, not ``bytes``).
+    made_by: tuple[str, ...] = ()
 
     def copy_of(self, text: str) -> str:
         return self.copy.replace("{}", text, 1)
@@ -260,11 +264,14 @@ class HostWriteSpec:
     """A call that writes the bytes of a buffer now: its receiver (``buf.copy_(x)``,
     ``buf.fill_(0)``), one argument (``f.readinto(buf)``, position 0), or every buffer among
     its arguments (``os.preadv(fd, [buf], offset)``). A pinned buffer a copy to the device
-    still reads must not be written (BL006)."""
+    still reads must not be written (BL006). A call that ``refills`` its buffer reads the next
+    records into it (``sock.recv_into(buf)``): the buffer is reused, and the views of it are
+    borrowed until it is refilled again."""
 
     calls: tuple[CallPattern, ...]
     writes: str | int = "receiver"  # "receiver", "args" (every argument, in containers too), or a position
     origin: str = ""
+    refills: bool = False
 
 
 @dataclass(frozen=True)
@@ -375,6 +382,11 @@ class Vocabulary:
         named = {kind.name for kind in self.kinds.values() if wanted.intersection(kind.types)}
         return named.pop() if len(named) == 1 else ""
 
+    def kind_made_by(self, qualname: str | None) -> str:
+        """The kind whose ``made-by`` names this call ("" for none, or several)."""
+        named = {kind.name for kind in self.kinds.values() if qualname in kind.made_by} if qualname else set()
+        return named.pop() if len(named) == 1 else ""
+
     def kind(self, name: str) -> BorrowKind | None:
         """The kind called ``name``; for ``""`` (a value whose kind no pack names) the only
         kind that has markers, if there is exactly one."""
@@ -450,8 +462,9 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
         if name in kinds:
             raise PackError(f"{where}: kind {name!r} is defined twice")
         types = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "types", where))
+        made_by = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "made-by", where))
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
-                                 _lends_in(table, where), types=types)
+                                 _lends_in(table, where), types=types, made_by=made_by)
     return kinds
 
 
@@ -515,7 +528,10 @@ def _host_writes(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> 
         writes = table.get("writes", "receiver")
         if writes not in ("receiver", "args") and not (type(writes) is int and writes >= 0):
             raise PackError(f"{where}: 'writes' must be \"receiver\", \"args\" or an argument's position (0, 1, ...)")
-        writes_list.append(HostWriteSpec(_patterns(table.get("call"), f"{where}.call"), writes, origin))
+        refills = table.get("refills", False)
+        if not isinstance(refills, bool):
+            raise PackError(f"{where}: 'refills' must be true or false")
+        writes_list.append(HostWriteSpec(_patterns(table.get("call"), f"{where}.call"), writes, origin, refills))
     return writes_list
 
 
@@ -664,7 +680,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     PackKey("markers", "markers", "strings", "attributes that mark borrowed values of no particular kind",
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
-            _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types"), names=list),
+            _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
@@ -693,7 +709,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("host-allocations", "calls whose result lives in host memory"),
     _call_list("pinned-allocations", "calls whose result is pinned host memory the program owns"),
     PackKey("host-writes", "host_writes", "tables", "calls that write a buffer's bytes now (receiver or arguments)",
-            _host_writes, _extend, ("call", "writes", "doc"), _call_names, "calls"),
+            _host_writes, _extend, ("call", "writes", "refills", "doc"), _call_names, "calls"),
     _call_list("event-records", "calls recording an event: its synchronize waits for the work issued before"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),

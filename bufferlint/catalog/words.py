@@ -30,9 +30,21 @@ def kind_for(finding: Finding, vocab: Vocabulary) -> BorrowKind | None:
     library, and no copy is offered). A finding with no producer (BL002) and no kind is of
     the only marked kind, if there is one."""
     name = kind_of(finding)
+    made = _view_kind(finding, vocab)
     if not name and source_fact(finding):
-        return None
-    return vocab.kind(name)
+        return made
+    kind = vocab.kind(name)
+    if kind is not None and made is not None and made.copy != kind.copy:
+        return dataclasses.replace(kind, copy=made.copy)  # `np.frombuffer(buf)` copies as NumPy does
+    return kind
+
+
+def _view_kind(finding: Finding, vocab: Vocabulary) -> BorrowKind | None:
+    """The kind of the view the finding's value is, when a call a kind names made it from
+    the producer's value (``np.frombuffer(buf)``, a ``("view", kind)`` step): its copy is
+    the one that keeps the value what it is."""
+    made = next((step.fact[1] for step in finding.trace if step.fact[:1] == ("view",)), "")
+    return vocab.kinds.get(made) if made else None
 
 
 def kind_markers(finding: Finding, vocab: Vocabulary) -> tuple[str, ...]:

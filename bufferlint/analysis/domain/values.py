@@ -56,6 +56,14 @@ class Borrow:
     # only a write to it meanwhile is a hazard (``Hazard.ended_by_write``); every other
     # hazard ignores it, as it ignores copies in flight (``program_memory``).
     pinned: bool = False
+    # A view of a buffer the program refills in place (pack ``host-writes`` with ``refills``:
+    # ``sock.recv_into(buf)``): borrowed until the next refill of that buffer, which commits
+    # the work still reading it; the producer's steps (a loop's next round, a return) do
+    # not, since nothing else reuses the buffer (``Effects.refill``). A function of the site
+    # (the refill call's) like ``kind``, so it takes no part in equality or hashing: a view
+    # handed out past a yield or a return as an ordinary borrowed object
+    # (``Effects.handed_out``) never meets its refill's object in one value.
+    refill: bool = field(default=False, compare=False)
 
     @property
     def base(self) -> tuple:
@@ -68,19 +76,19 @@ class Borrow:
 
     def as_view(self, step: TraceStep | None = None) -> "Borrow":
         trace = self.trace + (step,) if step and not self.view else self.trace
-        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned)
+        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
-        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned)
+        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill)
 
     def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: frozenset = frozenset()) -> "Borrow":
         """A callee's own borrowed object, re-identified per call site (``when``: what is
         left of its conditions there, in terms of the caller's parameters)."""
-        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned)
+        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill)
 
     def under(self, when: frozenset) -> "Borrow":
         """This object, handed out only under these conditions (``Borrow.when``)."""
-        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned)
+        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill)
 
     def cleared_by(self, tags: frozenset) -> bool:
         """Do guard facts with these tags prove this object unborrowed?"""

@@ -95,6 +95,17 @@ class HostWrite:
 
 
 @dataclass(frozen=True)
+class Refill:
+    """``sock.recv_into(buf)``: the call reads new records into the buffer ``target`` names
+    (evaluated to ``value``); views of its previous contents are out of date."""
+
+    node: ast.AST
+    target: ast.expr
+    value: Value
+    what: str
+
+
+@dataclass(frozen=True)
 class Allocate:
     """New pinned buffers at these allocation sites: the previous buffer of a site (last
     iteration's, last call's) is another object, whose copies nothing here writes."""

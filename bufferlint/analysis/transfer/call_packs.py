@@ -24,6 +24,7 @@ from bufferlint.analysis.domain.values import (
     deep_leaves,
     evolve,
     in_flight,
+    index,
     iterate,
     join,
     join_all,
@@ -41,6 +42,7 @@ from bufferlint.analysis.transfer.call_effects import (
     HostRead,
     HostWrite,
     Issue,
+    Refill,
     Materialize,
     Retain,
     Settle,
@@ -65,7 +67,23 @@ def vocabulary(call: CallSite, skip: str = "") -> Value | None:
             continue
         spec = vocab.match(kind, call.shape, call.frame.contexts if kind == "sinks" else frozenset())
         if spec is not None:
+            if kind == "sanitizers":
+                aliasing = _aliasing_with_arguments(call)
+                if aliasing is not None:
+                    return aliasing
             return handler(call, spec)
+    return None
+
+
+def _aliasing_with_arguments(call: CallSite) -> Value | None:
+    """A copying call that aliases with some arguments is a view or a holder with them: an
+    entry naming those arguments is more specific than the bare copy (``numpy.array(x,
+    copy=False)`` is a view, ``numpy.array(views, dtype=object)`` an array holding the views)."""
+    for kind, handler in HANDLERS:
+        if kind in ("views", "binds"):
+            pattern = call.vocab.match(kind, call.shape)
+            if pattern is not None and pattern.required_kwargs:
+                return handler(call, pattern)
     return None
 
 
@@ -112,6 +130,31 @@ def write_host(call: CallSite, spec: HostWriteSpec) -> None:
     for target in targets:
         if target is not None and next(deep_leaves(target), None) is not None:
             call.effects.append(HostWrite(call.node, target, call.name))
+    if spec.refills:
+        for expr, value in refilled_buffers(call, spec.writes):
+            call.effects.append(Refill(call.node, expr, value, call.name))
+
+
+def refilled_buffers(call: CallSite, writes: str | int) -> list[tuple[ast.expr, Value]]:
+    """The buffers a refilling call writes, each an expression with its value: its receiver,
+    the argument at the position, or every argument, a list or tuple written out counting
+    for its elements (``os.preadv(fd, [buf], offset)``, ``sock.recvmsg_into([head, body])``)."""
+    node = call.node
+    if writes == "receiver":
+        receiver = call.receiver
+        return [(node.func.value, receiver)] if isinstance(node.func, ast.Attribute) and receiver is not None else []
+    positions = range(len(node.args)) if writes == "args" else [int(writes)]
+    out: list[tuple[ast.expr, Value]] = []
+    for position in positions:
+        value = call.args.arg(position)
+        if position >= len(node.args) or value is None or isinstance(node.args[position], ast.Starred):
+            continue
+        expr = node.args[position]
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            out.extend((element, index(value, None)) for element in expr.elts if not isinstance(element, ast.Starred))
+        else:
+            out.append((expr, value))
+    return out
 
 
 def pinned_allocation(call: CallSite, pattern, result: Value) -> Value:
@@ -409,10 +452,16 @@ def acted_on(call: CallSite, pattern) -> Value | None:
 
 
 def on_view(call: CallSite, spec) -> Value:
+    """A view of the value; made by a call a kind names (``numpy.frombuffer``: pack
+    ``made-by``), the view's step says so, and a copy of it is that kind's."""
     subject = acted_on(call, spec)
     if subject is None:
         return EMPTY
-    return view_of(subject, call.step(f"`{call.name}(...)` returns a view sharing the buffer"))
+    step = call.step(f"`{call.name}(...)` returns a view sharing the buffer")
+    made = call.vocab.vocab.kind_made_by(call.qualname)
+    if made:
+        step = replace(step, fact=("view", made))
+    return view_of(subject, step)
 
 
 def on_bind(call: CallSite, spec) -> Value:

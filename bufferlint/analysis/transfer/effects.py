@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.state import Pending, State, is_stand_in
@@ -26,7 +27,8 @@ from bufferlint.analysis.domain.values import (
     program_memory,
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
-from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.frame import Frame, node_key
+from bufferlint.analysis.frontend.syntax import short
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -104,6 +106,8 @@ class Effects:
             for leaf in pending.leaves:
                 if program_memory(leaf):
                     continue  # a helper's future came back with a device copy: a host read's concern
+                if refilled_buffer(leaf):
+                    continue  # a buffer the program refills: only its next refill is its step (``refill``)
                 trace = leaf.trace + (pending.step,)
                 if pending.holder is not None:
                     facts.retained_in.setdefault(pending.holder[0], set()).add((pending.hazard, pending.site))
@@ -120,7 +124,7 @@ class Effects:
         st = self.frame.st
         if st is not None:
             self.commit(st, step)
-            st.pending = frozenset(p for p in st.pending if is_stand_in(p) or p.hazard.ended_by_write)
+            st.pending = frozenset(p for p in _after_step(st.pending) if is_stand_in(p) or p.hazard.ended_by_write or p.leaves)
 
     def settle(self, value: Value) -> None:
         """Waiting on a future (``.result()``, ``await``, ``join``) makes its task synchronous."""
@@ -400,7 +404,7 @@ class Effects:
         step = self.frame.step(node, f"the producer may refill its buffer after `{what}(...)`")
         if st.pending:
             self.commit(st, step)
-            st.pending = frozenset(p for p in st.pending if p.key[:1] == ("param",) or p.hazard.ended_by_write)
+            st.pending = frozenset(p for p in _after_step(st.pending) if p.key[:1] == ("param",) or p.hazard.ended_by_write or p.leaves)
         held = {
             name: {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow) and not program_memory(leaf)}
             for name, value in st.vars.items()
@@ -409,6 +413,84 @@ class Effects:
         if held:
             st.stale = st.stale | frozenset(held)
             st.refilled = st.refilled | frozenset((site, step) for sites in held.values() for site in sites)
+
+    def refill(self, node: ast.AST, target: ast.expr, value: Value, what: str) -> None:
+        """``sock.recv_into(buf)``: the call reads new records into ``buf``. Work still
+        reading a view of what the buffer held is a race (the view's next refill is its
+        producer's step), and the views in hand are out of date; from here on ``buf`` holds a
+        new borrowed object, this call's, which the buffer's next refill ends in turn. A buffer
+        the receiver keeps in a field is refilled again by the next call of the method
+        (``refill_next_call``); a local one only by a refill here. Views of a kept buffer
+        held across a refill are not marked out of date (its field gives every refill's
+        object back: a known gap)."""
+        frame, facts = self.frame, self.facts
+        st = frame.st
+        if st is None:
+            return
+        site = (frame.info.qualname, node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        old = {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow) and leaf.refill}
+        text = short(target)
+        step = frame.step(node, f"`{what}(...)` refills `{text}` with the next records")
+        if old:
+            self.commit_refilled(st, old, step)
+            if isinstance(target, ast.Name):  # the views of the buffer's last contents are out of date
+                st.refilled = st.refilled | frozenset((s, step) for s in old if s != site)
+        for loop in frame.op.loops if frame.op is not None else ():
+            frame.advancing[node_key(loop)] = True  # each round refills the buffer: a producer's loop
+        kind = frame.vocab.vocab.kind_of_types(value.types | value.declared)
+        note = f"`{what}(...)` reads into `{text}` in place: its views are borrowed until it is refilled"
+        source = replace(frame.step(node, note), fact=("source", kind, "borrowed"))
+        fresh = Borrow(site, False, (source,), kind=kind, refill=True)
+        if isinstance(target, ast.Name):
+            st.vars[target.id] = evolve(value, leaves=frozenset(
+                leaf for leaf in value.leaves if not (isinstance(leaf, Borrow) and leaf.refill and leaf.site == site)
+            ) | {fresh})
+        elif isinstance(target, ast.Attribute) and self.frame.keeps_in_receiver(target):
+            facts.kept_refills[site] = text
+            frame.program.store_field(cast(str, frame.info.class_qualname), target.attr, Value(leaves=frozenset({fresh})))
+        self.refresh(Value(leaves=frozenset({fresh})))
+
+    def commit_refilled(self, state: State, sites: set, step: TraceStep) -> None:
+        """The buffers at ``sites`` are refilled now: the work reading their views is a race
+        (reported with that work's hazard); what it reads of other producers stays pending."""
+        facts = self.facts
+        kept = set()
+        for pending in state.pending:
+            refilled = frozenset(leaf for leaf in pending.leaves if isinstance(leaf, Borrow) and leaf.refill and leaf.site in sites)
+            for leaf in refilled:
+                if pending.holder is not None:
+                    facts.retained_in.setdefault(pending.holder[0], set()).add((pending.hazard, pending.site))
+                facts.report(pending.site, leaf.trace + (pending.step, step), pending.hazard)
+            if pending.leaves - refilled:
+                kept.add(replace(pending, leaves=pending.leaves - refilled) if refilled else pending)
+        state.pending = frozenset(kept)
+
+    def handed_out(self, value: Value, yielded: bool) -> Value:
+        """What a function hands its caller of the buffers it refills: a generator yielding a
+        view refills the buffer at its next step, and a function returning a view of a buffer
+        its receiver keeps at its next call, so the caller gets a view its producer reuses
+        (an ordinary borrowed object); a view of a buffer made for the call is the caller's."""
+        if not any(refilled_buffer(leaf) for leaf in deep_leaves(value)):
+            return value
+        kept = self.facts.kept_refills
+
+        def handed(leaf):
+            if not refilled_buffer(leaf):
+                return leaf
+            return replace(leaf, refill=False) if yielded or leaf.site in kept else None
+
+        return map_leaves(value, handed)
+
+    def refill_next_call(self, node: ast.AST) -> None:
+        """The function ends with work still reading a buffer the receiver keeps, which the
+        next call refills (``kept_refills``): a race, reported with that work's hazard."""
+        frame, facts = self.frame, self.facts
+        st = frame.st
+        if st is None or not facts.kept_refills or not st.pending:
+            return
+        for site, text in sorted(facts.kept_refills.items(), key=lambda item: repr(item[0])):
+            step = frame.step(node, f"`{frame.info.display}` returns: its next call refills `{text}`")
+            self.commit_refilled(st, {site}, step)
 
     def use_after_refill(self, node: ast.AST, value: Value, what: str) -> None:
         """A call reads a view whose producer may have refilled the buffer (a view kept past
@@ -487,6 +569,25 @@ class Effects:
             st.vars[target.id] = Value(
                 leaves=old.leaves | {leaf}, elems=old.elems, items=old.items, lazy=old.lazy, types=old.types
             )
+
+
+def refilled_buffer(leaf: object) -> bool:
+    """A view of a buffer the program refills (``Borrow.refill``)."""
+    return isinstance(leaf, Borrow) and leaf.refill
+
+
+def _after_step(pending: frozenset) -> frozenset:
+    """What a producer's step leaves of the pending work: each entry cut to its views of
+    buffers the program refills (only their next refill ends them; the caller drops the
+    entries left with none), stand-ins and the copies only a write ends as they were."""
+    out = set()
+    for p in pending:
+        if is_stand_in(p) or p.hazard.ended_by_write:
+            out.add(p)
+            continue
+        refilled = frozenset(leaf for leaf in p.leaves if refilled_buffer(leaf))
+        out.add(replace(p, leaves=refilled))
+    return frozenset(out)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

@@ -49,6 +49,10 @@ def _text(node: ast.expr, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# The language's buffers whose slices are copies (a memoryview's, an array's are views).
+COPIED_BY_SLICING = frozenset({"builtins.bytearray", "builtins.bytes"})
+
+
 class ExpressionEvaluator:
     """Evaluates expressions in the frame's current state. ``recorded``, when a dict, gets
     the value of every node evaluated (a branch test's parts, for its refinement)."""
@@ -320,6 +324,8 @@ class ExpressionEvaluator:
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, (ast.Name, ast.Attribute)):
             self.stores.read_back(node.value, node)
         key = self.eval(node.slice)
+        if base.types and base.types <= COPIED_BY_SLICING:
+            return EMPTY  # ``buf[a:b]`` of a bytearray is a new bytearray; ``buf[i]`` an int
         step = self.frame.step(node, "indexed/sliced: a view of the borrowed value")
         if isinstance(node.slice, ast.Slice) or (isinstance(node.slice, ast.Tuple)):
             return join(view_of(base, step), container(base.elems, None) if base.elems or base.items else None)
@@ -437,6 +443,7 @@ class ExpressionEvaluator:
         return EMPTY
 
     def add_yield(self, value: Value, node: ast.AST) -> None:
+        value = self.effects.handed_out(value, yielded=True)
         step = self.frame.step(node, "yielded to the caller")
         value = map_leaves(value, lambda leaf: leaf.with_trace(leaf.trace + (step,)))
         if self.frame.st is not None:

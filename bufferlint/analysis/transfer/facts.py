@@ -67,6 +67,9 @@ class FunctionFacts:
         self.unsynced_writes: dict[tuple, tuple] = {}
         self.kept_buffers: set[tuple] = set()
         self.carried: dict[tuple, tuple] = {}  # kept buffer -> trace of a copy still reading it at an exit
+        # Refills (``Effects.refill``) of a buffer the receiver keeps in a field: site -> what
+        # the next call refills; work still reading it when the function ends races with that.
+        self.kept_refills: dict[tuple, str] = {}
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
         # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):

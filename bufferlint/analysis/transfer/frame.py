@@ -96,6 +96,15 @@ class Frame:
     def site(self, node: ast.AST, sink: str, subject: str = "") -> Site:
         return Site(self.program.span(self.module, node), self.info.display, sink, subject)
 
+    def keeps_in_receiver(self, target: ast.expr) -> bool:
+        """Is ``target`` an attribute of this method's receiver (``self.buf``), an object
+        that outlives the call?"""
+        info = self.info
+        return bool(
+            isinstance(target, ast.Attribute) and info.binds_receiver and info.class_qualname and info.params
+            and isinstance(target.value, ast.Name) and target.value.id == info.params[0]
+        )
+
     # -- the loops and contexts around the current operation ----------------------------
 
     @property

@@ -287,7 +287,7 @@ class FunctionInterpreter:
             name
             for name in self.frame.tables.assigned_in(stmt) - targets
             if any(
-                isinstance(leaf, Borrow) or "iter" in getattr(leaf, "path", ())
+                (isinstance(leaf, Borrow) and not leaf.refill) or "iter" in getattr(leaf, "path", ())
                 for leaf in deep_leaves(st.vars.get(name))
             )
         }
@@ -347,6 +347,7 @@ class FunctionInterpreter:
             return
         facts = self.facts
         self.effects.hand_back_stale(stmt.value, value, stmt)
+        value = self.effects.handed_out(value, yielded=False)
         facts.returns = join(facts.returns, facts.handed_back(self.effects.landed(value), st.assume))
         if builds_unknown_class(stmt.value, value, self.info.assigned):
             facts.returns_unknown_class = True
@@ -388,6 +389,7 @@ class FunctionInterpreter:
         )
         facts.futures |= handed
         st.pending = st.pending - handed
+        self.effects.refill_next_call(node)
         self.effects.commit(st, self.frame.step(node, "function returns"))
 
     def op_raise(self, op: cfg.Op) -> None:
@@ -507,6 +509,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),
     call_effects.HostWrite: lambda it, e: it.effects.write_host(e.node, e.value, e.what),
+    call_effects.Refill: lambda it, e: it.effects.refill(e.node, e.target, e.value, e.what),
     call_effects.Stage: lambda it, e: it.effects.stage(e.node, e.value, e.what),
     call_effects.Allocate: lambda it, e: it.effects.allocate(e.sites),
     call_effects.Submit: lambda it, e: it.effects.add_pending(

@@ -130,10 +130,7 @@ class Stores:
         the class's other methods read it (the project-wide heap, ``Program.store_field``)."""
         frame = self.frame
         info = frame.info
-        if not (
-            info.binds_receiver and info.class_qualname and info.params
-            and isinstance(target.value, ast.Name) and target.value.id == info.params[0]
-        ):
+        if not frame.keeps_in_receiver(target) or info.class_qualname is None:
             return
         step = frame.step(stmt, f"kept in `self.{target.attr}`")
         for leaf in deep_leaves(value):

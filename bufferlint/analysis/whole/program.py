@@ -483,7 +483,7 @@ class ProjectAnalysis:
 
     def seed_names(self) -> set[str]:
         """Names whose mention can create or judge a borrowed value: sources, markers, guards,
-        and pinned allocations (the program's own buffers a copy to the device reads). Sinks
+        refills and pinned allocations (the program's own buffers a copy to the device reads). Sinks
         and helpers are reached from there by demand."""
         vocab = self.program.raw_vocab
         names = set(vocab.markers)
@@ -494,6 +494,9 @@ class ProjectAnalysis:
             names.update(p.qualname.split(".")[-2] for p in spec.attributes)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
+        for write in vocab.host_writes:  # a buffer refilled in place (``sock.recv_into(buf)``) is reused
+            if write.refills:
+                names.update(p.last_name for p in write.calls if not seed_words(p)[1:])
         return names
 
     def seed_word_groups(self) -> list[tuple[str, ...]]:
