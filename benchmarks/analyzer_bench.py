@@ -97,8 +97,12 @@ def check(tree: Path) -> tuple[Run, dict]:
     measured, proc = run(tree)
     findings = [
         {"rule": match.group(2), "location": match.group(1)}
-        for match in re.finditer(r"^(\S+:\d+):\d+: (BL\d{3}) ", proc.stdout, re.MULTILINE)
+        # A group's sites are indented under its head: read every site, indented or not.
+        for match in re.finditer(r"^\s*(\S+:\d+):\d+: (BL\d{3}) ", proc.stdout, re.MULTILINE)
     ]
+    summary = re.search(r"^Found (\d+) findings?", proc.stdout, re.MULTILINE)
+    if summary and int(summary.group(1)) != len(findings):
+        raise SystemExit(f"read {len(findings)} findings from the report on {tree}, which says it found {summary.group(1)}")
     errors = [line for line in proc.stderr.splitlines() if "could not be analysed" in line]
     return measured, {"findings": findings, "errors": errors}
 
