@@ -379,37 +379,23 @@ class AttachedCallable(NamedTuple):
     keywords: tuple[str, ...] = ()
 
 
-class _AttachmentShapes:
-    """What the syntax tree of a module says about its attachments, read once: the
-    arguments each ``partial(fn, ...)`` binds (by the line of ``fn`` and its text) and the
-    class each line's method belongs to."""
-
-    def __init__(self, module: ModuleInfo, classes: dict[str, "ClassInfo"]) -> None:
-        self.partials: dict[tuple[int, str], tuple[int, tuple[str, ...]]] = {}
-        self.methods: list[tuple[int, int, str]] = []  # (first line, last line, class)
-        owners = {id(info.node): name for name, info in classes.items() if info.module is module}
-        for node in ast.walk(module.tree):
-            if isinstance(node, ast.Call) and node.args and _named(node.func, "partial"):
-                function = dotted_name(node.args[0])
-                if function is not None:
-                    unknown = any(isinstance(a, ast.Starred) for a in node.args) or \
-                        any(k.arg is None for k in node.keywords)
-                    keywords = tuple(k.arg for k in node.keywords if k.arg is not None)
-                    self.partials[(node.args[0].lineno, function)] = (-1, ()) if unknown else (len(node.args) - 1, keywords)
-            elif isinstance(node, ast.ClassDef) and id(node) in owners:
-                for stmt in node.body:
-                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self.methods.append((stmt.lineno, stmt.end_lineno or stmt.lineno, owners[id(node)]))
-
-    def bound_by_partial(self, line: int, dotted: str) -> tuple[int, tuple[str, ...]]:
-        """(positional arguments bound, keywords bound) by the partial of ``dotted`` on this
-        line; -1 when not known."""
-        return self.partials.get((line, dotted), (-1, ()))
-
-    def class_at(self, line: int) -> str:
-        """The class of the innermost method holding this line ("" if none)."""
-        spans = [(first, owner) for first, last, owner in self.methods if first <= line <= last]
-        return max(spans)[1] if spans else ""
+def _bound_by_partial(tree: ast.Module, line: int, dotted: str) -> tuple[int, tuple[str, ...]]:
+    """(positional arguments bound, keywords bound) by the ``partial(dotted, ...)`` whose
+    first argument is on ``line``; -1 when not known. Descends only into the nodes that
+    span the line, so a module is not walked whole for each attachment."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and node.args and _named(node.func, "partial") and \
+                node.args[0].lineno == line and dotted_name(node.args[0]) == dotted:
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                return -1, ()
+            return len(node.args) - 1, tuple(k.arg for k in node.keywords if k.arg is not None)
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is None or first <= line <= (getattr(child, "end_lineno", None) or first):
+                stack.append(child)
+    return -1, ()
 
 
 def _named(node: ast.expr, name: str) -> bool:
@@ -427,12 +413,17 @@ class ProjectIndex:
     # ``set_weight_attrs(p, {"weight_loader": fn})``, ``p.weight_loader = fn``
     attached: dict[str, list[tuple[ModuleInfo, "Attachment"]]] = field(default_factory=dict)
     _attachments_read: set[str] = field(default_factory=set)  # modules read for attachments
+    _attached_memo: dict[str, list["AttachedCallable"]] = field(default_factory=dict)  # attr -> answer
+    # module -> (first line, last line, class) of each method, to tell the class of ``self``
+    _method_spans: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
         """Index a parsed module; returns its functions (module body included)."""
         self.modules[module.name] = module
         self._ancestors.clear()  # a base class may be defined here
+        self._attached_memo.clear()  # the module may attach callables
+        self._method_spans[module.name] = []
         added: list[FunctionInfo] = []
         top = FunctionInfo(f"{module.name}.<module>", module.name, module.tree, module, kind="module")
         self._register(top, added)
@@ -447,7 +438,6 @@ class ProjectIndex:
         in one pass (cheaper than walking the tree); the tree is read only where a match
         needs it (what a partial binds, the class of ``self``)."""
         found: dict[str, list[Attachment]] = {}
-        shapes: _AttachmentShapes | None = None
         for match in ATTACHMENT.finditer(module.text):
             attr, dotted = match.group(1) or match.group(2), match.group(3)
             head, _, method = dotted.partition(".")
@@ -455,18 +445,22 @@ class ProjectIndex:
             if not (partial or head in ("self", "cls")):
                 found.setdefault(attr, []).append(Attachment(dotted))
                 continue
-            shapes = shapes or _AttachmentShapes(module, self.classes)
             line = module.text.count("\n", 0, match.start(3)) + 1
-            ahead, keywords = shapes.bound_by_partial(line, dotted) if partial else (0, ())
+            ahead, keywords = _bound_by_partial(module.tree, line, dotted) if partial else (0, ())
             if ahead < 0:
                 continue  # ``partial(fn, *args)``: what it binds is not known
             owner = ""
             if head in ("self", "cls"):
-                owner = shapes.class_at(line)
+                owner = self._class_at(module, line)
                 if not owner or "." in method:
                     continue  # a method of ``self`` outside a class, or of one of its fields
             found.setdefault(attr, []).append(Attachment(dotted, ahead, keywords, owner))
         return found
+
+    def _class_at(self, module: ModuleInfo, line: int) -> str:
+        """The class of the innermost method of ``module`` holding this line ("" if none)."""
+        spans = [(first, owner) for first, last, owner in self._method_spans.get(module.name, ()) if first <= line <= last]
+        return max(spans)[1] if spans else ""
 
     def attached_functions(self, attr: str) -> list["AttachedCallable"]:
         """Project functions, and methods of a class its own methods attach (``self.load``),
@@ -475,6 +469,8 @@ class ProjectIndex:
         asked for."""
         if not attr:
             return []
+        if attr in self._attached_memo:
+            return self._attached_memo[attr]
         if len(self._attachments_read) < len(self.modules):
             for name, module in self.modules.items():
                 if name not in self._attachments_read:
@@ -493,7 +489,8 @@ class ProjectIndex:
                 continue
             found[(info.qualname, attachment.ahead, attachment.keywords)] = \
                 AttachedCallable(info, attachment.ahead, attachment.keywords)
-        return list(found.values())
+        self._attached_memo[attr] = answer = list(found.values())
+        return answer
 
     def _index_top_statement(self, module: ModuleInfo, stmt: ast.stmt) -> None:
         """Imports and constants of a top-level statement, looking into ``if`` (``if
@@ -584,6 +581,7 @@ class ProjectIndex:
         self._register(info, added)
         if class_info is not None:
             class_info.methods[node.name] = qualname
+            self._method_spans[module.name].append((node.lineno, node.end_lineno or node.lineno, class_info.qualname))
             self.methods_by_name.setdefault(node.name, []).append(qualname)
         elif outer is not None and outer.kind == "module":
             module.globals[node.name] = qualname
