@@ -233,7 +233,7 @@ def _reanalyser(settings: Settings, progress: Callable[[int, int], None] | None 
     (and the syntax errors of ``checked``, the files a fix wrote, when given)."""
     def reanalyse(root: Path, all_files: list[Path], reported: list[Path], checked: list[Path] | None
                   ) -> AnalysisResult:
-        again = analysis.analyze_project(root, all_files, reported, settings.vocab, progress=progress,
+        again = analysis.analyze_project(root, all_files, reported, settings.analysed_vocab(), progress=progress,
                                          check_files=checked)
         again.findings = _reportable(again.findings, settings)
         return again
@@ -305,7 +305,7 @@ def project_cache(project: Project) -> Cache:
     the settings that shape the analysis (another vocabulary, declared library versions,
     file-size limit or Python never reuses this one's)."""
     settings = project.settings
-    key = fingerprint(tool_fingerprint(), python_fingerprint(), settings.vocab, settings.declarations, str(project.root),
+    key = fingerprint(tool_fingerprint(), python_fingerprint(), settings.analysed_vocab(), settings.declarations, str(project.root),
                       settings.max_file_size)
     return Cache(cache_directory(project.root, settings.cache_dir), key)
 
@@ -327,7 +327,7 @@ def _analyse(options: CheckOptions) -> Report:
     if report_files:
         files = sorted(set(project_files) | set(report_files), key=path_order)
         announce(options.progress, "analysing", len(files))
-        result = analysis.analyze_project(project.root, files, report_files, settings.vocab,
+        result = analysis.analyze_project(project.root, files, report_files, settings.analysed_vocab(),
                                           project_cache(project) if options.cache else None, options.progress)
     warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
         if options.suppression_warnings else []

@@ -64,6 +64,11 @@ class Settings:
     def excludes(self) -> tuple[str, ...]:
         return self.exclude + self.extend_exclude
 
+    def analysed_vocab(self) -> Vocabulary:
+        """The vocabulary the analysis is given: ``vocab`` without what only rules not
+        enabled use (``--show-settings`` still lists all of ``vocab``)."""
+        return self.vocab.for_rules(self.is_enabled)
+
     def is_enabled(self, code: str) -> bool:
         """Ruff's rule: the most specific matching selector decides, ``ignore`` wins ties.
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator
@@ -403,6 +404,16 @@ class Vocabulary:
                     known = ", ".join(sorted(self.kinds)) or "none"
                     raise PackError(f"{spec.origin}: {key.key[:-1]} {spec.calls[0]} names unknown kind {spec.kind!r} (known: {known})")
 
+    def for_rules(self, enabled: Callable[[str], bool]) -> "Vocabulary":
+        """This vocabulary without the entries of keys that serve only rules not enabled: a
+        pinned buffer is tracked (and the functions that write one analysed) only when BL006
+        runs. The cache's key is made of what the analysis is given, so it follows too."""
+        unused = [key for key in PACK_KEYS
+                  if key.rules and getattr(self, key.field) and not any(enabled(code) for code in key.rules)]
+        if not unused:
+            return self
+        return dataclasses.replace(self, **{key.field: type(getattr(self, key.field))() for key in unused})
+
     def merge(self, other: "Vocabulary") -> None:
         for name, kind in other.kinds.items():
             if name in self.kinds:
@@ -663,6 +674,9 @@ class PackKey:
     names: Callable[[Any], Iterable[str]] | None = None  # its entries for --show-settings (None: not shown)
     matched: str = ""  # "calls": each entry's call patterns are matched; "pattern": each entry is one
     kinded: bool = False  # its entries belong to a borrow kind (``kind``): checked against the kinds
+    # The rules whose hazards are the only use of its entries (empty: every rule's). A run in
+    # which none of them is enabled analyses without the entries (``Vocabulary.for_rules``).
+    rules: tuple[str, ...] = ()
 
 
 def _call_list(key: str, doc: str) -> PackKey:
@@ -707,7 +721,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
     _call_list("host-allocations", "calls whose result lives in host memory"),
-    _call_list("pinned-allocations", "calls whose result is pinned host memory the program owns"),
+    dataclasses.replace(_call_list("pinned-allocations", "calls whose result is pinned host memory the program owns"),
+                        rules=("BL006",)),
     PackKey("host-writes", "host_writes", "tables", "calls that write a buffer's bytes now (receiver or arguments)",
             _host_writes, _extend, ("call", "writes", "refills", "doc"), _call_names, "calls"),
     _call_list("event-records", "calls recording an event: its synchronize waits for the work issued before"),

@@ -432,3 +432,16 @@ def test_a_replayed_file_not_read_again_by_the_scan_is_still_replayed(project: P
     assert again.errors == cold.errors
     assert [(f.rule, f.path, f.span.line) for f in again.findings] == [
         (f.rule, f.path, f.span.line + (f.path == target and f.span.line > 15)) for f in cold.findings]
+
+
+def test_selecting_a_rule_whose_vocabulary_was_left_out_does_not_reuse_the_cache(tmp_path: Path) -> None:
+    """A run without BL006 analyses without ``pinned-allocations``: a warm run that selects
+    BL006 must not replay it, and finds what a cold one finds."""
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy(CORPUS / "host_reuse.py", root / "host_reuse.py")
+    (root / "pyproject.toml").write_text("[tool.bufferlint]\n")
+    assert check(root)["findings"] == []  # BL006 is a preview rule: nothing else is here
+    cold = check(root, "--no-cache", "--extend-select", "BL006")
+    assert {f["rule"] for f in cold["findings"]} == {"BL006"}
+    assert check(root, "--extend-select", "BL006") == cold

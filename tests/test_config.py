@@ -179,3 +179,16 @@ def test_a_preview_rule_runs_only_when_selected_by_its_code(tmp_path: Path, sele
 def test_rule_selectors_rejects_empty_code() -> None:
     with pytest.raises(ConfigError, match="unknown rule code or prefix ''"):
         rule_selectors([""], "--select")
+
+
+def test_the_engine_is_given_only_the_vocabulary_the_rules_in_effect_use(tmp_path: Path) -> None:
+    """``pinned-allocations`` serves BL006 alone: without BL006 the analysis tracks no pinned
+    buffer (and analyses no function for writing one); with it, every entry is there."""
+    vocab = builtin_vocabulary()
+    assert vocab.pinned_allocations
+    default = Settings(vocab=vocab, root=tmp_path)
+    assert default.analysed_vocab().pinned_allocations == []
+    assert default.analysed_vocab().host_writes == vocab.host_writes  # refills are producers: every rule's
+    assert default.vocab.pinned_allocations == vocab.pinned_allocations  # --show-settings lists it still
+    selected = Settings(vocab=vocab, root=tmp_path, extend_select=("BL006",))
+    assert selected.analysed_vocab() is vocab
