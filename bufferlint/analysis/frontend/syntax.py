@@ -57,6 +57,104 @@ def assigned_names(stmts: list) -> set[str]:
     return names
 
 
+def carried_names(loop: ast.For | ast.AsyncFor | ast.While) -> set[str]:
+    """Names a loop body binds that may be read, on some path from the top of the body,
+    before the body binds them: what they hold was bound by an earlier iteration
+    (``batch.append(w)`` before ``if full: batch = []``; ``prev`` in ``use(prev); prev = w``),
+    so it outlives the iteration that made it. The loop's own target is bound afresh at the
+    top of each iteration. Reads inside nested functions and lambdas are not counted (they
+    run later, if at all), nor a comprehension's reads of its own variables."""
+    bound = assigned_names(loop.body)
+    start = assigned_names([loop.target]) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    exposed: set[str] = set()
+    _exposed_reads(loop.body, set(start), exposed)
+    return bound & exposed
+
+
+_ENDS_BLOCK = (ast.Break, ast.Continue, ast.Return, ast.Raise)
+
+
+def _meet(*defined: set[str] | None) -> set[str] | None:
+    """Names bound on every path that goes on (None: no path goes on)."""
+    going_on = [d for d in defined if d is not None]
+    return set.intersection(*going_on) if going_on else None
+
+
+def _exposed_reads(stmts: list, defined: set[str], exposed: set[str]) -> set[str] | None:
+    """Add to ``exposed`` the names these statements may read before binding them, given
+    the names ``defined`` on entry; returns the names bound on every path that reaches their
+    end, or None when none does (each ends in ``break``, ``continue``, ``return`` or ``raise``)."""
+    current: set[str] | None = set(defined)
+    for stmt in stmts:
+        if current is None:
+            return None  # the rest cannot run
+        if isinstance(stmt, ast.If):
+            exposed.update(_loads(stmt.test) - current)
+            current = _meet(_exposed_reads(stmt.body, current, exposed), _exposed_reads(stmt.orelse, current, exposed))
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            head = stmt.iter if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt.test
+            exposed.update(_loads(head) - current)
+            inner = current | (assigned_names([stmt.target]) if isinstance(stmt, (ast.For, ast.AsyncFor)) else set())
+            _exposed_reads(stmt.body, inner, exposed)
+            _exposed_reads(stmt.orelse, current, exposed)  # the body may not run: it binds nothing for sure
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                exposed.update(_loads(item.context_expr) - current)
+                if item.optional_vars is not None:
+                    current = current | assigned_names([item.optional_vars])
+            current = _exposed_reads(stmt.body, current, exposed)
+        elif isinstance(stmt, (ast.Try, ast.TryStar)):
+            # A handler may start after any statement of the body: it knows only the entry's names.
+            ends = [_exposed_reads(stmt.body + stmt.orelse, current, exposed)]
+            ends += [_exposed_reads(handler.body, current, exposed) for handler in stmt.handlers]
+            after = _meet(*ends)
+            # ``finally`` read as after the body's normal end: a read there of what the body
+            # binds is of this iteration's value but on an exceptional path (which ends the loop).
+            final = _exposed_reads(stmt.finalbody, current if after is None else after, exposed)
+            current = None if final is None or after is None else after | final
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            exposed.update(_loads(stmt, nested=False) - current)  # decorators, defaults, bases
+            current = current | {stmt.name}
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Delete, ast.Assert, ast.Pass,
+                               ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, *_ENDS_BLOCK)):
+            exposed.update(_loads(stmt) - current)
+            current = None if isinstance(stmt, _ENDS_BLOCK) else current | (
+                set() if isinstance(stmt, ast.AugAssign) else assigned_names([stmt]))
+        else:  # ``match`` and anything newer: every read counts, nothing is taken as bound
+            exposed.update(_loads(stmt) - current)
+    return current
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _loads(node: ast.AST, nested: bool = True) -> set[str]:
+    """Names ``node`` reads (an augmented assignment's target too), outside nested
+    functions and lambdas (``nested``: ``node`` itself may be one, whose body is skipped); a
+    comprehension's reads of the variables it binds itself are not reads of the enclosing
+    scope's."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.AugAssign) and isinstance(current.target, ast.Name):
+            found.add(current.target.id)
+        if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
+            found.add(current.id)
+        elif isinstance(current, _COMPREHENSIONS) and current is not node:
+            own = assigned_names([g.target for g in current.generators])
+            found.update(_loads(current) - own)
+        elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and (current is not node or not nested):
+            args = current.args
+            stack.extend([*args.defaults, *(d for d in args.kw_defaults if d is not None)])
+            stack.extend(getattr(current, "decorator_list", ()))
+        elif isinstance(current, ast.ClassDef) and not nested:
+            stack.extend([*current.bases, *current.decorator_list])
+        else:
+            stack.extend(ast.iter_child_nodes(current))
+    return found
+
+
 def short(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id

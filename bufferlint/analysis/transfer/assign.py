@@ -42,7 +42,8 @@ class Assignment:
             if target.id in st.stale:
                 st.stale = st.stale - {target.id}
             self.stores.release(target.id, None)
-            if target.id in frame.info.declared_globals:  # `global CACHE; CACHE = w`: module state
+            if target.id in frame.info.declared_globals or self.stores.carried_local(target.id):
+                # `global CACHE; CACHE = w`: module state; `prev = w` read by the next iteration
                 self.stores.retain(stmt, value, target.id, (target.id, None))
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = any(isinstance(e, ast.Starred) for e in target.elts)

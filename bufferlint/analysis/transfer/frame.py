@@ -19,7 +19,7 @@ from bufferlint.analysis.domain.summaries import Site
 from bufferlint.analysis.domain.values import Value
 from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo
-from bufferlint.analysis.frontend.syntax import assigned_names
+from bufferlint.analysis.frontend.syntax import assigned_names, carried_names
 from bufferlint.analysis.world import ProjectView
 from bufferlint.findings import TraceStep
 
@@ -33,12 +33,13 @@ class FunctionTables:
     """What is derived once from a function's tree: its graph, each loop body's bound names,
     and the parents and regions inline marker checks evaluate (``guard_inline``)."""
 
-    __slots__ = ("node", "_graph", "loop_names", "inline")
+    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline")
 
     def __init__(self, node: ast.AST) -> None:
         self.node = node
         self._graph: cfg.Graph | None = None
         self.loop_names: dict[ast.AST, set[str]] = {}
+        self.loop_fresh: dict[ast.AST, set[str]] = {}
         self.inline: Any = None  # guard_inline.InlineTables, built when first asked
 
     @property
@@ -52,6 +53,14 @@ class FunctionTables:
         names = self.loop_names.get(loop)
         if names is None:
             names = self.loop_names[loop] = assigned_names(loop.body)  # type: ignore[attr-defined]
+        return names
+
+    def fresh_in(self, loop: ast.AST) -> set[str]:
+        """Names a loop body binds anew in each iteration before reading them: what they
+        hold dies with the iteration (the others are carried to the next: ``carried_names``)."""
+        names = self.loop_fresh.get(loop)
+        if names is None:
+            names = self.loop_fresh[loop] = self.assigned_in(loop) - carried_names(loop)  # type: ignore[arg-type]
         return names
 
 
@@ -108,14 +117,15 @@ class Frame:
     # -- the loops and contexts around the current operation ----------------------------
 
     @property
-    def loop_assigned(self) -> list[set[str] | None]:
-        """Names each enclosing loop that may advance a producer (re)binds in its body."""
+    def loop_fresh(self) -> list[set[str] | None]:
+        """Names each enclosing loop that may advance a producer binds anew in each
+        iteration (``FunctionTables.fresh_in``); None for a loop that advances none."""
         out: list[set[str] | None] = []
         for loop in self.op.loops if self.op is not None else ():
             if not self.advancing.get(node_key(loop), False):
                 out.append(None)
                 continue
-            out.append(self.tables.assigned_in(loop))
+            out.append(self.tables.fresh_in(loop))
         return out
 
     @property

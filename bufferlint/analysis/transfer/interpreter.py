@@ -283,9 +283,11 @@ class FunctionInterpreter:
             return
         st = self.st
         targets = assigned_names([stmt.target])
+        # A name the body carries from one iteration to the next is a holder whose stores
+        # are findings already (``Stores.carried_local``); the others hand out their last value.
         stale = {
             name
-            for name in self.frame.tables.assigned_in(stmt) - targets
+            for name in self.frame.tables.fresh_in(stmt) - targets
             if any(
                 (isinstance(leaf, Borrow) and not leaf.refill) or "iter" in getattr(leaf, "path", ())
                 for leaf in deep_leaves(st.vars.get(name))

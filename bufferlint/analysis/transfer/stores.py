@@ -14,7 +14,7 @@ from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr
 from bufferlint.analysis.frontend.syntax import holder_name, root_name
 from bufferlint.analysis.transfer.effects import Effects, sink_fact
 from bufferlint.analysis.transfer.facts import FunctionFacts
-from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.frame import Frame, node_key
 from bufferlint.hazards import Hazard
 
 
@@ -38,7 +38,9 @@ class Stores:
     def outlives_step(self, expr: ast.expr, attribute: bool = False) -> bool:
         """Does this container (or object) live across iterations of the enclosing loop?
         Attributes, parameters, globals and locals created before the loop do; a local
-        (re)created in the loop body is dropped with its iteration. An object whose attribute
+        the loop body binds anew before reading it is dropped with its iteration, and one it
+        reads before rebinding on some path (``batch.append(w)``, then ``batch = []`` only
+        when full) carries an earlier iteration's object (``carried_names``). An object whose attribute
         is set is taken to be long-lived even through a loop-local alias
         (``param = params[name]; param.data = w``): per-iteration objects rarely get one."""
         root = root_name(expr)
@@ -48,11 +50,21 @@ class Stores:
         if root in info.declared_globals or self.is_closure_variable(root) or self.is_module_variable(root):
             return True  # module state, or a container of the enclosing call: lives on
         if root in info.params or not isinstance(expr, ast.Name) or attribute:
-            return bool(self.frame.loop_assigned) or root in info.params or not isinstance(expr, ast.Name)
-        advancing = [names for names in self.frame.loop_assigned if names is not None]
+            return bool(self.frame.loop_fresh) or root in info.params or not isinstance(expr, ast.Name)
+        advancing = [names for names in self.frame.loop_fresh if names is not None]
         if not advancing:
             return False
         return root not in advancing[-1]
+
+    def carried_local(self, name: str) -> bool:
+        """A local the innermost loop over a producer rebinds, but reads before rebinding on
+        some path (``prev`` in ``use(prev); prev = w``): what is bound to it outlives its
+        iteration."""
+        frame = self.frame
+        for loop in reversed(frame.op.loops if frame.op is not None else ()):
+            if frame.advancing.get(node_key(loop), False):
+                return name in frame.tables.assigned_in(loop) and name not in frame.tables.fresh_in(loop)
+        return False
 
     def is_module_variable(self, name: str) -> bool:
         """A module-level container used (not rebound) here: ``_CACHE[k] = w``."""
