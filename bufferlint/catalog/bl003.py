@@ -73,7 +73,10 @@ that are kept after the producer has moved on:
 
 - stored in a container or attribute that lives across iterations
   (`cache[name] = w`, `self.tensors[name] = w`, `kept.append(w)`,
-  `pending.setdefault(base, {})["weight"] = w`);
+  `pending.setdefault(base, {})["weight"] = w`), a batch emptied only when full included
+  (`batch.append(w)`, then `if len(batch) == n: flush(batch); batch = []`);
+- bound to a local the next iteration reads before binding it again (`prev = w` in a
+  sliding window, `kept = kept + [w]`);
 - aliased into a long-lived object (`param.data = w`, `module.weight = nn.Parameter(w)`);
 - materialised together with the rest of their stream (`list(weights)`, `dict(...)`,
   `sorted(...)`, `tuple(...)`, `[*weights]`);
