@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TypeGuard, Union, overload
 
+from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.findings import TraceStep
 
 MAX_PATH = 6
@@ -64,6 +65,11 @@ class Borrow:
     # handed out past a yield or a return as an ordinary borrowed object
     # (``Effects.handed_out``) never meets its refill's object in one value.
     refill: bool = field(default=False, compare=False)
+    # The part of a pinned buffer this view covers (``regions.region_of``; None: all of it,
+    # as far as is known), in the buffer's own dimensions: set by a subscript of the buffer
+    # itself, kept by every view made from the view (a view of a part lies within it).
+    # A write to one part while a copy reads a disjoint part is no hazard (``Effects.write_host``).
+    region: tuple | None = None
 
     @property
     def base(self) -> tuple:
@@ -74,21 +80,27 @@ class Borrow:
         """The object a marker check on this value inspects (views carry no marker)."""
         return None if self.view else self.base
 
-    def as_view(self, step: TraceStep | None = None) -> "Borrow":
+    def as_view(self, step: TraceStep | None = None, region: tuple | None = None) -> "Borrow":
+        """A view of this object; ``region``: the part a subscript names, which narrows only
+        the pinned buffer itself (the dimensions of a view made otherwise, ``t.T``, need not
+        be the buffer's; a view of a part stays within that part)."""
         trace = self.trace + (step,) if step and not self.view else self.trace
-        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill)
+        part = region if self.pinned and not self.view else self.region
+        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill, part)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
-        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill)
+        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill, self.region)
 
     def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: frozenset = frozenset()) -> "Borrow":
         """A callee's own borrowed object, re-identified per call site (``when``: what is
-        left of its conditions there, in terms of the caller's parameters)."""
-        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill)
+        left of its conditions there, in terms of the caller's parameters; of its region,
+        the constant bounds: the callee's names mean nothing here)."""
+        region = constant_part(self.region)
+        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region)
 
     def under(self, when: frozenset) -> "Borrow":
         """This object, handed out only under these conditions (``Borrow.when``)."""
-        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill)
+        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region)
 
     def cleared_by(self, tags: frozenset) -> bool:
         """Do guard facts with these tags prove this object unborrowed?"""
@@ -502,12 +514,13 @@ def clear_kinds(value: Value, kinds: frozenset) -> Value:
     return map_leaves(value, lambda leaf: clear_leaf(leaf, kinds))
 
 
-def view_of(value: Value, step: TraceStep | None = None) -> Value:
-    """A derived view (or maybe-alias) of the value: same memory, new object, no marker."""
+def view_of(value: Value, step: TraceStep | None = None, region: tuple | None = None) -> Value:
+    """A derived view (or maybe-alias) of the value: same memory, new object, no marker
+    (``region``: the part of a pinned buffer a slice names, ``Borrow.as_view``)."""
     leaves = []
     for leaf in value.leaves:
         if isinstance(leaf, Borrow):
-            leaves.append(leaf.as_view(step))
+            leaves.append(leaf.as_view(step, region))
         else:
             leaves.append(leaf.extend("view", step))
     return Value(leaves=frozenset(leaves))
@@ -518,25 +531,26 @@ def iterate(value: Value, step: TraceStep | None = None) -> Value:
     return _element(value, "iter", step)
 
 
-def index(value: Value, key: object = None, step: TraceStep | None = None) -> Value:
-    """What ``value[key]`` (or unpacking) gives; ``key`` is a known int position or None."""
+def index(value: Value, key: object = None, step: TraceStep | None = None, region: tuple | None = None) -> Value:
+    """What ``value[key]`` (or unpacking) gives; ``key`` is a known int position or None
+    (``region``: the part of a pinned buffer the key names, ``Borrow.as_view``)."""
     if isinstance(key, int) and value.items is not None:
         if -len(value.items) <= key < len(value.items):
             extra = Value(leaves=_extend_params(value.leaves, key, step))
             return join(value.items[key], extra) if extra.leaves else value.items[key]
         # Past the end of a tuple of known length (``args[2]`` of a pair): indexing the tuple
         # raises, so only what the value is besides the tuple (its own leaves) has one.
-        return _element(evolve(value, items=None, elems=None), key, step)
-    return _element(value, "item" if not isinstance(key, int) else key, step)
+        return _element(evolve(value, items=None, elems=None), key, step, region)
+    return _element(value, "item" if not isinstance(key, int) else key, step, region)
 
 
-def _element(value: Value, op: object, step: TraceStep | None) -> Value:
+def _element(value: Value, op: object, step: TraceStep | None, region: tuple | None = None) -> Value:
     parts: list[Value | None] = [value.elems]
     if value.items is not None:
         parts.extend(value.items)
     leaves = set(_extend_params(value.leaves, op, step))
     # An element of a tensor (a row) is a view of it.
-    leaves.update(leaf.as_view(step) for leaf in value.leaves if isinstance(leaf, Borrow))
+    leaves.update(leaf.as_view(step, region) for leaf in value.leaves if isinstance(leaf, Borrow))
     # A parameter stands for its own futures (if it is one) and its elements' (if it holds
     # some): an element inherits the keys, so waiting on each element waits on the parameter.
     parts.append(Value(leaves=frozenset(leaves), pending=value.pending if value.leaves else frozenset()))
@@ -613,6 +627,12 @@ def program_memory(leaf: Leaf) -> bool:
 def pinned_buffer(leaf: Leaf) -> TypeGuard[Borrow]:
     """A pinned host buffer the program allocated (``Borrow.pinned``)."""
     return isinstance(leaf, Borrow) and leaf.pinned
+
+
+def meets(a: Borrow, b: Borrow) -> bool:
+    """May the two parts share bytes: parts of one buffer not provably disjoint
+    (``Borrow.region``)?"""
+    return a.site == b.site and not disjoint(a.region, b.region)
 
 
 def in_flight_sites(value: Value) -> frozenset:

@@ -56,7 +56,7 @@ class Assignment:
             holder = self.eval(target.value)
             if frame.st is None:
                 return
-            self.write_into(holder, stmt, f"{short(target.value)}[...] = ...")
+            self.write_into(holder, stmt, f"{short(target.value)}[...] = ...", target.slice)
             if self.stores.is_array(target.value, holder) or (is_slice(target.slice) and not holder.collection):
                 self.eval(target.slice)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
                 return
@@ -105,13 +105,18 @@ class Assignment:
             stores.keep_in_field(container_expr, value, stmt, element=True)
             self.effects.store_futures(holder_name(container_expr) or "", value)
 
-    def write_into(self, holder: Value, stmt: ast.AST, what: str) -> None:
+    def write_into(self, holder: Value, stmt: ast.AST, what: str, key: ast.expr | None = None) -> None:
         """``buf[:n] = x``, ``buf += x``: the statement writes the bytes of ``holder`` (what
         the target indexes, or the in-place operand) now, when it is a pinned buffer (the
         program's own memory, ``Borrow.pinned``) or a parameter that may hold one; a store
-        into a list of them rebinds a slot, it writes no buffer."""
+        into a list of them rebinds a slot, it writes no buffer. ``key``: the index the
+        store writes through, only that part of a pinned buffer is written."""
         if any(pinned_buffer(leaf) or isinstance(leaf, ParamRef) for leaf in holder.leaves):
-            self.effects.write_host(stmt, Value(leaves=holder.leaves), what)
+            region = None if key is None else self.frame.region(key, holder)
+            leaves = holder.leaves if region is None else frozenset(
+                leaf.as_view(None, region) if pinned_buffer(leaf) else leaf for leaf in holder.leaves
+            )
+            self.effects.write_host(stmt, Value(leaves=leaves), what)
 
     def augment(self, stmt: ast.AugAssign) -> None:
         """``kept += [w]``: a container grows by what the right side holds; ``buf += x`` and

@@ -31,6 +31,7 @@ from bufferlint.analysis.domain.values import (
     join,
     join_all,
     map_leaves,
+    meets,
     pinned_buffer,
     program_memory,
     resolve,
@@ -393,7 +394,7 @@ def _write_at_call(call: CallSite, edge: "CallEdge", reach, leaf, assume: frozen
         if not leaf.pinned:
             return
         for pending in sorted(st.pending, key=lambda p: repr(p.key)):
-            if pending.hazard.ended_by_write and any(mine.site == leaf.site for mine in pending.leaves):
+            if pending.hazard.ended_by_write and any(meets(mine, leaf) for mine in pending.leaves):
                 trace = leaf.trace + (pending.step, edge.step) + reach.trace
                 call.effects.append(Report(_site_of(call, leaf), trace, reach.hazard))
     elif not st.synced and (call.caller, leaf.index) in call.program.pinned_hot:

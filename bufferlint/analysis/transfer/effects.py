@@ -23,6 +23,7 @@ from bufferlint.analysis.domain.values import (
     join,
     landed_leaf,
     map_leaves,
+    meets,
     pinned_buffer,
     program_memory,
 )
@@ -292,7 +293,8 @@ class Effects:
         leaves = list(deep_leaves(target))
         if not st.synced:
             self.write_parameters(node, leaves, what)
-        written = {leaf.site for leaf in leaves if pinned_buffer(leaf)}
+        parts = [leaf for leaf in leaves if pinned_buffer(leaf)]
+        written = {leaf.site for leaf in parts}
         if not written:
             return
         if not st.synced:  # the first such write in the text: the one the next call makes first
@@ -306,7 +308,7 @@ class Effects:
             if not pending.hazard.ended_by_write:
                 continue
             for leaf in pending.leaves:
-                if leaf.site in written:
+                if any(meets(leaf, part) for part in parts):  # a write to another part: no hazard
                     sink = sink or replace(frame.step(node, ""), fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what))
                     self.facts.report(frame.site(node, what), leaf.trace + (pending.step, sink), Hazard.HOST_WRITTEN_IN_FLIGHT)
 

@@ -327,11 +327,12 @@ class ExpressionEvaluator:
         if base.types and base.types <= COPIED_BY_SLICING:
             return EMPTY  # ``buf[a:b]`` of a bytearray is a new bytearray; ``buf[i]`` an int
         step = self.frame.step(node, "indexed/sliced: a view of the borrowed value")
+        region = self.frame.region(node.slice, base)
         if isinstance(node.slice, ast.Slice) or (isinstance(node.slice, ast.Tuple)):
-            return join(view_of(base, step), container(base.elems, None) if base.elems or base.items else None)
+            return join(view_of(base, step, region), container(base.elems, None) if base.elems or base.items else None)
         if key.has_const and isinstance(key.const, int) and not isinstance(key.const, bool):
-            return index(base, key.const, step)
-        return index(base, None, step)
+            return index(base, key.const, step, region)
+        return index(base, None, step, region)
 
     def expr_Tuple(self, node: ast.Tuple | ast.List | ast.Set) -> Value:
         values, starred = [], False

@@ -16,7 +16,8 @@ from typing import Any
 
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.summaries import Site
-from bufferlint.analysis.domain.values import Value
+from bufferlint.analysis.domain.regions import region_of, stable_names
+from bufferlint.analysis.domain.values import Value, pinned_buffer
 from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.frontend.syntax import assigned_names, carried_names
@@ -33,7 +34,7 @@ class FunctionTables:
     """What is derived once from a function's tree: its graph, each loop body's bound names,
     and the parents and regions inline marker checks evaluate (``guard_inline``)."""
 
-    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline")
+    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline", "_stable")
 
     def __init__(self, node: ast.AST) -> None:
         self.node = node
@@ -41,6 +42,14 @@ class FunctionTables:
         self.loop_names: dict[ast.AST, set[str]] = {}
         self.loop_fresh: dict[ast.AST, set[str]] = {}
         self.inline: Any = None  # guard_inline.InlineTables, built when first asked
+        self._stable: frozenset[str] | None = None
+
+    @property
+    def stable_names(self) -> frozenset[str]:
+        """Names with one value wherever the function reads them (``regions.stable_names``)."""
+        if self._stable is None:
+            self._stable = stable_names(self.node)
+        return self._stable
 
     @property
     def graph(self) -> cfg.Graph:
@@ -104,6 +113,13 @@ class Frame:
 
     def site(self, node: ast.AST, sink: str, subject: str = "") -> Site:
         return Site(self.program.span(self.module, node), self.info.display, sink, subject)
+
+    def region(self, index: ast.expr, base: Value) -> tuple | None:
+        """The part of a pinned buffer in ``base`` that ``base[index]`` names (None: not a
+        pinned buffer, or nothing known: ``regions.region_of``)."""
+        if not any(pinned_buffer(leaf) for leaf in base.leaves):
+            return None
+        return region_of(index, self.tables.stable_names)
 
     def keeps_in_receiver(self, target: ast.expr) -> bool:
         """Is ``target`` an attribute of this method's receiver (``self.buf``), an object
