@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
+from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import Pending, State, is_stand_in
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
@@ -299,10 +300,11 @@ class Effects:
             return
         if not st.synced:  # the first such write in the text: the one the next call makes first
             unsynced = self.facts.unsynced_writes
-            for site in written:
-                known = unsynced.get(site)
+            for part in parts:
+                key = (part.site, constant_part(part.region))  # the next call's names are other values
+                known = unsynced.get(key)
                 if known is None or _position(node) < _position(known[0]):
-                    unsynced[site] = (node, what)
+                    unsynced[key] = (node, what)
         sink = None
         for pending in sorted(st.pending, key=lambda p: repr(p.key)):
             if not pending.hazard.ended_by_write:
@@ -343,19 +345,25 @@ class Effects:
                 if leaf.site in facts.kept_buffers:
                     ends = frame.step(node, f"`{frame.info.display}` returns with the copy still reading it")
                     trace = leaf.trace + (pending.step, ends)
-                    known = facts.carried.get(leaf.site)
+                    key = (leaf.site, constant_part(leaf.region))
+                    known = facts.carried.get(key)
                     if known is None or preferred_trace(trace, known):
-                        facts.carried[leaf.site] = trace
+                        facts.carried[key] = trace
 
     def carried_over(self) -> None:
         """After the analysis: a copy the function may end with still reading a kept buffer
         (``carry_over``), and a write to that buffer before the function synchronises
-        (``write_host``): the next call's first such write races with this call's copy."""
+        (``write_host``): the next call's first such write to a part the copy reads (only
+        constant bounds tell parts apart across calls) races with this call's copy."""
         frame, facts = self.frame, self.facts
-        for site, trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
-            if site not in facts.unsynced_writes:
+        for (site, part), trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
+            meeting = [
+                known for (written, region), known in facts.unsynced_writes.items()
+                if written == site and not disjoint(part, region)
+            ]
+            if not meeting:
                 continue
-            write, what = facts.unsynced_writes[site]
+            write, what = min(meeting, key=lambda known: _position(known[0]))
             sink = replace(
                 frame.step(write, "the next call writes it before any synchronisation"),
                 fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),

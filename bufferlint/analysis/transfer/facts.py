@@ -64,9 +64,11 @@ class FunctionFacts:
         # Pinned buffers written before this function synchronised: site -> (the write, what
         # wrote); and the pinned buffers read from the receiver's fields, which outlive a call
         # (``Effects.carry_over``).
+        # (pinned buffer, constant part) -> the first write to that part before a synchronisation
         self.unsynced_writes: dict[tuple, tuple] = {}
         self.kept_buffers: set[tuple] = set()
-        self.carried: dict[tuple, tuple] = {}  # kept buffer -> trace of a copy still reading it at an exit
+        # (kept buffer, constant part) -> trace of a copy still reading that part at an exit
+        self.carried: dict[tuple, tuple] = {}
         # Refills (``Effects.refill``) of a buffer the receiver keeps in a field: site -> what
         # the next call refills; work still reading it when the function ends races with that.
         self.kept_refills: dict[tuple, str] = {}
