@@ -50,9 +50,10 @@ host synchronisation since (`torch.cuda.synchronize()`, `stream.synchronize()`,
 after the copy). Writes are the packs' `host-writes` (`buf.copy_(x)`, `buf.fill_(0)`,
 `f.readinto(buf)`, `os.preadv(fd, [buf], offset)`, `numpy.copyto(buf, x)`), stores through an
 index (`buf[:n] = x`) and in-place operators (`buf += x`), on the buffer or on a view of it
-(`buf.numpy()`, `buf[:n]`). The write may come in the next iteration of a loop, through a slot
-of a pool of pinned buffers, or in the next call of a method that keeps the buffer in a field
-of its object. The trace runs from the allocation to the copy and the write.
+(`buf.numpy()`, `buf[:n]`); a write to a part the copy provably does not read (`buf[n:]`
+while it reads `buf[:n]`) is not one. The write may come in the next iteration of a loop,
+through a slot of a pool of pinned buffers, or in the next call of a method that keeps the
+buffer in a field of its object. The trace runs from the allocation to the copy and the write.
 
 ## Why is this bad?
 
@@ -100,23 +101,37 @@ covered. No fix is offered for a write in a `while` or `elif` test.
 ## Known problems
 
 BL006 is a preview rule: it runs only when selected by its code (`extend-select = ["BL006"]`
-in the configuration, or `--extend-select BL006`), because on real code most of what it
-reports today is one of the false alarms below (on sglang 0.5.16-0.5.23 and vLLM 0.33.0:
-a staging buffer in a per-step object, slices and alternating halves of one buffer).
+in the configuration, or `--extend-select BL006`), because on real code what it reports
+today is mostly one of the cross-call false alarms below: on sglang 0.5.16-0.5.23 and vLLM
+0.33.0 every finding left is a buffer kept in a field and reported at the next call (an
+object made anew for each step, a caller that synchronises between calls, two buffers taken
+in turn).
+
+A buffer the object keeps in a field is followed across calls of one method: the analysis
+does not look at the callers, and takes the next call on the same object to come with no
+host synchronisation in between. Three shapes are safe for reasons outside the method, and
+reported: each call runs on a new object (the engine makes one per step), whose buffers are
+new; the caller synchronises before each call (an event synchronised around the input
+preparation); the method takes two (or N) buffers in turn (`bufs[self.turn]`,
+`self.turn = 1 - self.turn`) and the caller synchronises at least every N calls. A copy
+issued by one method and the write made by another method are not paired (no call order
+between methods is known). A helper that writes the buffer it is given before it
+synchronises is followed (the finding is at the call); a helper that issues the copy is not.
+
+Parts of one buffer are told apart when they are provably disjoint: constant bounds that do
+not meet (`buf[:8]`, `buf[8:]`, rows `buf[0]` and `buf[1]`), or one bound ending one part and
+starting the other (`buf[:n]`, `buf[n:]`, in any dimension) over names bound once in the
+function and outside loops. Anything else is taken to overlap: a bound over a name bound
+again (a loop variable), an attribute or a call, a negative constant, a step, an index by a
+variable (it may be a tensor of indices or a mask), a part of a view made otherwise than by
+a subscript (`buf.t()[n:]`), and across calls any bound that is not a constant (the next
+call's `n` is another value). A pool of pinned buffers is one buffer to the analysis: a loop
+that synchronises every N iterations and cycles through at least N slots is reported though
+no byte a copy reads is written.
 
 Only buffers the analysis sees allocated pinned are tracked: a parameter or a buffer made by
 a library is taken as not pinned (its copy would be synchronous), so a staging buffer that a
-caller passes in is not reported. A buffer the object keeps in a field is followed across
-calls of one method (its next call writes it before synchronising); a copy issued by one
-method and the write made by another method are not paired (no call order between methods is
-known). A helper that writes the buffer it is given before it synchronises is followed (the
-finding is at the call); a helper that issues the copy is not.
-A pool of pinned buffers is one buffer to the analysis, and so are the slices of one buffer:
-a program that synchronises every N iterations and cycles through at least N slots, or that
-writes one half of a buffer while a copy reads the other half, is reported though no byte a
-copy reads is written. The object a method runs on is not known either: a buffer kept in
-a field is taken to be written again by the next call, even when each call runs on a new
-object (whose buffers are new). Memory pinned outside the caching host allocator
+caller passes in is not reported. Memory pinned outside the caching host allocator
 (`cudaHostRegister` of a NumPy array or shared memory) is not recognised. Dropping or rebinding
 a pinned temporary is never reported: PyTorch's caching host allocator records the copy's
 event and does not hand the block out again before the copy completes. Cross-stream
@@ -164,6 +179,18 @@ lifetimes of device memory (`record_stream`) are out of scope.
 def upload(batches: list[torch.Tensor], device_batch: torch.Tensor) -> None:
     for batch in batches:
         device_batch.copy_(batch.pin_memory(), non_blocking=True)
+'''
+        ),
+        # The copy reads the first `n` elements; the write is to the rest.
+        Valid(
+            _PRELUDE
+            + '''\
+def upload(head: torch.Tensor, tail: torch.Tensor, device: torch.Tensor, n: int) -> None:
+    staging = torch.empty(device.shape, dtype=device.dtype, pin_memory=True)
+    staging[:n] = head
+    device[:n].copy_(staging[:n], non_blocking=True)
+    staging[n:] = tail
+    device[n:].copy_(staging[n:], non_blocking=True)
 '''
         ),
         Valid(
