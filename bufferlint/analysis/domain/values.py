@@ -98,6 +98,14 @@ class Borrow:
         region = constant_part(self.region)
         return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region)
 
+    def elsewhere(self) -> "Borrow":
+        """This object as another call sees it (kept in a field, read by the next call): of
+        its region only the constant bounds, the names in the others are other values there."""
+        region = constant_part(self.region)
+        if region == self.region:
+            return self
+        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, self.when, self.pinned, self.refill, region)
+
     def under(self, when: frozenset) -> "Borrow":
         """This object, handed out only under these conditions (``Borrow.when``)."""
         return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region)

@@ -147,7 +147,7 @@ class Stores:
         step = frame.step(stmt, f"kept in `self.{target.attr}`")
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow):
-                kept = Value(leaves=frozenset({leaf.with_trace(leaf.trace + (step,))}))
+                kept = Value(leaves=frozenset({leaf.elsewhere().with_trace(leaf.trace + (step,))}))
                 self._store_field(info.class_qualname, target.attr, container(kept) if element else kept, leaf)
             elif (info.qualname, leaf.index) in frame.program.hot:
                 self.facts.keep_field(
@@ -158,7 +158,7 @@ class Stores:
         """A callee keeps an argument in its receiver's attribute (``call_effects.KeepInField``)."""
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow):
-                kept = Value(leaves=frozenset({leaf}))
+                kept = Value(leaves=frozenset({leaf.elsewhere()}))
                 self._store_field(owner, attr, container(kept) if element else kept, leaf)
             else:  # a parameter of this function: its callers decide
                 self.facts.keep_field(FieldStore(owner, attr, leaf.index, leaf.path, element, leaf.trace))
