@@ -126,7 +126,8 @@ class Assignment:
         if not any(isinstance(node, ast.Call) for node in ast.walk(operand)):  # evaluated again below
             subscript = "[...]" if isinstance(target, ast.Subscript) else ""
             what = ast.unparse(ast.AugAssign(target=ast.Name(short(operand) + subscript), op=stmt.op, value=ast.Name("...")))
-            self.write_into(self.eval(operand), stmt, what)
+            key = target.slice if isinstance(target, ast.Subscript) else None
+            self.write_into(self.eval(operand), stmt, what, key)
         value = self.eval(stmt.value)
         adds = value.elems is not None or value.items is not None
         st = self.frame.st
