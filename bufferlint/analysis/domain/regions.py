@@ -12,8 +12,10 @@ do not overlap, or the same stable expression ending one and starting the other
 both slices of one dimension, so the second rule holds for any value of ``n``, negative or
 past the end. A stable name (``stable_names``) is one that has the same value wherever the
 function reads it: a parameter never rebound, or a local bound once and outside every loop;
-the text of an expression over such names means the same value at both slices. Symbolic
-bounds mean nothing in another call (``constant_part``).
+the text of an expression over such names means the same value at both slices (a bound is
+taken to be an int, which nothing changes in place: a 0-d tensor bound mutated with
+``n.add_(1)`` between the slices is not seen). Symbolic bounds mean nothing in another call
+(``constant_part``).
 """
 
 from __future__ import annotations
