@@ -60,6 +60,23 @@ class FieldStore:
 
 
 @dataclass(frozen=True)
+class ParamCall:
+    """Parameter ``param`` (at ``path``) is called: a callback (``fn(name, w)`` in a helper
+    that takes ``fn``), with these arguments in terms of this function's parameters and its
+    own borrowed objects, under ``assume``. The function cannot know what the callable does:
+    each call site of it resolves the callable it passes (a function, a lambda, a bound
+    method, a partial) and calls it there with the arguments instantiated
+    (``call_project.call_back``), so a caller's borrowed values reach the callback's sinks."""
+
+    param: int
+    path: tuple
+    positional: tuple  # ((Value, starred), ...)
+    keywords: tuple  # ((name or None for ``**``, Value), ...)
+    assume: frozenset
+    trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+
+
+@dataclass(frozen=True)
 class Summary:
     returns: Value = EMPTY  # generators: a lazy container of what they yield
     sinks: frozenset = frozenset()  # SinkReach
@@ -75,6 +92,7 @@ class Summary:
     # (``transfer.guard_eval``): not reported as approving marked values, and no call is
     # taken as guarded by it
     undecided: frozenset = frozenset()
+    calls: frozenset = frozenset()  # ParamCall: parameters it calls (callbacks), resolved at each call site
 
 
 EMPTY_SUMMARY = Summary()
@@ -104,5 +122,6 @@ def widened(summary: Summary) -> bool:
     """Does the summary hold a parameter's access path widened at ``values.MAX_PATH``? (What
     it says through that path is less precise: the analysis reports it as a notice.)"""
     paths = [reach.path for reach in summary.sinks] + [store.path for store in summary.field_stores]
+    paths += [called.path for called in summary.calls]
     paths += [leaf.path for leaf in deep_leaves(summary.returns, through_lazy=True) if isinstance(leaf, ParamRef)]
     return any(WIDENED in path for path in paths)

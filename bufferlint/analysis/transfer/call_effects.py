@@ -9,8 +9,9 @@ import ast
 from dataclasses import dataclass
 
 from bufferlint.analysis.domain.state import Pending
-from bufferlint.analysis.domain.summaries import SinkReach, Site
+from bufferlint.analysis.domain.summaries import ParamCall, SinkReach, Site
 from bufferlint.analysis.domain.values import Value
+from bufferlint.findings import TraceStep
 from bufferlint.hazards import Hazard
 
 
@@ -222,6 +223,30 @@ class Record:
 
     kind: str
     item: object
+
+
+@dataclass(frozen=True)
+class CallParam:
+    """This function calls one of its parameters (a callback) here: a fact of its summary
+    (``Summary.calls``), resolved at each of its call sites. ``where``: the call's position,
+    so the visits of one call join into one fact."""
+
+    where: tuple
+    called: ParamCall
+
+
+@dataclass(frozen=True)
+class CallBack:
+    """A callee calls back ``function`` (what this call passed it for a parameter it calls,
+    ``Summary.calls``) with ``args``: the call is evaluated here, at ``node`` (the call of
+    the callee), under ``assume`` (the callee's conditions, decided here). ``step``: the
+    callee's call of its parameter, the trace step into the callback."""
+
+    node: ast.Call
+    function: Value
+    args: object  # call_site.Args (kept apart: this module does not import the call sites)
+    step: TraceStep
+    assume: frozenset
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from bufferlint.analysis.domain.conditions import TRUTHY, decide_at_call, holds_by_default
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Site, Summary
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
@@ -41,6 +41,8 @@ from bufferlint.analysis.transfer.call_effects import (
     Adopt,
     Allocate,
     Advance,
+    CallBack,
+    CallParam,
     Issue,
     KeepInField,
     Reach,
@@ -51,8 +53,8 @@ from bufferlint.analysis.transfer.call_effects import (
     SettleStored,
     Synchronize,
 )
-from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition, origins
-from bufferlint.analysis.world import ProjectView
+from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
+from bufferlint.analysis.world import ProjectView, is_hot
 from bufferlint.findings import TraceStep
 
 
@@ -348,6 +350,8 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     callkey = (call.node.lineno, call.node.col_offset)
     for future in summary.futures:
         adopt_future(call, future, bound, call_step, callkey)
+    for called in sorted(summary.calls, key=repr):
+        _call_back(call, called, bound, callkey, when)
     result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults)
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
@@ -381,6 +385,50 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
                 materialized=materialized,
             )
             call.effects.append(Reach(reach_here))
+
+
+def call_parameter(call: CallSite) -> None:
+    """This function calls a value that is (a part of) one of its parameters: a callback.
+    What it does is known only at each call site of this function, so the call becomes a
+    fact of the summary (``Summary.calls``) with its arguments, when they may carry
+    borrowed values (else nothing the callback does can be about them)."""
+    callee, st = call.callee, call.frame.st
+    if callee is None or st is None:
+        return
+    called = sorted((leaf for leaf in callee.leaves if isinstance(leaf, ParamRef)), key=repr)
+    if not called:
+        return
+    concrete, params = call.args.origins(None)
+    if not is_hot(call.program, call.caller, concrete, params):
+        return
+    names = call.frame.info.params
+    where = (call.node.lineno, call.node.col_offset)
+    for leaf in called:
+        name = names[leaf.index] if leaf.index < len(names) else call.name
+        step = call.step(f"`{call.name}(...)` calls back what the caller passed as `{name}`")
+        fact = ParamCall(leaf.index, leaf.path, tuple(call.args.positional), tuple(call.args.keywords), call.assume,
+                         (step,))
+        call.effects.append(CallParam(where, fact))
+
+
+def _call_back(call: CallSite, called: ParamCall, bound: dict[int, Value], callkey: tuple, when: frozenset) -> None:
+    """The callee calls what this call passes for one of its parameters (``Summary.calls``):
+    that callable is called here (``CallResolver.call_back``) with the callee's arguments
+    instantiated, when the call's arguments leave the callee's conditions possible."""
+    function = bound.get(called.param)
+    if function is None:
+        return
+    defaults = call.frame.defaults
+    here = decide_at_call(called.assume, bound, defaults)
+    if here is None:
+        return
+    step = called.trace[-1] if called.trace else call.call_step
+    entered = (call.call_step,)
+    positional = [(_instantiate(value, bound, step, callkey, defaults, entered), starred)
+                  for value, starred in called.positional]
+    keywords = [(name, _instantiate(value, bound, step, callkey, defaults, entered)) for name, value in called.keywords]
+    function = resolve(function, called.path)
+    call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when))
 
 
 def _write_at_call(call: CallSite, edge: "CallEdge", reach, leaf, assume: frozenset) -> None:
@@ -519,11 +567,13 @@ def _drop_params(leaf):
     return None if isinstance(leaf, ParamRef) else leaf
 
 
-def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple, defaults: dict) -> Value:
+def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple, defaults: dict,
+                 entered: tuple = ()) -> Value:
     """A callee's result at this call: parameters replaced by the arguments, the callee's own
     borrowed objects re-identified per call site (what it hands back under conditions on
     its arguments kept only where they may hold, under what is left of them: ``defaults``,
-    the caller's parameters' defaults, for those it passes on)."""
+    the caller's parameters' defaults, for those it passes on). ``entered``: the steps into
+    the callee that an argument's trace takes before the callee's own (a call-back's)."""
     if value == EMPTY:
         return EMPTY
     own = set()
@@ -533,7 +583,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
             actual = bound.get(leaf.index)
             when = decide_at_call(leaf.when, bound, defaults) if leaf.when else frozenset()
             if actual is not None and when is not None:
-                resolved = _append_trace(resolve(actual, leaf.path), leaf.trace + (step,))
+                resolved = _append_trace(resolve(actual, leaf.path), entered + leaf.trace + (step,))
                 extra.append(map_leaves(resolved, lambda mine: mine.under(mine.when | when)) if when else resolved)
         elif not leaf.when:
             own.add(leaf.at_call(callkey, leaf.trace + (step,)))
@@ -542,8 +592,9 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
             if when is not None:
                 own.add(leaf.at_call(callkey, leaf.trace + (step,), when))
     types, type_when = _types_at_call(value, bound, defaults)
-    elems = _instantiate(value.elems, bound, step, callkey, defaults) if value.elems is not None else None
-    items = tuple(_instantiate(i, bound, step, callkey, defaults) for i in value.items) if value.items is not None else None
+    elems = _instantiate(value.elems, bound, step, callkey, defaults, entered) if value.elems is not None else None
+    items = tuple(_instantiate(i, bound, step, callkey, defaults, entered) for i in value.items) \
+        if value.items is not None else None
     base = Value(
         leaves=frozenset(own),
         elems=elems if elems is not None and elems != EMPTY else None,

@@ -217,6 +217,10 @@ class CallSite:
         # Resolved only by method name (the receiver's type is unknown): its steps say so, and
         # a trace through fewer such guesses is preferred (``findings.preferred_trace``).
         self.by_name = False
+        self.callee: Value | None = None  # the callee expression's value (a call of a value)
+        # A call-back (``CallResolver.call_back``): the callee's call of its parameter (the
+        # trace step into the callable) and the conditions it holds under there
+        self.callback: tuple[TraceStep, frozenset] | None = None
         vocab_name = qualname[len("builtins."):] if qualname and qualname.startswith("builtins.") else qualname
         known = (receiver.types | receiver.declared) if receiver is not None else frozenset()
         classes = self.program.index.classes
@@ -236,6 +240,8 @@ class CallSite:
     # ``by_name`` is set: ``apply_project`` sets it before it makes either).
     @cached_property
     def call_step(self) -> TraceStep:
+        if self.callback is not None:
+            return self._project_step(f"the callback is `{self.name}`, passed here")
         return self._project_step(f"passed to `{self.name}(...)`")
 
     def by_name_step(self, info: FunctionInfo, why: Reached | None) -> TraceStep:
@@ -263,7 +269,8 @@ class CallSite:
 
     @cached_property
     def assume(self) -> frozenset:
-        return frozenset(self.frame.st.assume)  # type: ignore[union-attr]  # evaluated in a reachable state
+        here = frozenset(self.frame.st.assume)  # type: ignore[union-attr]  # evaluated in a reachable state
+        return here | self.callback[1] if self.callback is not None else here
 
     @property
     def caller(self) -> str:

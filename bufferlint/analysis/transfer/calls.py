@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from bufferlint.analysis.domain.values import EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join_all
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
-from bufferlint.analysis.transfer.call_effects import Advance, Drain, Record, RecordEvent, Settle, UseAfterRefill
+from bufferlint.analysis.transfer.call_effects import Advance, CallBack, Drain, Record, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
@@ -45,6 +46,7 @@ class CallResolver:
         self.eval = evaluate
         self.arguments = arguments
         self.apply = apply
+        self.depth = 0  # nested call-backs being evaluated (``call_back``)
 
     def evaluate(self, node: ast.Call) -> Value:
         call = self.site_of(node)
@@ -60,43 +62,96 @@ class CallResolver:
         """Evaluate the callee and the arguments; None if the state became unreachable."""
         frame = self.frame
         func = node.func
-        receiver: Value | None = None
-        qualname: str | None = None
-        method: str | None = None
-        fallback: str | None = None
-        preset: Preset | None = None
-        classes: frozenset = frozenset()
+        callee: Value | None = None
         if isinstance(func, ast.Attribute):
             receiver = self.eval(func.value)
             if receiver.ref is not None and not receiver.leaves:
-                qualname = frame.program.index.canonical(f"{receiver.ref}.{func.attr}")
-                receiver = None
+                parts = Callee(qualname=frame.program.index.canonical(f"{receiver.ref}.{func.attr}"))
             else:
-                method = func.attr
+                parts = Callee(receiver=receiver, method=func.attr)
         else:
             callee = self.eval(func)
-            qualname = callee.ref
-            preset = callee.preset
-            if callee.classes and (qualname is None or any(when for _, when in callee.classes)):
-                qualname, classes = None, callee.classes  # one of several classes, or one only under conditions
-            if callee.method is not None and callee.bound is not None:
-                # ``submit = executor.submit; submit(...)``; with a reference too,
-                # ``getattr(param, "weight_loader", default_weight_loader)``: the attribute
-                # as a method of the object, or the default.
-                receiver, method, qualname = callee.bound, callee.method, None
-                fallback = callee.ref
+            parts = Callee.of(callee)
         if frame.st is None:
             return None
         args = self.arguments(node)
         if frame.st is None:
             return None
-        if preset is not None:  # ``functools.partial(fn, pool)(param, w)`` calls ``fn(pool, param, w)``
-            args = args.after(preset)
-        name = dotted_name(func) or (method or "call")
-        call = CallSite(frame, self.stores, node, qualname, method, receiver, args, name)
-        call.fallback = fallback
-        call.classes = classes
+        call = parts.site(frame, self.stores, node, args, dotted_name(func) or (parts.method or "call"))
+        call.callee = callee
         return call
+
+    def call_back(self, effect: CallBack) -> None:
+        """A callee calls back the callable this call passed it (``Summary.calls``): that
+        callable is called here with the arguments the callee passes it, as a call written
+        here would be (a project function, a lambda, a bound method, a partial, a pack's
+        sink such as ``pool.submit`` passed as the callback, or this function's own
+        parameter, whose call becomes a fact of this summary). Nested call-backs are
+        followed to ``MAX_CALLBACK_DEPTH``."""
+        if self.frame.st is None or self.depth >= MAX_CALLBACK_DEPTH:
+            return
+        function = effect.function
+        parts = Callee.of(function)
+        name = callable_name(function)
+        call = parts.site(self.frame, self.stores, effect.node, effect.args, name)  # type: ignore[arg-type]
+        call.callee = function
+        call.callback = (effect.step, frozenset(effect.assume))
+        self.depth += 1
+        try:
+            dispatch(call)
+            for one in call.effects:
+                self.apply(one)
+        finally:
+            self.depth -= 1
+
+
+MAX_CALLBACK_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Callee:
+    """What a call calls, from the callee expression's value: a static name (``qualname``),
+    a method of a receiver, a partial's preset arguments, a value that is one of several
+    classes, a ``getattr`` default (``fallback``)."""
+
+    qualname: str | None = None
+    receiver: Value | None = None
+    method: str | None = None
+    fallback: str | None = None
+    preset: Preset | None = None
+    classes: frozenset = frozenset()
+
+    @staticmethod
+    def of(callee: Value) -> "Callee":
+        """A call of a value (``fn(...)``, ``load(...)`` of a partial, a bound method)."""
+        qualname, classes = callee.ref, frozenset()
+        if callee.classes and (qualname is None or any(when for _, when in callee.classes)):
+            qualname, classes = None, callee.classes  # one of several classes, or one only under conditions
+        if callee.method is not None and callee.bound is not None:
+            # ``submit = executor.submit; submit(...)``; with a reference too,
+            # ``getattr(param, "weight_loader", default_weight_loader)``: the attribute
+            # as a method of the object, or the default.
+            return Callee(None, callee.bound, callee.method, callee.ref, callee.preset, classes)
+        return Callee(qualname, None, None, None, callee.preset, classes)
+
+    def site(self, frame: Frame, stores: Stores, node: ast.Call, args: Args, name: str) -> CallSite:
+        if self.preset is not None:  # ``functools.partial(fn, pool)(param, w)`` calls ``fn(pool, param, w)``
+            args = args.after(self.preset)
+        call = CallSite(frame, stores, node, self.qualname, self.method, self.receiver, args, name)
+        call.fallback = self.fallback
+        call.classes = self.classes
+        return call
+
+
+def callable_name(function: Value) -> str:
+    """How a trace names a callable passed as a callback: its function's own name (a
+    lambda's as ``lambda``), or the method's."""
+    if function.method is not None:
+        return function.method
+    if function.ref is not None:
+        last = function.ref.rsplit(".", 1)[-1]
+        return "lambda" if last.startswith("<lambda") else last
+    return "callback"
 
 
 def dispatch(call: CallSite) -> Value:
@@ -225,6 +280,8 @@ def _dispatch_method(call: CallSite) -> Value:
             if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result, through_lazy=True)):
                 demand_receiver_origin(call)
             return result
+    if method is None:
+        call_project.call_parameter(call)
     return EMPTY
 
 

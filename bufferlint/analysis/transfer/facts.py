@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.state import Pending
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, SinkReach, Site, Summary, keep_best
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
-from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, map_leaves
+from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, join, map_leaves
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -60,6 +60,7 @@ class FunctionFacts:
         self.kept_at: dict[tuple, tuple[Site, TraceStep, str | None]] = {}
         self.futures: set[Pending] = set()  # submissions still running when their future is returned
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
+        self.param_calls: dict[tuple, ParamCall] = {}  # where and how a parameter is called -> ParamCall
         self.flying_fields: list = []  # (owner, attr, value, site): copies in flight kept in fields
         # Pinned buffers written before this function synchronised: site -> (the write, what
         # wrote); and the pinned buffers read from the receiver's fields, which outlive a call
@@ -132,6 +133,22 @@ class FunctionFacts:
         if note not in self.caps:
             self.caps.append(note)
 
+    def call_param(self, where: tuple, called: ParamCall) -> None:
+        """A parameter called as a callback at ``where`` (``Summary.calls``): what the
+        visits of that call pass (a loop visits it more than once) is joined into one fact,
+        under the conditions bounded as a reach's are."""
+        assume, cut = bounded(called.assume)
+        if cut:
+            self.conditions_cut()
+        shape = (where, called.param, called.path, assume, tuple(s for _, s in called.positional),
+                 tuple(k for k, _ in called.keywords))
+        old = self.param_calls.get(shape)
+        if old is not None:
+            positional = tuple((join(a, b), s) for (a, s), (b, _) in zip(old.positional, called.positional))
+            keywords = tuple((k, join(a, b)) for (k, a), (_, b) in zip(old.keywords, called.keywords))
+            called = replace(old, positional=positional, keywords=keywords)
+        self.param_calls[shape] = replace(called, assume=assume)
+
     def keep_field(self, store: FieldStore) -> None:
         keep_best(self.field_stores, store)
 
@@ -190,6 +207,7 @@ class FunctionFacts:
             releases=frozenset(self.released),
             advances=self.advanced,
             undecided=frozenset(u for u in undecided if u[:2] not in guards and u[:2] not in checks),
+            calls=frozenset(self.param_calls.values()),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY

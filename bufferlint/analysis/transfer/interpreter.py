@@ -529,6 +529,8 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Report: lambda it, e: it.facts.report(e.site, e.trace, e.hazard),
     call_effects.Reach: lambda it, e: it.facts.add_reach(e.reach),
     call_effects.Record: lambda it, e: it.facts.record(e.kind, e.item),
+    call_effects.CallParam: lambda it, e: it.facts.call_param(e.where, e.called),
+    call_effects.CallBack: lambda it, e: it.evaluator.calls.call_back(e),
 }
 
 
