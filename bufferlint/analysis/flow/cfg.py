@@ -367,7 +367,10 @@ def build(node: ast.AST) -> Graph:
     builder = _Builder()
     entry = builder.new_block()
     builder.start(entry)
-    body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) else []
+    if isinstance(node, ast.Lambda):  # its expression is what it returns
+        body: list = [ast.copy_location(ast.Return(value=node.body), node.body)]
+    else:
+        body = node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) else []
     builder.block(body)
     if builder.current is not None:
         builder.emit(EXIT, node)

@@ -7,6 +7,7 @@ Only what is cheap to read from the syntax tree lives here; behaviour lives in s
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ class FunctionInfo:
     _generator: bool | None = None
     _assigned: frozenset | None = None
     _globals: frozenset | None = None
+    _lambdas: dict[int, str] | None = None
 
     @property
     def name(self) -> str:
@@ -82,6 +84,21 @@ class FunctionInfo:
             elif isinstance(node, ast.Global):
                 declared.update(node.names)
         self._generator, self._assigned, self._globals = generator, frozenset(assigned), frozenset(declared)
+
+    def lambda_name(self, node: ast.Lambda) -> str | None:
+        """The qualname of a lambda of this function's own body (``f.<locals>.<lambda0>``,
+        numbered in source order, so a line moved above leaves it as it was): the index
+        holds it as a function (``ProjectIndex.add_module``), which a call of the lambda's
+        value reaches (a callback passed on)."""
+        if self._lambdas is None:
+            self._lambdas = {id(found): name for found, name in self.own_lambdas()}
+        return self._lambdas.get(id(node))
+
+    def own_lambdas(self) -> list[tuple[ast.Lambda, str]]:
+        """The lambdas of the function's own body (nested functions' are theirs), in source
+        order, each with its qualname."""
+        found = sorted(_own_lambdas(self.node), key=lambda n: (n.lineno, n.col_offset))
+        return [(node, f"{self.qualname}.<locals>.<lambda{i}>") for i, node in enumerate(found)]
 
     def builds_chosen_class(self) -> bool:
         """Does the function return a call of one of its own variables (``return chosen()``,
@@ -199,6 +216,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "display": "made from the qualname", "module": "the file the interface is of",
         "node": "compared as syntax (its signature and decorators; its whole tree when analysed)",
         "_generator": "read from the body", "_assigned": "read from the body", "_globals": "read from the body",
+        "_lambdas": "read from the body (each lambda is an entry of its own)",
     },
     ClassInfo: {
         "module": "the file the interface is of", "node": "compared as syntax (keywords, decorators, body)",
@@ -338,6 +356,25 @@ def _params(args: ast.arguments) -> tuple[list[str], int, int | None, int | None
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+def _own_lambdas(node: ast.AST) -> list[ast.Lambda]:
+    """The lambdas below ``node`` outside nested functions, lambdas and classes."""
+    found: list[ast.Lambda] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        for name in current._fields:
+            child = getattr(current, name, None)
+            for item in child if type(child) is list else (child,):
+                if isinstance(item, ast.Lambda):
+                    found.append(item)
+                elif isinstance(item, ast.AST) and not isinstance(item, _NESTED_SCOPES):
+                    stack.append(item)
+    return found
+
+
+LAMBDA = re.compile(r"\blambda\b")
+
+
 def _walk_own_body(node: ast.AST) -> list[ast.AST]:
     """The nodes below ``node`` outside nested functions, lambdas and classes. Reads the
     fields directly (``ast.iter_child_nodes`` costs twice as much on the larger trees)."""
@@ -430,7 +467,36 @@ class ProjectIndex:
         for stmt in module.tree.body:
             self._index_top_statement(module, stmt)
         self._index_body(module, module.tree.body, module.name, None, top, added)
+        if "lambda" in module.text:
+            self._index_lambdas(module, added)
         return added
+
+    def _index_lambdas(self, module: ModuleInfo, added: list[FunctionInfo]) -> None:
+        """Each lambda is a function of its own (``FunctionInfo.own_lambdas``): a callable
+        passed as a callback is called where it is passed (``Summary.calls``). Only the
+        functions whose lines hold the word are walked."""
+        text = module.text
+        lines = [text.count("\n", 0, m.start()) + 1 for m in LAMBDA.finditer(text)]
+        if not lines:
+            return
+        pending = list(added)
+        while pending:
+            outer = pending.pop()
+            first = getattr(outer.node, "lineno", 1)
+            last = getattr(outer.node, "end_lineno", None) or 10**9
+            position = bisect.bisect_left(lines, first)
+            if position == len(lines) or lines[position] > last:
+                continue
+            for node, qualname in outer.own_lambdas():
+                names, n_pos, vararg, kwarg = _params(node.args)
+                info = FunctionInfo(
+                    qualname=qualname, display=f"{module.name}:{qualname[len(module.name) + 1:]}", node=node,
+                    module=module, params=names, n_positional=n_pos, n_required=_required(node.args)[0],
+                    required_kwonly=_required(node.args)[1], vararg=vararg, kwarg=kwarg,
+                    outer=outer if outer.kind != "module" else None,
+                )
+                self._register(info, added)
+                pending.append(info)
 
     def attachments_in(self, module: ModuleInfo) -> dict[str, list["Attachment"]]:
         """Callables ``module`` attaches under some attribute name: ``{"attr": fn}``,

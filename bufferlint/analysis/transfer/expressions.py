@@ -424,8 +424,14 @@ class ExpressionEvaluator:
         return value
 
     def expr_Lambda(self, node: ast.Lambda) -> Value:
+        """The function the index made of the lambda (``FunctionInfo.own_lambdas``), as a
+        nested ``def`` is: called (a callback), it runs; its captured variables are what a
+        task it is handed to reads later."""
         captured = self.captured(node)
-        return captured or EMPTY
+        qualname = self.info.lambda_name(node)
+        if qualname is None:
+            return captured or EMPTY
+        return Value(ref=qualname, elems=captured.elems if captured else None, not_none=True)
 
     def expr_Await(self, node: ast.Await) -> Value:
         value = self.eval(node.value)
