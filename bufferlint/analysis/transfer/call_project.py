@@ -289,7 +289,7 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
         offset = 1
     position = offset
     extra: list[Value] = []
-    for value, starred in args.positional:
+    for value, starred in _spread(args.positional):
         if starred:
             element = index(value, None)
             for i in range(position, info.n_positional):
@@ -319,6 +319,26 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
     if info.kwarg is not None and spill:
         bound[info.kwarg] = container(join_all(spill))
     return bound
+
+
+def _spread(positional: list[tuple[Value, bool]]) -> list[tuple[Value, bool]]:
+    """``f(*args)`` of a tuple whose positions are known (``func_args=(param, w)`` passed
+    on): its items are arguments of their own, each bound to its own parameter."""
+    if not any(starred and _known_positions(value) for value, starred in positional):
+        return positional
+    out: list[tuple[Value, bool]] = []
+    for value, starred in positional:
+        if starred and _known_positions(value):
+            out.extend((item, False) for item in value.items)
+        else:
+            out.append((value, starred))
+    return out
+
+
+def _known_positions(value: Value) -> bool:
+    """A tuple of known items and nothing else (what a container's elements hold besides
+    its items was added later: positions unknown)."""
+    return value.items is not None and not value.lazy and (value.elems or EMPTY) == join_all(value.items)
 
 
 def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: dict[int, Value], exact: bool = True,
