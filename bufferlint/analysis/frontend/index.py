@@ -476,7 +476,12 @@ class ProjectIndex:
         passed as a callback is called where it is passed (``Summary.calls``). Only the
         functions whose lines hold the word are walked."""
         text = module.text
-        lines = [text.count("\n", 0, m.start()) + 1 for m in LAMBDA.finditer(text)]
+        lines: list[int] = []
+        line, counted = 1, 0
+        for match in LAMBDA.finditer(text):
+            line += text.count("\n", counted, match.start())
+            counted = match.start()
+            lines.append(line)
         if not lines:
             return
         pending = list(added)
