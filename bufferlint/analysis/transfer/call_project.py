@@ -328,7 +328,7 @@ def _spread(positional: list[tuple[Value, bool]]) -> list[tuple[Value, bool]]:
         return positional
     out: list[tuple[Value, bool]] = []
     for value, starred in positional:
-        if starred and _known_positions(value):
+        if starred and value.items is not None and _known_positions(value):
             out.extend((item, False) for item in value.items)
         else:
             out.append((value, starred))

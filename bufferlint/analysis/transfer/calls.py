@@ -124,9 +124,11 @@ class Callee:
     @staticmethod
     def of(callee: Value) -> "Callee":
         """A call of a value (``fn(...)``, ``load(...)`` of a partial, a bound method)."""
-        qualname, classes = callee.ref, frozenset()
-        if callee.classes and (qualname is None or any(when for _, when in callee.classes)):
-            qualname, classes = None, callee.classes  # one of several classes, or one only under conditions
+        qualname, classes = callee.ref, callee.classes
+        if classes and (qualname is None or any(when for _, when in classes)):
+            qualname = None  # one of several classes, or one only under conditions
+        else:
+            classes = frozenset()
         if callee.method is not None and callee.bound is not None:
             # ``submit = executor.submit; submit(...)``; with a reference too,
             # ``getattr(param, "weight_loader", default_weight_loader)``: the attribute
