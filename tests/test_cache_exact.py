@@ -270,3 +270,39 @@ def test_the_temporary_files_of_a_killed_write_are_removed_by_the_next_run(loade
         run(loader)
         assert live.exists()
     assert not any(leftover.exists() for leftover in leftovers)
+
+
+CALLBACK_LOADER = """\
+import concurrent.futures
+
+from runai_model_streamer import SafetensorsStreamer
+
+
+def for_each(files, fn):
+    with SafetensorsStreamer() as streamer:
+        streamer.stream_files(files)
+        for key, view in streamer.get_tensors():
+            fn(key, view)
+
+
+def stream_into(files, weights):
+    workers = concurrent.futures.ThreadPoolExecutor(4)
+    for_each(files, lambda key, view: workers.submit(weights[key].copy_, view))
+"""
+
+
+@pytest.mark.parametrize("old, new", [
+    ("def for_each", "# the helper every loader shares\ndef for_each"),  # lines move above both
+    ("    workers = ", "    # one pool for the whole stream\n    workers = "),  # inside the lambda's function
+    ("view: workers", "view:  workers"),  # inside the lambda itself
+])
+def test_a_callback_s_finding_survives_edits_around_it(tmp_path: Path, old: str, new: str) -> None:
+    """The lambda is a function of the index named by its place among its function's
+    lambdas, not by its line: a warm run after an edit around it prints what a cold one does."""
+    write(tmp_path, {"pyproject.toml": "[tool.bufferlint]\n", "models/__init__.py": "",
+                     "models/loading.py": CALLBACK_LOADER})
+    code, out = run(tmp_path, "--format", "json")
+    assert code == 1 and [f["line"] for f in json.loads(out)["findings"]] == [15]
+    edit(tmp_path, old, new)
+    code, out = assert_warm_is_cold(tmp_path, "--format", "json")
+    assert code == 1 and len(json.loads(out)["findings"]) == 1

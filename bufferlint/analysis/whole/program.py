@@ -738,8 +738,13 @@ def _returns_borrowed(summary: Summary) -> bool:
     """Does the function hand out borrowed values (or copies in flight), so that its callers'
     files matter? A pinned buffer it returns does not make them matter: a caller that copies
     from it to the device or writes it mentions a copy or a write of its own (memory pools
-    that return pinned buffers are called from everywhere)."""
-    return any(isinstance(leaf, Borrow) and not leaf.pinned for leaf in deep_leaves(summary.returns, through_lazy=True))
+    that return pinned buffers are called from everywhere). Handing its own borrowed values
+    to a callback its caller passes (``Summary.calls``) is handing them out too: the caller
+    says what the callback does."""
+    handed = [summary.returns] + [value for called in summary.calls
+                                  for value in [v for v, _ in called.positional] + [v for _, v in called.keywords]]
+    return any(isinstance(leaf, Borrow) and not leaf.pinned
+               for value in handed for leaf in deep_leaves(value, through_lazy=True))
 
 
 def _dedupe(trace: tuple) -> tuple:
