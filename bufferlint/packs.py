@@ -295,6 +295,25 @@ class SinkSpec:
 
 
 @dataclass(frozen=True)
+class RegistrarSpec:
+    """A call that keeps a callable to call it later with values of its own (a producer's
+    ``reader.on_record(fn)``, a hook registry): the callable is analysed at the call, called
+    with what ``passes`` says the later call passes by position ("borrowed": a view of a
+    buffer the registrar reuses once the callable returns, of ``kind``; "owned": anything
+    else), so what it hands to a task or keeps past its return is reported there."""
+
+    calls: tuple[CallPattern, ...]
+    callback: str  # the parameter that holds the callable
+    params: tuple[str, ...] = ()  # positional parameter names, to find ``callback`` by position
+    passes: tuple[str, ...] = ()
+    origin: str = ""
+    kind: str = ""
+
+    def callback_position(self) -> int | None:
+        return self.params.index(self.callback) if self.callback in self.params else None
+
+
+@dataclass(frozen=True)
 class TaskCall:
     """How a sink calls the function it runs later, from the pack's ``task`` template:
     ``"fn(...)"`` (the parameter ``fn`` is the function; the call's other arguments after it,
@@ -337,6 +356,7 @@ class Vocabulary:
     views: list[CallPattern] = field(default_factory=list)
     view_attributes: set[str] = field(default_factory=set)
     sinks: list[SinkSpec] = field(default_factory=list)
+    registrars: list[RegistrarSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
     drains: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
@@ -570,6 +590,22 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
     return sinks
 
 
+def _registrars(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[RegistrarSpec]:
+    registrars = []
+    for where, table in _tables(key, data, origin):
+        params = tuple(_string_list(table, "params", where))
+        callback = table.get("callback", params[0] if params else None)
+        if not isinstance(callback, str) or callback not in params:
+            raise PackError(f"{where}: 'callback' must name one of 'params' (default: the first)")
+        passes = tuple(_string_list(table, "passes", where))
+        if any(p not in ("borrowed", "owned") for p in passes):
+            raise PackError(f"{where}: 'passes' must list \"borrowed\" or \"owned\" for each argument")
+        kind = _kind_of(table, vocab.kinds, where)
+        registrars.append(RegistrarSpec(_patterns(table.get("call"), f"{where}.call"), callback, params, passes, origin,
+                                        kind))
+    return registrars
+
+
 def _task_call(template: object, params: tuple[str, ...], where: str) -> TaskCall:
     """A sink's ``task`` template: ``"fn(...)"`` or ``"target(*args, **kwargs)"``, every
     name one of the sink's ``params``."""
@@ -705,6 +741,9 @@ PACK_KEYS: tuple[PackKey, ...] = (
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
                               "eager", "task"), _call_names, "calls"),
+    PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
+            _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
+            kinded=True),
     PackKey("sanitizers", "sanitizers", "tables", "calls returning an owned copy",
             _sanitizers, _extend, ("call", "doc", "kind"), _call_names, "calls", kinded=True),
     _call_list("views", "calls returning an alias of their input"),

@@ -27,6 +27,7 @@ EVERY_KEY = {
     "sources": [{"call": "every.source", "kind": "every", "advances": ".every_advance"}],
     "guards": [{"call": "every.guard"}],
     "sinks": [{"call": "every.sink"}],
+    "registrars": [{"call": "every.registrar", "params": ["fn"], "passes": ["borrowed"]}],
     "sanitizers": [{"call": "every.sanitizer"}],
     "views": ["every.view"],
     "view-attributes": ["every_attribute"],
@@ -135,3 +136,15 @@ def test_a_sinks_task_template_names_its_parameters() -> None:
     for template, params in [("fn(...)", []), ("fn(*args)", ["fn"]), ("fn(x)", ["fn", "x"]), ("fn(", ["fn"])]:
         with pytest.raises(PackError, match="'task' must be"):
             task(template, params)
+
+
+def test_a_registrar_s_callback_is_one_of_its_params() -> None:
+    def registrar(**entry):
+        return vocabulary_from_dict({"registrars": [{"call": "every.registrar", **entry}]}, "r.toml").registrars[0]
+
+    assert registrar(params=["fn"]).callback == "fn"
+    assert registrar(params=["key", "fn"], callback="fn").callback_position() == 1
+    with pytest.raises(PackError, match="'callback' must name one of 'params'"):
+        registrar(params=["fn"], callback="hook")
+    with pytest.raises(PackError, match="'passes' must list"):
+        registrar(params=["fn"], passes=["lent"])

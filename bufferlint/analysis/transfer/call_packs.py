@@ -37,6 +37,7 @@ from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, d
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
     Allocate,
+    CallBack,
     Drain,
     Fill,
     HostRead,
@@ -50,11 +51,11 @@ from bufferlint.analysis.transfer.call_effects import (
     Submit,
     Synchronize,
 )
-from bufferlint.analysis.transfer.call_site import CallSite, enabling_condition
+from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
 from bufferlint.analysis.transfer.call_tasks import judge_task
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.world import ProjectView
-from bufferlint.packs import HostWriteSpec, Shape, SinkSpec, SourceSpec
+from bufferlint.packs import HostWriteSpec, RegistrarSpec, Shape, SinkSpec, SourceSpec
 
 
 def vocabulary(call: CallSite, skip: str = "") -> Value | None:
@@ -483,6 +484,25 @@ def on_bind(call: CallSite, spec) -> Value:
     return evolve(held, ref=function.ref, method=function.method, bound=function.bound, preset=preset)
 
 
+def on_registrar(call: CallSite, spec: RegistrarSpec) -> Value:
+    """A call that keeps a callable to call it later with values of its own (pack
+    ``registrars``): the callable is called back here (``CallResolver.call_back``) with a
+    borrowed view for each argument the entry ``passes`` "borrowed" (one object: the
+    registrar's buffer, reused once the callable returns) and nothing borrowed for the
+    others, so a task it submits or a holder it keeps the view in is reported at this call."""
+    position = spec.callback_position()
+    function = call.args.arg(position, spec.callback) if position is not None else call.args.keyword(spec.callback)
+    if function is None:
+        return EMPTY
+    site = (call.caller, call.node.lineno, call.node.col_offset)
+    note = f"`{call.name}(...)` calls it back later with borrowed views of a buffer it reuses once the callback returns"
+    step = replace(call.step(note), fact=("source", spec.kind, "borrowed"))
+    borrowed = Value(leaves=frozenset({Borrow(site, False, (step,), kind=spec.kind)}))
+    positional = [(borrowed if passed == "borrowed" else EMPTY, False) for passed in spec.passes]
+    call.effects.append(CallBack(call.node, function, Args(positional, [], {}), step, frozenset()))
+    return EMPTY
+
+
 def on_passthrough(call: CallSite, spec) -> Value:
     first = call.args.arg(0)
     return container(iterate(first), lazy=True) if first is not None else EMPTY
@@ -500,6 +520,7 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("drains", on_drain),
     ("sources", source),
     ("sinks", sink),
+    ("registrars", on_registrar),
     ("sanitizers", on_sanitizer),
     ("guards", on_guard),
     ("views", on_view),

@@ -494,6 +494,9 @@ class ProjectAnalysis:
             names.update(p.qualname.split(".")[-2] for p in spec.attributes)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
+        for registrar in vocab.registrars:  # it calls back with views of a buffer it reuses
+            if "borrowed" in registrar.passes:
+                names.update(p.last_name for p in registrar.calls if not seed_words(p)[1:])
         for write in vocab.host_writes:  # a buffer refilled in place (``sock.recv_into(buf)``) is reused
             if write.refills:
                 names.update(p.last_name for p in write.calls if not seed_words(p)[1:])
