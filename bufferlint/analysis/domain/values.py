@@ -561,7 +561,8 @@ def _element(value: Value, op: object, step: TraceStep | None, region: tuple | N
     leaves.update(leaf.as_view(step, region) for leaf in value.leaves if isinstance(leaf, Borrow))
     # A parameter stands for its own futures (if it is one) and its elements' (if it holds
     # some): an element inherits the keys, so waiting on each element waits on the parameter.
-    parts.append(Value(leaves=frozenset(leaves), pending=value.pending if value.leaves else frozenset()))
+    if leaves or (value.leaves and value.pending):  # nothing more: a list of one function keeps it callable
+        parts.append(Value(leaves=frozenset(leaves), pending=value.pending if value.leaves else frozenset()))
     return join_all(parts)
 
 
