@@ -225,6 +225,9 @@ class BorrowKind:
     # ``memoryview``): a borrowed value first viewed through one of them is copied with this
     # kind's copy, whatever its producer's kind (``np.frombuffer(buf).copy()``, not ``bytes``).
     made_by: tuple[str, ...] = ()
+    # Classes every instance of which carries this kind's markers (a wrapper the producer hands
+    # out): ``isinstance(v, C)`` checks the marker as ``getattr(v, marker, False)`` does.
+    marked_classes: tuple[str, ...] = ()
 
     def copy_of(self, text: str) -> str:
         return self.copy.replace("{}", text, 1)
@@ -494,8 +497,13 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
             raise PackError(f"{where}: kind {name!r} is defined twice")
         types = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "types", where))
         made_by = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "made-by", where))
+        marked = tuple(_string_list(table, "marked-classes", where))
+        if marked and not table.get("markers"):
+            raise PackError(f"{where}: 'marked-classes' needs the kind's 'markers' (guards are judged marker by marker)")
+        if any(c.count(".") < 1 for c in marked):
+            raise PackError(f"{where}: 'marked-classes' must be qualified class names such as \"mylib.StreamedTensor\"")
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
-                                 _lends_in(table, where), types=types, made_by=made_by)
+                                 _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked)
     return kinds
 
 
@@ -730,7 +738,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
     PackKey("markers", "markers", "strings", "attributes that mark borrowed values of no particular kind",
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
-            _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by"), names=list),
+            _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by",
+                                  "marked-classes"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",

@@ -192,3 +192,16 @@ def test_the_engine_is_given_only_the_vocabulary_the_rules_in_effect_use(tmp_pat
     assert default.vocab.pinned_allocations == vocab.pinned_allocations  # --show-settings lists it still
     selected = Settings(vocab=vocab, root=tmp_path, extend_select=("BL006",))
     assert selected.analysed_vocab() is vocab
+
+
+@pytest.mark.parametrize(
+    ("kind", "problem"),
+    [
+        ('name = "shard"\nmarked-classes = ["shards.StreamedShard"]\n', "'marked-classes' needs the kind's 'markers'"),
+        ('name = "shard"\nmarkers = ["_b"]\nmarked-classes = ["StreamedShard"]\n', "must be qualified class names"),
+    ],
+)
+def test_marked_classes_are_qualified_and_belong_to_a_marked_kind(tmp_path: Path, kind: str, problem: str) -> None:
+    message = _error(tmp_path, {"pyproject.toml": f"[tool.bufferlint]\n[[tool.bufferlint.kinds]]\n{kind}"})
+    assert message.startswith(f"{tmp_path / 'pyproject.toml'}: [tool.bufferlint]: kinds[0]: ")
+    assert problem in message

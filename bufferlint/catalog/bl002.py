@@ -135,8 +135,11 @@ nor silences one. Library calls given the marked value are taken as not reading 
 marker (unless they are also given a marker's name: undecided), and so are calls that may
 reach more than 8 of the project's functions (a method called by name). An override of a
 guard method in a project subclass is judged as a guard too (the base's `self.guard(w)`
-may run it), but the base's call is not yet reported for the subclass's instances. `isinstance` checks are taken as independent of the marker, so a guard that
-recognises marked values only by a wrapper class that carries the marker is reported.
+may run it), but the base's call is not yet reported for the subclass's instances.
+`isinstance(w, C)` checks the marker when the kind declares `C` in `marked-classes` (a
+wrapper class every instance of which carries the marker); of any other class (`torch.Tensor`)
+it is independent of the marker. A subclass of a marked class is not recognised unless it is
+declared too.
 
 A guard whose kind has no markers (the shipped
 `numpy` kind) cannot be checked that way and is taken at its word. A function only used as

@@ -50,6 +50,13 @@ class VocabIndex:
                 self._attributes.setdefault(attr, []).append((owner, spec))
         self.markers = frozenset(vocab.markers)
         self._marker_tags = {marker: marker_tags(vocab, marker) for marker in self.markers}
+        self._marked_classes = {
+            marker: frozenset(c for kind in vocab.kinds.values() if marker in kind.markers for c in kind.marked_classes)
+            for marker in self.markers
+        }
+        # What a marker check's text may name: the markers, and the marked classes' own names
+        # (``isinstance(w, StreamedTensor)``).
+        self.marker_words = self.markers | {c.rsplit(".", 1)[-1] for cs in self._marked_classes.values() for c in cs}
         self._builtin_prefix = str(builtin_pack_dir())
         self._methods: dict[str, bool] = {}
         self.signatures = vocab.signatures
@@ -59,6 +66,10 @@ class VocabIndex:
     def marker_tags(self, marker: str) -> tuple:
         """The guard-fact tags of a check of ``marker`` (see ``values.clean``)."""
         return self._marker_tags.get(marker, (None,))
+
+    def marked_classes(self, marker: str) -> frozenset[str]:
+        """The classes whose instances carry ``marker`` (kinds' ``marked-classes``)."""
+        return self._marked_classes.get(marker, frozenset())
 
     def marker_kind(self, marker: str) -> str:
         """The kind a value marked with ``marker`` is of ("" when no single kind claims it)."""

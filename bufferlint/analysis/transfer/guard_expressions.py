@@ -344,6 +344,38 @@ class ExpressionFolder:
             return UNKNOWN
         return BLIND
 
+    def builtin_isinstance(self, node: ast.Call, path: Path) -> Abstract:
+        """``isinstance(w, StreamedTensor)`` of a class whose instances carry the marker (a
+        kind's ``marked-classes``) checks the marker; of any other class it is blind (a marked
+        tensor is a ``torch.Tensor`` as an owned one is)."""
+        obj = self.argument(node, 0, path)
+        if obj is None or len(node.args) != 2 or node.keywords:
+            return self.opaque(node, path)
+        if obj.kind == "raise":
+            return obj
+        if obj.kind != "subject":
+            return UNKNOWN if obj.kind == "unknown" else BLIND
+        marked = self.vocab.marked_classes(self.marker)
+        spec = node.args[1]
+        named = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+        if marked and any(self._class_name(c) in marked for c in named):
+            self.touched = True
+            return const(True)
+        return BLIND
+
+    def _class_name(self, node: ast.expr) -> str | None:
+        """The project-wide name of a class expression (imports and re-exports followed)."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        module = self.info.module
+        head, _, rest = name.partition(".")
+        if head in module.imports:
+            name = module.imports[head] + ("." + rest if rest else "")
+        elif head in module.globals:
+            name = module.globals[head] + ("." + rest if rest else "")
+        return self.index.canonical(name)
+
     def builtin_vars(self, node: ast.Call, path: Path) -> Abstract:
         """``vars(w)``, ``dir(w)``: every attribute at once, the marker among them."""
         if any(self.one(a, path).kind in ("subject", "unknown") for a in node.args):

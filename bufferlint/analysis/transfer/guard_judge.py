@@ -66,7 +66,7 @@ def mentions_markers(frame: Any, node: ast.AST) -> bool:
     interpreter asks for every analysis of a function, thousands per run. The index is
     asked about the imported names each time, so an analysis the cache records logs the
     questions its answer depends on."""
-    markers = frame.vocab.markers
+    markers = frame.vocab.marker_words
     module = frame.info.module
     named, imported = _marker_text(node, markers, module)
     if named:
@@ -101,6 +101,8 @@ def _walk_marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, t
         if isinstance(child, ast.Constant) and child.value in markers:
             return True, ()
         if isinstance(child, ast.Attribute) and child.attr in markers:
+            return True, ()
+        if isinstance(child, ast.Name) and child.id in markers:  # a marked class (``isinstance``)
             return True, ()
         if isinstance(child, ast.MatchClass) and markers.intersection(child.kwd_attrs):
             return True, ()
