@@ -99,7 +99,9 @@ class Cache:
         """The document ``name`` written under this key, or None (absent, corrupt, foreign)."""
         return self._read(self.directory / f"{name}.json")
 
-    def _read(self, path: Path) -> dict | None:
+    def _read(self, path: Path, digest: str | None = None) -> dict | None:
+        """The body of the document at ``path`` (and, given ``digest``, only if its body has
+        that digest)."""
         try:
             data = path.read_bytes()
         except OSError:
@@ -114,7 +116,7 @@ class Cache:
             header = json.loads(data[:cut] + b"}")
             if not isinstance(header, dict) or header.get("format") != FORMAT or header.get("key") != self.key:
                 return None
-            if header.get("digest") != content_hash(body_bytes):
+            if header.get("digest") != content_hash(body_bytes) or digest not in (None, header["digest"]):
                 return None
             body = json.loads(body_bytes)
         except (ValueError, RecursionError):
@@ -135,9 +137,14 @@ class Cache:
 
     def _encode(self, body: dict) -> bytes:
         """One JSON object: format, key, the body's digest, then the body (``_read``)."""
+        return self._encoded(body)[0]
+
+    def _encoded(self, body: dict) -> tuple[bytes, bytes]:
+        """``_encode``'s bytes, and their header (which holds the body's digest)."""
         body_bytes = json.dumps(body, separators=(",", ":")).encode()
         header = json.dumps({"format": FORMAT, "key": self.key, "digest": content_hash(body_bytes)}, separators=(",", ":"))
-        return header[:-1].encode() + BODY + body_bytes + b"}"
+        head = header[:-1].encode()
+        return head + BODY + body_bytes + b"}", head
 
     def remove_leftovers(self) -> None:
         """Remove the temporary files of writes that never finished (a run killed between
@@ -156,21 +163,31 @@ class Cache:
 
     # Documents per parsed file (``folder/<content hash>.json``): the logs of its analyses.
 
-    def load_document(self, folder: str, name: str) -> dict | None:
-        return self._read(self.directory / folder / f"{name}.json")
+    def load_document(self, folder: str, name: str, digest: str) -> dict | None:
+        """The document ``name`` if its body's digest is ``digest`` (the one ``save_documents``
+        reported: a document another run wrote since is not this one)."""
+        return self._read(self.directory / folder / f"{name}.json", digest)
 
-    def save_documents(self, folder: str, documents: dict[str, dict]) -> None:
-        """Keep exactly these documents in ``folder`` (written atomically, as ``save``)."""
+    def save_documents(self, folder: str, documents: dict[str, dict]) -> dict[str, str]:
+        """Keep exactly these documents in ``folder`` (written atomically, as ``save``);
+        their bodies' digests, by name. A document already there with the same bytes is not
+        written again: after an edit most files' documents are the ones the last run wrote."""
         place = self.directory / folder
+        digests = {}
         try:
             place.mkdir(parents=True, exist_ok=True)
             for old in place.glob("*.json"):
                 if old.stem not in documents:
                     old.unlink(missing_ok=True)
             for name, body in documents.items():
-                _replace(place / f"{name}.json", self._encode(body))
+                data, head = self._encoded(body)
+                digests[name] = json.loads(head + b"}")["digest"]
+                path = place / f"{name}.json"
+                if _contents(path) != data:
+                    _replace(path, data)
         except OSError as exc:
             self.problems.append(f"cache not written to {place}: {exc.strerror or exc}")
+        return digests
 
     # Texts of the files the last analysis parsed, by content hash: a warm run compares an
     # edited file with the version it analysed (``analysis.interface``).
@@ -201,6 +218,14 @@ class Cache:
 
 BODY = b',"body":'
 ABANDONED_AFTER_S = 3600  # without file locks (not POSIX), a temporary file this old is a leftover
+
+
+def _contents(path: Path) -> bytes | None:
+    """The bytes of the file at ``path`` (None: there is none)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _replace(path: Path, data: bytes) -> None:

@@ -142,6 +142,7 @@ class ImportGraph:
     """Modules and their imports; ``reachable(module)`` is memoised per module."""
 
     def __init__(self, imports: dict[str, ModuleImports]) -> None:
+        self.scanned = imports  # each module's imports as read (the cache records their digests)
         self.modules = set(imports)
         self._ordered = sorted(self.modules)
         self._edges: dict[str, list[tuple[str, tuple[str, str] | None]]] = {}

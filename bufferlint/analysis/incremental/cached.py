@@ -130,12 +130,12 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
             "analysed": _analysed_ranges(analysis, scan),
             "callee_words": sorted(analysis.program.callee_words),
             "base": {scan.key(p): scan.hashes[p] for p in analysis.parsed if p in scan.hashes},
-            "run": os.urandom(8).hex(),  # the logs written with this record (a concurrent run writes its own)
             "modules": sorted(analysis.program.module_names),  # every module, parsed or not (``replay.outside_answer``)
         }
         if analysis.program.read_imports:  # what each file imports, when a call by name asked (``_same_imports``)
-            record["imports"] = {scan.key(path): _imports_digest(scan, path, data) for path, data in scan.raw.items()}
-        cache.save_documents("replay", _logs_by_file(analysis, scan, record["run"]))
+            record["imports"] = _imports_read(analysis, scan)
+        # The logs written with this record, by their bodies' digests (a concurrent run writes its own).
+        record["logs"] = cache.save_documents("replay", _logs_by_file(analysis, scan))
     # Report files never checked (a full check after pre-commit runs: thousands of them) are
     # checked as a cold run checks them, in worker processes.
     unchecked = [p for p in sorted(report) if p in scan.hashes and "error" not in facts.get(scan.hashes[p], {})]
@@ -166,7 +166,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     return result
 
 
-def _logs_by_file(analysis: ProjectAnalysis, scan: Scan, run: str) -> dict[str, dict]:
+def _logs_by_file(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict]:
     """The analyses' logs (``analysis.replay``) as one document per parsed file, named by
     its content hash."""
     from bufferlint.analysis.incremental.replay import encode_logs, seal  # the engine's: loaded with it
@@ -182,7 +182,7 @@ def _logs_by_file(analysis: ProjectAnalysis, scan: Scan, run: str) -> dict[str, 
     for path, logs in grouped.items():
         document = encode_logs(logs)
         if document is not None and path in scan.hashes:
-            documents[scan.hashes[path]] = dict(document, run=run)
+            documents[scan.hashes[path]] = document
     return documents
 
 
@@ -320,8 +320,9 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
     from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 
     def logs_of(qualnames: set[str]):
-        document = cache.load_document("replay", base)
-        if document is None or document.get("run") != record["run"]:
+        digest = record["logs"].get(base)
+        document = cache.load_document("replay", base, digest) if isinstance(digest, str) else None
+        if document is None:
             return None  # gone, or written by another run (whose analysis this record is not)
         return decode_logs(document, qualnames)
 
@@ -449,6 +450,21 @@ def _same_imports(imports: dict | None, scan: Scan, path: Path, data: bytes | No
     if imports is None:
         return True
     return data is not None and imports.get(scan.key(path)) == _imports_digest(scan, path, data)
+
+
+def _imports_read(analysis: ProjectAnalysis, scan: Scan) -> dict[str, str]:
+    """Each file's imports' digest: the analysis's own scan of a file's module when it
+    scanned these very bytes (not scanned twice), else scanned here (a file whose module
+    name another file took)."""
+    program = analysis.program
+    scanned = program.import_graph.scanned
+    out = {}
+    for path, data in scan.raw.items():
+        name = module_name(path, scan.root)[0]
+        text = program.module_texts.get(name)
+        found = scanned.get(name) if text is not None and text[0] is data else None
+        out[scan.key(path)] = found.digest() if found is not None else _imports_digest(scan, path, data)
+    return out
 
 
 def _imports_digest(scan: Scan, path: Path, data: bytes) -> str:

@@ -46,9 +46,11 @@ class Encoder:
         self._scalars: dict[str, int] = {}
 
     def encode(self, value):
-        if value is None or isinstance(value, (bool, int, float, str)):
+        kind = type(value)
+        if kind in _SCALAR_TYPES or isinstance(value, (bool, int, float, str)):
             return value
-        if isinstance(value, tuple) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
+        if isinstance(value, tuple) and (_SCALAR_TYPES.issuperset(map(type, value)) or all(
+                v is None or isinstance(v, (bool, int, float, str)) for v in value)):
             # Questions and names: small, common, and equal ones are made anew each time, so
             # they are shared by what they say (``repr`` tells 1 from True), not by identity.
             text = repr(value)
@@ -60,7 +62,10 @@ class Encoder:
         known = self._seen.get(id(value))
         if known is not None:
             return {"r": known}
-        if isinstance(value, tuple):
+        name = kind.__name__
+        if CLASSES.get(name) is kind:  # the analysis's values (none of them a tuple, list, set...)
+            row = {"c": name, "f": [self.encode(getattr(value, f)) for f in FIELDS[name]]}
+        elif isinstance(value, tuple):
             row = {"t": [self.encode(v) for v in value]}
         elif isinstance(value, list):
             row = {"l": [self.encode(v) for v in value]}
@@ -76,11 +81,8 @@ class Encoder:
             row = {"z": value.name}
         elif isinstance(value, CallEdge):
             row = {"e": [self.encode(getattr(value, f)) for f in CallEdge.__slots__]}
-        elif type(value).__name__ in CLASSES and type(value) is CLASSES[type(value).__name__]:
-            name = type(value).__name__
-            row = {"c": name, "f": [self.encode(getattr(value, f)) for f in FIELDS[name]]}
         else:
-            raise Unencodable(type(value).__name__)
+            raise Unencodable(name)
         self._keep.append(value)
         self._seen[id(value)] = len(self.rows)
         self.rows.append(row)
@@ -144,44 +146,60 @@ def digest(value, memo: dict | None = None) -> bytes:
     """A fingerprint of ``value`` that sees every field, traces included, and does not
     depend on the order of sets (nor on the hash seed): what a replayed analysis's writes
     and outcome are compared by. ``memo`` shares the work on objects met again (by
-    identity; the caller keeps them alive)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    identity; the caller keeps them alive) and on names and numbers (by value)."""
+    return _digest(value, {} if memo is None else memo)
+
+
+def _digest(value, memo: dict) -> bytes:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        # Names and numbers recur all over (every field of every value): hashed once each.
+        # Keyed with their type, as 1 and True are equal keys; floats are not (0.0 == -0.0).
+        key = (kind, value)
+        known = memo.get(key)
+        if known is None:
+            known = memo[key] = _hash(repr(value).encode("utf-8", "surrogatepass"))
+        return known
+    if isinstance(value, (bool, int, float, str)):
         return _hash(repr(value).encode("utf-8", "surrogatepass"))
+    known = memo.get(id(value))
+    if known is not None:
+        return known[0]
     plain = _plain(value)
     if plain is not None:  # a write's names, flags and parameter sets: one hash
-        return _hash(b"P" + plain.encode("utf-8", "surrogatepass"))
-    if memo is not None:
-        known = memo.get(id(value))
-        if known is not None:
-            return known[0]
-    if isinstance(value, tuple):
-        parts = [b"t"] + [digest(v, memo) for v in value]
-    elif isinstance(value, list):
-        parts = [b"l"] + [digest(v, memo) for v in value]
-    elif isinstance(value, (frozenset, set)):
-        parts = [b"s"] + sorted(digest(v, memo) for v in value)
-    elif isinstance(value, dict):
-        parts = [b"d"] + sorted(digest(k, memo) + digest(v, memo) for k, v in value.items())
-    elif isinstance(value, PurePath):
-        parts = [b"p", str(value).encode("utf-8", "surrogatepass")]  # undecodable file names too
-    elif isinstance(value, bytes):
-        parts = [b"b", value]
-    elif isinstance(value, Hazard):
-        parts = [b"z", value.name.encode()]
-    elif isinstance(value, CallEdge):
-        parts = [b"e"] + [digest(getattr(value, f), memo) for f in CallEdge.__slots__]
-    elif type(value).__name__ in CLASSES and type(value) is CLASSES[type(value).__name__]:
-        name = type(value).__name__
-        parts = [name.encode()] + [digest(getattr(value, f), memo) for f in FIELDS[name]]
+        out = _hash(b"P" + plain.encode("utf-8", "surrogatepass"))
     else:
-        raise Unencodable(type(value).__name__)
-    out = _hash(b"\0".join(parts))
-    if memo is not None:
-        memo[id(value)] = (out, value)
+        out = _hash(b"\0".join(_parts(value, kind, memo)))
+    memo[id(value)] = (out, value)
     return out
 
 
+def _parts(value, kind: type, memo: dict) -> list[bytes]:
+    """What the fingerprint of a value that is no scalar hashes (joined by NUL)."""
+    name = kind.__name__
+    if CLASSES.get(name) is kind:
+        return [name.encode()] + [_digest(getattr(value, f), memo) for f in FIELDS[name]]
+    if kind is tuple or isinstance(value, tuple):
+        return [b"t"] + [_digest(v, memo) for v in value]
+    if isinstance(value, list):
+        return [b"l"] + [_digest(v, memo) for v in value]
+    if isinstance(value, (frozenset, set)):
+        return [b"s"] + sorted(_digest(v, memo) for v in value)
+    if isinstance(value, dict):
+        return [b"d"] + sorted(_digest(k, memo) + _digest(v, memo) for k, v in value.items())
+    if isinstance(value, PurePath):
+        return [b"p", str(value).encode("utf-8", "surrogatepass")]  # undecodable file names too
+    if isinstance(value, bytes):
+        return [b"b", value]
+    if isinstance(value, Hazard):
+        return [b"z", value.name.encode()]
+    if isinstance(value, CallEdge):
+        return [b"e"] + [_digest(getattr(value, f), memo) for f in CallEdge.__slots__]
+    raise Unencodable(name)
+
+
 _SCALARS = (bool, int, float, str, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 
 
 def _plain(value) -> str | None:
