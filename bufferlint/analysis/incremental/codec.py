@@ -49,8 +49,7 @@ class Encoder:
         kind = type(value)
         if kind in _SCALAR_TYPES or isinstance(value, (bool, int, float, str)):
             return value
-        if isinstance(value, tuple) and (_SCALAR_TYPES.issuperset(map(type, value)) or all(
-                v is None or isinstance(v, (bool, int, float, str)) for v in value)):
+        if isinstance(value, tuple) and _only_scalars(value):
             # Questions and names: small, common, and equal ones are made anew each time, so
             # they are shared by what they say (``repr`` tells 1 from True), not by identity.
             text = repr(value)
@@ -216,6 +215,12 @@ def _plain(value) -> str | None:
             parts.append(part)
         return ("(" + ",".join(parts) + ")") if kind is tuple else ("{" + ",".join(sorted(parts)) + "}")
     return None
+
+
+def _only_scalars(value: tuple) -> bool:
+    """Are all items None, bools, numbers or strings (their types looked at once each)?"""
+    kinds = set(map(type, value))
+    return kinds <= _SCALAR_TYPES or all(issubclass(kind, _SCALARS) for kind in kinds)
 
 
 def _hash(data: bytes) -> bytes:

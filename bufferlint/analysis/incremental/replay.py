@@ -123,11 +123,13 @@ def write_part(action: tuple):
 
 def fingerprint(parts: list, memo: dict | None = None) -> bytes:
     """The writes in order (each length first, so that they never run into each other)."""
-    running = hashlib.blake2b(digest_size=16)
+    memo = {} if memo is None else memo
+    chunks = []
     for part in parts:
-        data = part if isinstance(part, bytes) else part[0] + digest(part[1], memo)
-        running.update(len(data).to_bytes(8, "little") + data)
-    return running.digest()
+        data = part if type(part) is bytes else part[0] + digest(part[1], memo)
+        chunks.append(len(data).to_bytes(8, "little"))
+        chunks.append(data)
+    return hashlib.blake2b(b"".join(chunks), digest_size=16).digest()
 
 
 OUTCOME_FIELDS = ("summary", "findings", "callees", "used_as_guard", "demands", "sited", "edges", "caps")
