@@ -397,6 +397,26 @@ def test_an_added_line_sharing_a_number_with_a_finding_is_analysed_again(project
     assert warm == check(project, "--no-cache")
 
 
+def test_a_run_that_analyses_again_rewrites_only_the_logs_that_changed(project: Path) -> None:
+    """A miss records the whole analysis again, but most files' logs are what the last run
+    wrote: those documents are left as they are (the same inode: not replaced), and the
+    record still ties them to itself (an edit replays against them)."""
+    check(project)
+    folder = project / ".bufferlint_cache" / "replay"
+    before = {path.name: path.stat().st_ino for path in folder.glob("*.json")}
+    (project / "new_unrelated.py").write_text("def area(r):\n    return 3.14 * r * r\n")  # a new file: analysed again
+    check(project)
+    assert not _reused(project)
+    after = {path.name: path.stat().st_ino for path in folder.glob("*.json")}
+    kept = [name for name, inode in after.items() if before.get(name) == inode]
+    assert len(kept) > len(after) // 2
+    target = project / "direct_submit.py"
+    target.write_text(target.read_text().replace("        futures = []\n", "        futures = []\n        count = 0\n", 1))
+    warm = check(project)
+    assert _record(project)["replayed"]
+    assert warm == check(project, "--no-cache")
+
+
 def test_logs_written_by_another_run_are_not_replayed(project: Path) -> None:
     """Concurrent runs each write the logs of their own analysis; a record trusts only its own."""
     check(project)
