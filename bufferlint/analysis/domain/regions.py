@@ -1,5 +1,6 @@
 """Regions of a pinned buffer: which part of it a slice names, and whether two parts are
-provably disjoint (BL006: a write to one half while a copy reads the other is no hazard).
+provably disjoint (`Hazard.HOST_WRITTEN_IN_FLIGHT`: a write to one half while a copy reads
+the other is no hazard).
 
 A region is a tuple with one entry per leading dimension of the buffer, each ``(lo, hi)`` or
 None (nothing known about that dimension). A bound is an ``int`` (a constant, never negative),
