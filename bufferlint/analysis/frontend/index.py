@@ -97,7 +97,9 @@ class FunctionInfo:
     def own_lambdas(self) -> list[tuple[ast.Lambda, str]]:
         """The lambdas of the function's own body (nested functions' are theirs), in source
         order, each with its qualname."""
-        found = sorted(_own_lambdas(self.node), key=lambda n: (n.lineno, n.col_offset))
+        scopes: list[ast.AST] = []
+        _walk_own_body(self.node, scopes)
+        found = sorted((n for n in scopes if isinstance(n, ast.Lambda)), key=lambda n: (n.lineno, n.col_offset))
         return [(node, f"{self.qualname}.<locals>.<lambda{i}>") for i, node in enumerate(found)]
 
     def builds_chosen_class(self) -> bool:
@@ -356,28 +358,13 @@ def _params(args: ast.arguments) -> tuple[list[str], int, int | None, int | None
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _own_lambdas(node: ast.AST) -> list[ast.Lambda]:
-    """The lambdas below ``node`` outside nested functions, lambdas and classes."""
-    found: list[ast.Lambda] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        for name in current._fields:
-            child = getattr(current, name, None)
-            for item in child if type(child) is list else (child,):
-                if isinstance(item, ast.Lambda):
-                    found.append(item)
-                elif isinstance(item, ast.AST) and not isinstance(item, _NESTED_SCOPES):
-                    stack.append(item)
-    return found
-
-
 LAMBDA = re.compile(r"\blambda\b")
 
 
-def _walk_own_body(node: ast.AST) -> list[ast.AST]:
-    """The nodes below ``node`` outside nested functions, lambdas and classes. Reads the
-    fields directly (``ast.iter_child_nodes`` costs twice as much on the larger trees)."""
+def _walk_own_body(node: ast.AST, scopes: list[ast.AST] | None = None) -> list[ast.AST]:
+    """The nodes below ``node`` outside nested functions, lambdas and classes (each of those
+    met is added to ``scopes``, when given). Reads the fields directly
+    (``ast.iter_child_nodes`` costs twice as much on the larger trees)."""
     out: list[ast.AST] = []
     stack = [node]
     while stack:
@@ -389,9 +376,13 @@ def _walk_own_body(node: ast.AST) -> list[ast.AST]:
                     if isinstance(item, ast.AST) and not isinstance(item, _NESTED_SCOPES):
                         stack.append(item)
                         out.append(item)
+                    elif scopes is not None and isinstance(item, _NESTED_SCOPES):
+                        scopes.append(item)
             elif isinstance(child, ast.AST) and not isinstance(child, _NESTED_SCOPES):
                 stack.append(child)
                 out.append(child)
+            elif scopes is not None and isinstance(child, _NESTED_SCOPES):
+                scopes.append(child)
     return out
 
 
