@@ -14,7 +14,7 @@ import ast
 import operator
 from typing import Any
 
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
+from bufferlint.analysis.frontend.index import FunctionInfo, base_name, dotted_name
 from bufferlint.analysis.transfer.guard_values import (
     BLIND,
     UNKNOWN,
@@ -358,23 +358,11 @@ class ExpressionFolder:
         marked = self.vocab.marked_classes(self.marker)
         spec = node.args[1]
         named = spec.elts if isinstance(spec, ast.Tuple) else [spec]
-        if marked and any(self._class_name(c) in marked for c in named):
+        module = self.info.module
+        if marked and any(self.index.canonical(name) in marked for c in named if (name := base_name(module, c))):
             self.touched = True
             return const(True)
         return BLIND
-
-    def _class_name(self, node: ast.expr) -> str | None:
-        """The project-wide name of a class expression (imports and re-exports followed)."""
-        name = dotted_name(node)
-        if name is None:
-            return None
-        module = self.info.module
-        head, _, rest = name.partition(".")
-        if head in module.imports:
-            name = module.imports[head] + ("." + rest if rest else "")
-        elif head in module.globals:
-            name = module.globals[head] + ("." + rest if rest else "")
-        return self.index.canonical(name)
 
     def builtin_vars(self, node: ast.Call, path: Path) -> Abstract:
         """``vars(w)``, ``dir(w)``: every attribute at once, the marker among them."""
