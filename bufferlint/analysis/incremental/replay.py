@@ -81,7 +81,7 @@ class AnalysisLog:
 # parameters receive borrowed values) change with the analysis's own writes.
 STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
                     "field_types", "attached", "function", "class", "record_shape", "return_types",
-                    "class_values", "class_constant"})
+                    "class_values", "class_constant", "names_a_field"})
 
 
 def read_key(question: tuple, writes: int) -> tuple:
@@ -232,6 +232,9 @@ class RecordingIndex:
 
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
+
+    def names_a_field(self, name: str) -> bool:
+        return self._log.read(("names_a_field", name), self._index.names_a_field(name))
 
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._log.read(("return_types", qualname), self._index.return_types(qualname))
@@ -431,6 +434,9 @@ class ReplayIndex:
 
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._program.answer(("record_shape", class_qualname))
+
+    def names_a_field(self, name: str) -> bool:
+        return self._program.answer(("names_a_field", name))
 
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._program.answer(("return_types", qualname))

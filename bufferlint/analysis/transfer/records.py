@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Value, cap, container, evolve, index, join
 from bufferlint.analysis.transfer.call_site import CallSite
-from bufferlint.analysis.world import IndexView
 
 
 def construct(call: CallSite, qualname: str) -> Value | None:
@@ -41,19 +40,15 @@ def construct(call: CallSite, qualname: str) -> Value | None:
     # a summary returning one converges.
     items = tuple(cap(part if part is not None else rest, MAX_DEPTH - 1) or EMPTY for part in parts)
     record = container(None, items) if items else Value()
-    return evolve(record, types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}))
+    return evolve(record, types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}), fields=names if items else None)
 
 
-def field_of(index_view: IndexView, base: Value, attr: str) -> Value | None:
+def field_of(base: Value, attr: str) -> Value | None:
     """``record.attr``: the part the record was built with; None when ``base`` is no
-    record of a known shape holding a field ``attr``."""
-    if base.items is None or len(base.types) != 1:
+    record holding a field ``attr``."""
+    if base.items is None or base.fields is None or attr not in base.fields or len(base.fields) != len(base.items):
         return None
-    (qualname,) = base.types
-    shape = index_view.record_shape(qualname)
-    if shape is None or attr not in shape[0] or len(shape[0]) != len(base.items):
-        return None
-    return base.items[shape[0].index(attr)]
+    return base.items[base.fields.index(attr)]
 
 
 REPLACERS = frozenset({"dataclasses.replace", "copy.replace"})  # ``replace(record, **changes)``
@@ -77,4 +72,4 @@ def replaced(call: CallSite, record: Value | None) -> Value | None:
         elif key in names:
             parts[names.index(key)] = value
     items = tuple(cap(part, MAX_DEPTH - 1) or EMPTY for part in parts)
-    return evolve(container(None, items), types=record.types, alloc=frozenset({call.allocation_site()}))
+    return evolve(container(None, items), types=record.types, alloc=frozenset({call.allocation_site()}), fields=names)
