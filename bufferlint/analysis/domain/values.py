@@ -309,14 +309,15 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         return a
     if a == b:
         return a
-    items = None
+    items = fields = None
     elems = join(a.elems, b.elems)
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+        fields = a.fields if a.fields == b.fields else None
     elif a.items is not None and b.items is None and b.elems is None:
-        items = a.items  # the other side holds no elements: positions stay known
+        items, fields = a.items, a.fields  # the other side holds no elements: positions stay known
     elif b.items is not None and a.items is None and a.elems is None:
-        items = b.items
+        items, fields = b.items, b.fields
     else:
         for side in (a, b):
             if side.items is not None:
@@ -354,7 +355,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         type_when=_join_type_when(a, b),
         not_none=a.not_none and b.not_none,
         truth=a.truth if a.truth == b.truth else None,
-        fields=a.fields if items is not None and a.fields == b.fields else None,
+        fields=fields,
     )
 
 

@@ -619,6 +619,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         leaves=frozenset(own),
         elems=elems if elems is not None and elems != EMPTY else None,
         items=items,
+        fields=value.fields if items is not None else None,
         lazy=value.lazy,
         const=value.const,
         has_const=value.has_const,

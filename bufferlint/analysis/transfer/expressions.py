@@ -384,8 +384,9 @@ class ExpressionEvaluator:
         values = [self.eval(v) for v in node.values]
         conds = [v.cond or Cond() for v in values]
         cond = both(conds) if isinstance(node.op, ast.And) else either(conds)
-        result = join_all(Value(leaves=v.leaves, elems=v.elems, items=v.items, lazy=v.lazy, types=v.types) for v in values)
-        return Value(leaves=result.leaves, elems=result.elems, items=result.items, lazy=result.lazy, cond=cond)
+        result = join_all(Value(leaves=v.leaves, elems=v.elems, items=v.items, lazy=v.lazy, types=v.types, fields=v.fields) for v in values)
+        return Value(leaves=result.leaves, elems=result.elems, items=result.items, lazy=result.lazy, cond=cond,
+                     fields=result.fields)
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
         value = self.eval(node.operand)
