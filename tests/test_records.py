@@ -15,7 +15,9 @@ from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex
 from bufferlint.packs import builtin_vocabulary
 
 SOURCE = '''\
+import collections
 import dataclasses
+import typing
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, NamedTuple
 
@@ -78,6 +80,15 @@ class NoInit:
 
 class NotARecord:
     tensor: object
+
+
+class DerivedPair(collections.namedtuple("Pair", "name tensor")):
+    def describe(self):
+        return self.name
+
+
+class DerivedSlot(typing.NamedTuple("Slot", [("tensor", object), ("rank", int)])):
+    pass
 '''
 
 
@@ -102,7 +113,8 @@ def python_shape(cls: type) -> tuple[tuple[str, ...], int]:
     return tuple(p.name for p in params), len(positional)
 
 
-@pytest.mark.parametrize("name", ["Item", "Named", "Entry", "Shard", "Tagged", "AllByKeyword", "Plain"])
+@pytest.mark.parametrize("name", ["Item", "Named", "Entry", "Shard", "Tagged", "AllByKeyword", "Plain", "DerivedPair",
+                                  "DerivedSlot"])
 def test_a_record_constructor_is_the_one_python_writes(index: ProjectIndex, classes: dict, name: str) -> None:
     assert index.record_shape(f"pkg.{name}") == python_shape(classes[name])
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_shape
+from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
 
 SOURCE_DIRS = ("src", "python", "lib")
 # `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
@@ -604,12 +604,21 @@ class ProjectIndex:
                 blocks.append((iter(stmt.body), f"{info.qualname}.<locals>", None, info))
             elif isinstance(stmt, ast.ClassDef):
                 qualname = f"{prefix}.{stmt.name}"
-                bases = [base_name(module, b) for b in stmt.bases]
+                bases = [self._record_base(module, qualname, b) or base_name(module, b) for b in stmt.bases]
                 top = class_info is None and outer is not None and outer.kind == "module"
                 info = self._add_class(module, stmt, qualname, [b for b in bases if b], top)
                 blocks.append((iter(stmt.body), qualname, info, outer))
             elif class_info is None:
                 blocks.append((iter(nested_statements(stmt)), prefix, class_info, outer))
+
+    def _record_base(self, module: ModuleInfo, qualname: str, base: ast.expr) -> str | None:
+        """``class Named(namedtuple("Named", "name tensor"))``: the record class the base
+        expression makes, indexed under a name of its own (None: the base is no such call)."""
+        record = record_class(module, "<record base>", base, base_name)
+        if record is None:
+            return None
+        self._add_class(module, record, f"{qualname}.<record base>", ["typing.NamedTuple"], False)
+        return f"{qualname}.<record base>"
 
     def _add_class(self, module: ModuleInfo, node: ast.ClassDef, qualname: str, bases: list[str], top: bool) -> ClassInfo:
         info = ClassInfo(qualname, module, bases)

@@ -40,7 +40,17 @@ def functional_record(module: "ModuleInfo", stmt: ast.Assign, resolve: Resolve) 
     call = stmt.value
     if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and isinstance(call, ast.Call)):
         return None
-    if not isinstance(call.func, (ast.Name, ast.Attribute)) or resolve(module, call.func) not in FUNCTIONAL_RECORDS:
+    return record_class(module, stmt.targets[0].id, call, resolve)
+
+
+def record_class(module: "ModuleInfo", name: str, call: ast.expr, resolve: Resolve) -> ast.ClassDef | None:
+    """The class statement ``namedtuple("Pair", "name tensor")`` (or ``NamedTuple(...)``)
+    stands for, called ``name``: what an assignment of it binds, or the base a class derives
+    from (``class Named(namedtuple("Named", "name tensor")): ...``); None for any other
+    expression, and for field names not written as literals."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute))):
+        return None
+    if resolve(module, call.func) not in FUNCTIONAL_RECORDS:
         return None
     given = call.args[1] if len(call.args) > 1 else next(
         (k.value for k in call.keywords if k.arg in ("field_names", "fields")), None)
@@ -48,11 +58,11 @@ def functional_record(module: "ModuleInfo", stmt: ast.Assign, resolve: Resolve) 
     if names is None:
         return None
     fields: list[ast.stmt] = [
-        ast.copy_location(ast.AnnAssign(ast.Name(name, ast.Store()), ast.Name("object", ast.Load()), None, 1), stmt)
-        for name in names
+        ast.copy_location(ast.AnnAssign(ast.Name(field, ast.Store()), ast.Name("object", ast.Load()), None, 1), call)
+        for field in names
     ]
-    record = ast.ClassDef(name=stmt.targets[0].id, bases=[], keywords=[], body=fields or [ast.Pass()], decorator_list=[])
-    return ast.fix_missing_locations(ast.copy_location(record, stmt))
+    record = ast.ClassDef(name=name, bases=[], keywords=[], body=fields or [ast.Pass()], decorator_list=[])
+    return ast.fix_missing_locations(ast.copy_location(record, call))
 
 
 def _field_names(given: ast.expr | None) -> list[str] | None:
