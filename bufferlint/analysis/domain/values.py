@@ -271,6 +271,10 @@ class Value:
     # is not None``, ``not flag``): passed on as an argument, a callee's test of its truth
     # becomes that test of the caller's parameter (``conditions.decide_at_call``).
     truth: object = None
+    # The project functions this value may be when it may be one of several (a list of
+    # callbacks, ``hook = first if flag else second``): calling it runs each. Empty: at
+    # most the one ``ref`` names.
+    callables: frozenset = frozenset()
     # A record's field names, in the order of ``items`` (``transfer.records``): what a
     # callee's ``item.tensor`` of a parameter (``FieldStep``) finds in it.
     fields: tuple | None = None
@@ -356,7 +360,16 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         not_none=a.not_none and b.not_none,
         truth=a.truth if a.truth == b.truth else None,
         fields=fields,
+        callables=a.callables if a.ref == b.ref and a.callables == b.callables else _callables(a) | _callables(b),
     )
+
+
+def _callables(value: Value) -> frozenset:
+    """The functions a value may be called as: those it may be, or the one it names (a
+    name of a class, module or constant is never called as a function: the call skips it)."""
+    if value.ref is None or value.classes or value.leaves:
+        return value.callables
+    return value.callables | {value.ref}
 
 
 def _adds_no_class(value: Value) -> bool:

@@ -206,6 +206,7 @@ class CallSite:
         self.fallback: str | None = None  # a ``getattr`` default, called when the attribute is missing
         # A call of a value that is one of these classes (``chosen()``): ``(qualname, when)``
         self.classes: frozenset = frozenset()
+        self.functions: frozenset = frozenset()  # a call of a value that is one of these functions
         # Targets reached only under conditions on the parameters: a method of a receiver
         # that is an instance of its class only under them (``Value.type_when``)
         self.target_when: dict[str, frozenset] = {}

@@ -120,6 +120,7 @@ class Callee:
     fallback: str | None = None
     preset: Preset | None = None
     classes: frozenset = frozenset()
+    functions: frozenset = frozenset()  # one of several functions (``Value.callables``)
 
     @staticmethod
     def of(callee: Value) -> "Callee":
@@ -134,7 +135,8 @@ class Callee:
             # ``getattr(param, "weight_loader", default_weight_loader)``: the attribute
             # as a method of the object, or the default.
             return Callee(None, callee.bound, callee.method, callee.ref, callee.preset, classes)
-        return Callee(qualname, None, None, None, callee.preset, classes)
+        functions = callee.callables if qualname is None and not classes else frozenset()
+        return Callee(qualname, None, None, None, callee.preset, classes, functions)
 
     def site(self, frame: Frame, stores: Stores, node: ast.Call, args: Args, name: str) -> CallSite:
         if self.preset is not None:  # ``functools.partial(fn, pool)(param, w)`` calls ``fn(pool, param, w)``
@@ -142,6 +144,7 @@ class Callee:
         call = CallSite(frame, stores, node, self.qualname, self.method, self.receiver, args, name)
         call.fallback = self.fallback
         call.classes = self.classes
+        call.functions = self.functions
         return call
 
 
@@ -181,6 +184,8 @@ def dispatch(call: CallSite) -> Value:
             return result
     if call.classes:
         result = _construct(call)
+    elif call.functions:
+        result = _dispatch_each(call)
     elif call.qualname is not None:
         result = _dispatch_named(call, call.qualname)
     else:
@@ -219,6 +224,17 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
             return const(device)
     call.demand("qualname", qualname, None)
     return Value(types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}))
+
+
+def _dispatch_each(call: CallSite) -> Value:
+    """A call of a value that is one of several project functions (``Value.callables``):
+    each may run here; the result is any of theirs."""
+    functions = call.program.index.functions
+    targets = [target for qualname in sorted(call.functions) if functions.get(qualname) is not None
+               for target in call_project.targets_static(call, qualname)]
+    if not targets:
+        return _dispatch_method(call)
+    return call_project.apply_project(call, targets)
 
 
 def _construct(call: CallSite) -> Value:
