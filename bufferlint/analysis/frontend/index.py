@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.records import (
-    DATACLASS_DECORATORS, NAMED_TUPLE_BASES, RecordShape, functional_record, record_class, record_shape,
-)
+from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
 
 SOURCE_DIRS = ("src", "python", "lib")
 # `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
@@ -438,8 +436,8 @@ class ProjectIndex:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     methods_by_name: dict[str, list[str]] = field(default_factory=dict)
-    # Every name a record class of the project (a NamedTuple, a dataclass) declares as a
-    # field (``name: T``): what a record's field may be called (``names_a_field``).
+    # Every name a class body of the project declares as a field (``name: T``): what a
+    # record's field may be called (``names_a_field``).
     field_names: set[str] = field(default_factory=set)
     functions_by_node: dict[int, FunctionInfo] = field(default_factory=dict)
     # attribute -> (module, attachment) of callables the project attaches under that name:
@@ -625,10 +623,9 @@ class ProjectIndex:
     def _add_class(self, module: ModuleInfo, node: ast.ClassDef, qualname: str, bases: list[str], top: bool) -> ClassInfo:
         info = ClassInfo(qualname, module, bases)
         self.classes[qualname] = info
-        if _declares_record(module, node, bases):
-            self.field_names.update(
-                stmt.target.id for stmt in node.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-            )
+        self.field_names.update(
+            stmt.target.id for stmt in node.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        )
         if top:
             module.globals[node.name] = qualname
         info.node = node
@@ -746,7 +743,7 @@ class ProjectIndex:
         return None
 
     def names_a_field(self, name: str) -> bool:
-        """Does a record class of the project declare a field called ``name``?"""
+        """Does a class of the project declare a field called ``name`` (a record may have one)?"""
         return name in self.field_names
 
     def record_shape(self, class_qualname: str) -> "RecordShape | None":
@@ -970,16 +967,3 @@ def nested_statements(stmt: ast.stmt) -> list[ast.stmt]:
     for case in getattr(stmt, "cases", []):
         inner.extend(case.body)
     return inner
-
-
-def _declares_record(module: ModuleInfo, node: ast.ClassDef, bases: list[str]) -> bool:
-    """Is the class statement a record's (a NamedTuple, or decorated as a dataclass)? Read
-    from its own text: whether its constructor is the generated one is ``record_shape``'s
-    question; this only says which names may be a record's fields."""
-    if any(base in NAMED_TUPLE_BASES for base in bases):
-        return True
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        if base_name(module, target) in DATACLASS_DECORATORS:
-            return True
-    return False

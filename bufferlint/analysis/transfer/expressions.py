@@ -13,7 +13,6 @@ from bufferlint.analysis.domain.values import (
     CLOSURE,
     EMPTY,
     Cond,
-    FieldStep,
     ParamRef,
     Value,
     checked,
@@ -327,15 +326,11 @@ class ExpressionEvaluator:
         record class of the project declares as a field: any other attribute of a parameter
         (``weight.shape``, ``config.hidden_size``) is no record's part, and following it
         would only grow the summaries."""
-        if base.method is not None:
+        if not any(isinstance(leaf, ParamRef) for leaf in base.leaves) or base.method is not None:
             return None
-        # A field of the record passed in, not a field of one of its fields: one field step
-        # per path keeps the summaries' paths few (a name is one of many records' fields).
-        passed = frozenset(leaf for leaf in base.leaves
-                           if isinstance(leaf, ParamRef) and not any(isinstance(op, FieldStep) for op in leaf.path))
-        if not passed or not self.program.index.names_a_field(node.attr):
+        if not self.program.index.names_a_field(node.attr):
             return None
-        params = Value(leaves=passed)
+        params = Value(leaves=frozenset(leaf for leaf in base.leaves if isinstance(leaf, ParamRef)))
         return record_field(params, node.attr, self.frame.step(node, f"`.{node.attr}`: the field of the record passed in"))
 
     def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
