@@ -617,14 +617,14 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
         elif op == "item":
             value = index(value, None, step)
         elif isinstance(op, FieldStep):
-            value = record_field(value, op.name, step)
+            value = field(value, op.name, step)
         else:
             value = index(value, op, step)
         step = None
     return value
 
 
-def record_field(value: Value, name: str, step: TraceStep | None = None) -> Value:
+def field(value: Value, name: str, step: TraceStep | None = None) -> Value:
     """``value.name`` where ``value`` may be a record (its part of that name) or a
     parameter (the caller's field, ``FieldStep``); anything else holds no known field."""
     parts: list[Value | None] = []

@@ -20,7 +20,7 @@ from bufferlint.analysis.domain.values import (
     const,
     container,
     evolve,
-    record_field,
+    field,
     index,
     iterate,
     join,
@@ -331,7 +331,7 @@ class ExpressionEvaluator:
         if not self.program.index.names_a_field(node.attr):
             return None
         params = Value(leaves=frozenset(leaf for leaf in base.leaves if isinstance(leaf, ParamRef)))
-        return record_field(params, node.attr, self.frame.step(node, f"`.{node.attr}`: the field of the record passed in"))
+        return field(params, node.attr, self.frame.step(node, f"`.{node.attr}`: the field of the record passed in"))
 
     def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
         """``shm.buf``: an attribute a pack names as a view of a reused buffer."""
