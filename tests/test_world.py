@@ -99,7 +99,6 @@ INDEX: dict[str, Question] = {
     "field_types": lambda view: view.index.field_types(frozenset({"pkg.Loader"}), "pool"),
     "attached_functions": lambda view: view.index.attached_functions("on_load"),
     "record_shape": lambda view: view.index.record_shape("pkg.Item"),
-    "names_a_field": lambda view: view.index.names_a_field("tensor"),
     "return_types": lambda view: view.index.return_types("pkg.make_base"),
     "class_values": lambda view: view.index.class_values("pkg.DEFAULT_LOADER"),
     "class_constant": lambda view: view.index.class_constant("pkg.Loader", "mode"),

@@ -11,8 +11,8 @@ kinds of leaves exist:
   summaries are written in terms of these, and instantiated at each call site.
 
 Access paths are tuples of ``"iter"`` (an element taken by iteration: the producer advances),
-``"item"`` (an element taken by indexing or unpacking), ``int`` (a known tuple position),
-``FieldStep`` (a record's field read by name: ``item.tensor``) and ``"view"`` (a derived view). A path is at most ``MAX_PATH`` steps long: a longer one is widened
+``"item"`` (an element taken by indexing or unpacking), ``int`` (a known tuple position) and
+``"view"`` (a derived view). A path is at most ``MAX_PATH`` steps long: a longer one is widened
 to its prefix (``WIDENED``, Pysa's k-limiting), which stands for the part there or anything in it.
 
 Everything here is immutable, so states can be compared to detect a fixpoint. Traces ride
@@ -125,15 +125,6 @@ class Cleared:
     """A path step: a guard proved the value clean for values of these kinds."""
 
     kinds: frozenset
-
-
-@dataclass(frozen=True)
-class FieldStep:
-    """A path step: the field ``name`` of a record the caller passes (``item.tensor`` of a
-    parameter ``item``). Resolved by name at each call (``Value.fields``): the callee does
-    not know which record, so not which position."""
-
-    name: str
 
 
 @dataclass(frozen=True)
@@ -280,8 +271,8 @@ class Value:
     # callbacks, ``hook = first if flag else second``): calling it runs each. Empty: at
     # most the one ``ref`` names.
     callables: frozenset = frozenset()
-    # A record's field names, in the order of ``items`` (``transfer.records``): what a
-    # callee's ``item.tensor`` of a parameter (``FieldStep``) finds in it.
+    # A record's field names, in the order of ``items`` (``transfer.records``): what
+    # ``item.tensor`` finds in it.
     fields: tuple | None = None
 
     def is_empty(self) -> bool:
@@ -616,24 +607,10 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
             value = view_of(value, step)
         elif op == "item":
             value = index(value, None, step)
-        elif isinstance(op, FieldStep):
-            value = field(value, op.name, step)
         else:
             value = index(value, op, step)
         step = None
     return value
-
-
-def field(value: Value, name: str, step: TraceStep | None = None) -> Value:
-    """``value.name`` where ``value`` may be a record (its part of that name) or a
-    parameter (the caller's field, ``FieldStep``); anything else holds no known field."""
-    parts: list[Value | None] = []
-    if value.items is not None and value.fields is not None and name in value.fields and len(value.fields) == len(value.items):
-        parts.append(value.items[value.fields.index(name)])
-    params = _extend_params(value.leaves, FieldStep(name), step)
-    if params:
-        parts.append(Value(leaves=params))
-    return join_all(parts)
 
 
 def _anything_in(value: Value, step: TraceStep | None) -> Value:

@@ -436,9 +436,6 @@ class ProjectIndex:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     methods_by_name: dict[str, list[str]] = field(default_factory=dict)
-    # Every name a class body of the project declares as a field (``name: T``): what a
-    # record's field may be called (``names_a_field``).
-    field_names: set[str] = field(default_factory=set)
     functions_by_node: dict[int, FunctionInfo] = field(default_factory=dict)
     # attribute -> (module, attachment) of callables the project attaches under that name:
     # ``set_weight_attrs(p, {"weight_loader": fn})``, ``p.weight_loader = fn``
@@ -623,9 +620,6 @@ class ProjectIndex:
     def _add_class(self, module: ModuleInfo, node: ast.ClassDef, qualname: str, bases: list[str], top: bool) -> ClassInfo:
         info = ClassInfo(qualname, module, bases)
         self.classes[qualname] = info
-        self.field_names.update(
-            stmt.target.id for stmt in node.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-        )
         if top:
             module.globals[node.name] = qualname
         info.node = node
@@ -741,10 +735,6 @@ class ProjectIndex:
             if found:
                 return found
         return None
-
-    def names_a_field(self, name: str) -> bool:
-        """Does a class of the project declare a field called ``name`` (a record may have one)?"""
-        return name in self.field_names
 
     def record_shape(self, class_qualname: str) -> "RecordShape | None":
         """The generated constructor of a NamedTuple or dataclass (``frontend.records``)."""

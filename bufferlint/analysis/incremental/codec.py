@@ -21,12 +21,12 @@ from bufferlint.analysis.transfer.call_project import CallEdge
 from bufferlint.analysis.domain.conditions import ParamTest
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import FieldStore, ParamCall, SinkReach, Site, Summary
-from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, FieldStep, ParamRef, Preset, Value
+from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Preset, Value
 from bufferlint.findings import Span, TraceStep
 from bufferlint.hazards import Hazard
 
 CLASSES = {cls.__name__: cls for cls in (
-    Borrow, Cleared, Cond, FieldStep, ParamRef, ParamTest, Preset, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
+    Borrow, Cleared, Cond, ParamRef, ParamTest, Preset, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
     ParamCall,
 )}
 FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in CLASSES.items()}

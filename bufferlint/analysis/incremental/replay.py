@@ -81,7 +81,7 @@ class AnalysisLog:
 # parameters receive borrowed values) change with the analysis's own writes.
 STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
                     "field_types", "attached", "function", "class", "record_shape", "return_types",
-                    "class_values", "class_constant", "names_a_field"})
+                    "class_values", "class_constant"})
 
 
 def read_key(question: tuple, writes: int) -> tuple:
@@ -233,8 +233,6 @@ class RecordingIndex:
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
 
-    def names_a_field(self, name: str) -> bool:
-        return self._log.read(("names_a_field", name), self._index.names_a_field(name))
 
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._log.read(("return_types", qualname), self._index.return_types(qualname))
@@ -435,8 +433,6 @@ class ReplayIndex:
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._program.answer(("record_shape", class_qualname))
 
-    def names_a_field(self, name: str) -> bool:
-        return self._program.answer(("names_a_field", name))
 
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._program.answer(("return_types", qualname))

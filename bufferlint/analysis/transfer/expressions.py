@@ -20,7 +20,6 @@ from bufferlint.analysis.domain.values import (
     const,
     container,
     evolve,
-    field,
     index,
     iterate,
     join,
@@ -297,7 +296,6 @@ class ExpressionEvaluator:
             source = vocab.attribute_source(node.attr, classes)
             if source is not None:
                 return self.borrowed_attribute(node, source)
-        passed = self.passed_field(base, node)
         project_classes = program.index.classes  # a dict: ``isdisjoint`` would walk all of it
         if any(name in project_classes for name in classes):
             part = records.field_of(base, node.attr)  # ``item.tensor`` of ``Item(name, w)``
@@ -308,9 +306,7 @@ class ExpressionEvaluator:
             if kept is not None:
                 self.effects.arrive(kept)
             if declared or kept is not None:
-                return join_all((Value(declared=declared), kept, passed))
-        if passed is not None:
-            return passed
+                return join(Value(declared=declared), kept) or EMPTY
         if base.leaves or base.types or base.declared or base.alloc:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.
@@ -319,19 +315,6 @@ class ExpressionEvaluator:
             method = bool(classes) and all(program.index.class_method(c, node.attr) for c in sorted(classes))
             return Value(leaves=holds, method=node.attr, bound=base, not_none=method)
         return EMPTY
-
-    def passed_field(self, base: Value, node: ast.Attribute) -> Value | None:
-        """``item.tensor`` of a parameter ``item``: the field of that name of the record the
-        caller passes (``values.FieldStep``, resolved at each call). Only for names some
-        record class of the project declares as a field: any other attribute of a parameter
-        (``weight.shape``, ``config.hidden_size``) is no record's part, and following it
-        would only grow the summaries."""
-        if not any(isinstance(leaf, ParamRef) for leaf in base.leaves) or base.method is not None:
-            return None
-        if not self.program.index.names_a_field(node.attr):
-            return None
-        params = Value(leaves=frozenset(leaf for leaf in base.leaves if isinstance(leaf, ParamRef)))
-        return field(params, node.attr, self.frame.step(node, f"`.{node.attr}`: the field of the record passed in"))
 
     def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
         """``shm.buf``: an attribute a pack names as a view of a reused buffer."""
