@@ -383,6 +383,10 @@ class Vocabulary:
     # pin_memory=True)``, ``t.pin_memory()``): a non-blocking copy to the device reads it after
     # the call returns, so it must not be written before a synchronisation (BL006).
     pinned_allocations: list[CallPattern] = field(default_factory=list)
+    # Calls that return their receiver itself only when it is already where (and what) they
+    # move it to, else a copy there (``t.to(device)``, ``t.cuda()``): a pinned buffer moved
+    # anywhere but the host (``host-allocations``) is new memory, not the buffer (BL006).
+    device_moves: list[CallPattern] = field(default_factory=list)
     host_writes: list[HostWriteSpec] = field(default_factory=list)
     event_records: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
@@ -770,6 +774,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
     _call_list("host-allocations", "calls whose result lives in host memory"),
     dataclasses.replace(_call_list("pinned-allocations", "calls whose result is pinned host memory the program owns"),
+                        rules=("BL006",)),
+    dataclasses.replace(_call_list("device-moves", "calls that return their receiver only if it is already where they move it"),
                         rules=("BL006",)),
     PackKey("host-writes", "host_writes", "tables", "calls that write a buffer's bytes now (receiver or arguments)",
             _host_writes, _extend, ("call", "writes", "refills", "doc"), _call_names, "calls"),

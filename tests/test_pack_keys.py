@@ -42,6 +42,7 @@ EVERY_KEY = {
     "metadata-reads": [".every_metadata_read"],
     "host-allocations": ["every.host_allocation"],
     "pinned-allocations": ["every.pinned_allocation"],
+    "device-moves": ["every.device_move"],
     "host-writes": [{"call": "every.host_write", "writes": 0}],
     "event-records": ["every.event_record"],
     "not-one-value": ["every.not_one"],

@@ -107,13 +107,17 @@ today is mostly one of the cross-call false alarms below: on sglang 0.5.16-0.5.2
 object made anew for each step, a caller that synchronises between calls, two buffers taken
 in turn).
 
-A buffer the object keeps in a field is followed across calls of one method: the analysis
-does not look at the callers, and takes the next call on the same object to come with no
-host synchronisation in between. Three shapes are safe for reasons outside the method, and
-reported: each call runs on a new object (the engine makes one per step), whose buffers are
-new; the caller synchronises before each call (an event synchronised around the input
-preparation); the method takes two (or N) buffers in turn (`bufs[self.turn]`,
-`self.turn = 1 - self.turn`) and the caller synchronises at least every N calls. A copy
+A buffer the object keeps in a field is followed across calls of one method: the next call
+on the same object is taken to come with no host synchronisation in between, unless every
+call of the method the analysis sees is made after its caller synchronised on the host (an
+event synchronised before the input preparation, as vLLM's runner does): then the method is
+not reported. A caller the analysis does not resolve (a parameter of no known class calling
+the method) is not seen, and a caller that synchronises once and then calls the method twice
+is taken as synchronised for both calls (a missed bug). Two shapes are safe for reasons
+outside the method, and reported: each call runs on a new object (the engine makes one per
+step), whose buffers are new; the method takes two (or N) buffers in turn
+(`bufs[self.turn]`, `self.turn = 1 - self.turn`) and the caller synchronises at least every N
+calls, or bounds the steps in flight to N elsewhere (vLLM's block zeroer). A copy
 issued by one method and the write made by another method are not paired (no call order
 between methods is known). A helper that writes the buffer it is given before it
 synchronises is followed (the finding is at the call); a helper that issues the copy is not.
@@ -128,6 +132,11 @@ a subscript (`buf.t()[n:]`), and across calls any bound that is not a constant (
 call's `n` is another value). A pool of pinned buffers is one buffer to the analysis: a loop
 that synchronises every N iterations and cycles through at least N slots is reported though
 no byte a copy reads is written.
+
+A pinned buffer moved to the accelerator (`buf.to(device)`, `buf.cuda()`: the pack's
+`device-moves`) is new device memory, not the buffer, and a `.to(x)` whose argument is not
+known is taken as such a move (a no-op `.to` of the buffer's own dtype is missed); a move to
+the host (`buf.cpu()`, `buf.to("cpu")`) is the buffer itself.
 
 Only buffers the analysis sees allocated pinned are tracked: a parameter or a buffer made by
 a library is taken as not pinned (its copy would be synchronous), so a staging buffer that a

@@ -220,7 +220,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         step = steps.get(info.qualname, call.call_step) if steps else call.call_step
         when = call.target_when.get(info.qualname, frozenset())
         if summary is EMPTY_SUMMARY:
-            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume | when, step, call.frame.defaults)))
+            call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume | when, step, call.frame.defaults, _synced(call))))
             settles = frozenset()
             if not results or results[-1] is not EMPTY:
                 results.append(EMPTY)  # it returns nothing borrowed, and no guard fact: the join keeps none
@@ -356,7 +356,7 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     ``info`` (its receiver is of ``info``'s class only then): what it reaches and hands
     back holds only under them."""
     call_step = step or call.call_step
-    edge = CallEdge(info.qualname, bound, call.assume | when, call_step, call.frame.defaults)
+    edge = CallEdge(info.qualname, bound, call.assume | when, call_step, call.frame.defaults, _synced(call))
     call.effects.append(Record("edge", edge))
     for reach in summary.sinks:
         _apply_reach(call, edge, reach)
@@ -478,6 +478,12 @@ def _write_at_call(call: CallSite, edge: "CallEdge", reach, leaf, assume: frozen
         call.effects.append(Reach(evolve(reach, param=leaf.index, path=leaf.path, assume=assume | leaf.when, site=None, trace=trace)))
 
 
+def _synced(call: CallSite) -> bool:
+    """Has the caller synchronised with the device on every path to this call?"""
+    st = call.frame.st
+    return st is not None and st.synced
+
+
 def _site_of(call: CallSite, leaf) -> Site:
     return call.frame.site(call.node, call.name, call.subject(frozenset({leaf})))
 
@@ -536,12 +542,16 @@ class CallEdge:
     """A call of a project function with its bound arguments: how the callee's reaches
     (summary ones now, reported-site ones in the program's final propagation) come back.
     ``defaults``: the caller's parameters' defaults, for the callee's conditions on what
-    the caller passes on."""
+    the caller passes on. ``synced``: the caller has synchronised with the device on the
+    host on every path to the call (the copies the callee's previous call left reading the
+    buffers its object keeps are done: ``ProjectAnalysis.covered_by_callers``)."""
 
-    __slots__ = ("callee", "bound", "assume", "step", "defaults")
+    __slots__ = ("callee", "bound", "assume", "step", "defaults", "synced")
 
-    def __init__(self, callee: str, bound: dict, assume: frozenset, step: TraceStep, defaults: dict) -> None:
+    def __init__(self, callee: str, bound: dict, assume: frozenset, step: TraceStep, defaults: dict,
+                 synced: bool = False) -> None:
         self.callee, self.bound, self.assume, self.step, self.defaults = callee, bound, assume, step, defaults
+        self.synced = synced
 
     def through(self, reach, passed: dict | None = None):
         """For each leaf of the argument the reach's path selects: (leaf, payload, the

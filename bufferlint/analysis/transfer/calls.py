@@ -15,7 +15,9 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bufferlint.analysis.domain.values import EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join_all
+from bufferlint.analysis.domain.values import (
+    EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join_all, map_leaves, pinned_buffer,
+)
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
@@ -192,10 +194,18 @@ def dispatch(call: CallSite) -> Value:
         result = _dispatch_method(call)
     if vocab.match("host-allocations", call.shape) is not None:
         result = evolve(result, host=True)
+    elif vocab.match("device-moves", call.shape) is not None:
+        result = map_leaves(result, _off_the_host)
     pinned = vocab.match("pinned-allocations", call.shape)
     if pinned is not None:
         result = call_packs.pinned_allocation(call, pinned, result)
     return result
+
+
+def _off_the_host(leaf):
+    """A leaf of what a move off the host returns (``device-moves``): a pinned buffer's
+    device twin is new memory, not the buffer (a write to it writes no host bytes)."""
+    return None if pinned_buffer(leaf) else leaf
 
 
 def _dispatch_named(call: CallSite, qualname: str) -> Value:

@@ -368,7 +368,9 @@ class Effects:
                 frame.step(write, "the next call writes it before any synchronisation"),
                 fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),
             )
-            facts.report(frame.site(write, what), trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
+            site = frame.site(write, what)
+            facts.report(site, trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
+            facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, site))
 
     def record_event(self, name: str) -> None:
         """``event.record()``: the event waits for the device work issued so far, no later:

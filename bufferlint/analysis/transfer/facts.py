@@ -26,6 +26,10 @@ class Outcome:
     sited: set  # reaches reported in this function or below, propagated after the fixpoint
     edges: list  # CallEdge per call of a project function
     caps: list  # analysis limits hit (each a sentence for the user)
+    # findings (Hazard, Site) that only the next call of this function makes (a copy this call
+    # leaves reading a kept buffer, met by the next call's write): none if every caller
+    # synchronises before each call (``ProjectAnalysis.covered_by_callers``)
+    next_call: frozenset = frozenset()
 
 
 class FunctionFacts:
@@ -70,6 +74,7 @@ class FunctionFacts:
         self.kept_buffers: set[tuple] = set()
         # (kept buffer, constant part) -> trace of a copy still reading that part at an exit
         self.carried: dict[tuple, tuple] = {}
+        self.next_call: set = set()  # (Hazard, Site) of the findings ``carried_over`` makes
         # Refills (``Effects.refill``) of a buffer the receiver keeps in a field: site -> what
         # the next call refills; work still reading it when the function ends races with that.
         self.kept_refills: dict[tuple, str] = {}
@@ -212,7 +217,8 @@ class FunctionFacts:
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY
         return Outcome(
-            summary, self.findings, self.callees, self.used_as_guard, self.demands, set(self.sited), self.edges, self.caps
+            summary, self.findings, self.callees, self.used_as_guard, self.demands, set(self.sited), self.edges, self.caps,
+            frozenset(self.next_call),
         )
 
 

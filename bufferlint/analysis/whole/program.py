@@ -429,6 +429,7 @@ class ProjectAnalysis:
         self.new_triggers: set[str] = set()  # module constants holding a marker name
         self.seed_groups: list[tuple[str, ...]] = []  # words a source call names all of (see seed_word_groups)
         self.functions: list[FunctionInfo] = []
+        self.callers_asked: set[str] = set()  # names of functions judged by their callers (activate_callers)
 
     def run(self) -> AnalysisResult:
         self.scan()
@@ -447,6 +448,7 @@ class ProjectAnalysis:
                 self.tick()
             self.program.solve(self.tick if self.progress is not None else None,
                                getattr(self.progress, "function_started", None))
+            self.activate_callers()
             pending = self.next_files()
             for qualname in self.functions_to_revisit(pending):
                 self.program.enqueue(qualname)
@@ -596,6 +598,16 @@ class ProjectAnalysis:
             if (position < len(lines) and lines[position] <= last) or info.qualname in guards:
                 self.program.activate(info.qualname)
 
+    def activate_callers(self) -> None:
+        """A function with findings that only its next call makes (``Outcome.next_call``) is
+        judged by its callers (``covered_by_callers``): analyse the functions that name it,
+        which nothing else may have asked for (a caller whose only device call is the
+        synchronisation)."""
+        names = {q.rsplit(".", 1)[-1] for q, o in self.program.outcomes.items() if o.next_call} - self.callers_asked
+        if names:
+            self.callers_asked |= names
+            self.activate_mentioning(self.functions, names)
+
     def guard_qualnames(self) -> set[str]:
         index = self.program.index
         return {
@@ -666,9 +678,12 @@ class ProjectAnalysis:
         for (hazard, site), traces in self.program.propagate_sited().items():
             for trace in traces:
                 routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
-        for outcome in self.program.outcomes.values():
+        covered = self.covered_by_callers()
+        for qualname, outcome in self.program.outcomes.items():
             used_as_guard |= outcome.used_as_guard
             for (hazard, site), trace in outcome.findings.items():
+                if (hazard, site) in outcome.next_call and qualname in covered:
+                    continue
                 routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
         for (hazard, span), sites in routes.items():
             if span.path in self.report_files:
@@ -684,6 +699,18 @@ class ProjectAnalysis:
                 ))
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
+
+    def covered_by_callers(self) -> set[str]:
+        """The functions whose every call the analysis saw is made after the caller
+        synchronised with the device on the host (``CallEdge.synced``; and called at least
+        once): the copies a call leaves reading the buffers its object keeps are done before
+        the next call writes them (vLLM's runner synchronises an event before each input
+        preparation). The next-call findings of these functions are not hazards."""
+        synced: dict[str, bool] = {}
+        for outcome in self.program.outcomes.values():
+            for edge in outcome.edges:
+                synced[edge.callee] = synced.get(edge.callee, True) and edge.synced
+        return {qualname for qualname, every in synced.items() if every}
 
     def collect_guards(self, used_as_guard: set[str]) -> None:
         """A configured or used guard that does not reject marked values: it approves them
