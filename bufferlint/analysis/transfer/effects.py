@@ -261,9 +261,10 @@ class Effects:
         step = frame.step(
             node, f"`{what}(...)` copies it to the device asynchronously: the copy reads it until the host synchronises"
         )
-        key = ("staged", node.lineno, node.col_offset)  # type: ignore[attr-defined]  # no future's key
-        if frame.contexts:  # issued on a side stream: a device write on the current one is not ordered after it
-            key = ("staged", "side-stream") + key[1:]
+        # No future's key; one issued on a side stream is marked: a device write on the current
+        # stream is not ordered after it (``_on_current_stream``).
+        stream: tuple = ("side-stream",) if frame.contexts else ()
+        key = ("staged", *stream, node.lineno, node.col_offset)  # type: ignore[attr-defined]
         site = frame.site(node, what)
         st.pending = st.pending | {Pending(key, buffers, site, st.assume, step, Hazard.HOST_WRITTEN_IN_FLIGHT)}
 
