@@ -80,3 +80,23 @@ def test_a_region_over_the_budget_is_a_notice_and_proves_nothing(tmp_path: Path)
     result = analyse(tmp_path, loader)
     assert [rule for _, rule in lines(result)] == ["BL001"]
     assert any("marker check before line" in n and "was not evaluated" in n for n in result.notices), result.notices
+
+
+def test_a_region_over_the_budget_with_nothing_reported_through_it_is_not_a_notice(tmp_path: Path) -> None:
+    """The notice says a finding through the function may be wrong: with none reported there
+    (the value is consumed on the spot), it warns of nothing and is not told."""
+    filler = "".join(f"        x{i} = {i}\n" for i in range(1200))
+    loader = (
+        "def load(pool, tensors):\n"
+        "    for name, w in stream(tensors):\n"
+        + filler +
+        "        marked = False\n"
+        "        for m in MARKERS:\n"
+        "            if getattr(w, m, False):\n"
+        "                marked = True\n"
+        "        if not marked:\n"
+        "            consume(w)\n"
+    )
+    result = analyse(tmp_path, loader)
+    assert lines(result) == []
+    assert not any("was not evaluated" in n for n in result.notices), result.notices

@@ -51,7 +51,11 @@ after the copy). Writes are the packs' `host-writes` (`buf.copy_(x)`, `buf.fill_
 `f.readinto(buf)`, `os.preadv(fd, [buf], offset)`, `numpy.copyto(buf, x)`), stores through an
 index (`buf[:n] = x`) and in-place operators (`buf += x`), on the buffer or on a view of it
 (`buf.numpy()`, `buf[:n]`); a write to a part the copy provably does not read (`buf[n:]`
-while it reads `buf[:n]`) is not one. The write may come in the next iteration of a loop,
+while it reads `buf[:n]`) is not one. Nor is a non-blocking copy into the buffer from the
+device (`buf.copy_(gpu, non_blocking=True)`): the device writes it, queued on the current
+stream behind the copies issued there before, which it cannot overtake; it is one when either
+copy is issued under `torch.cuda.stream(...)` (another queue) or it copies from host memory
+(the host copies at once). The write may come in the next iteration of a loop,
 through a slot of a pool of pinned buffers, or in the next call of a method that keeps the
 buffer in a field of its object. The trace runs from the allocation to the copy and the write.
 
@@ -121,6 +125,10 @@ calls, or bounds the steps in flight to N elsewhere (vLLM's block zeroer). A cop
 issued by one method and the write made by another method are not paired (no call order
 between methods is known). A helper that writes the buffer it is given before it
 synchronises is followed (the finding is at the call); a helper that issues the copy is not.
+A copy from the device into the buffer is taken as queued behind the copies the same function
+issued on the current stream; one a callee issued (on a stream not known here) is taken to race
+it, and a copy from the device into a buffer kept for the next call or passed in is not judged
+against the copies of the next call or of the caller.
 
 Parts of one buffer are told apart when they are provably disjoint: constant bounds that do
 not meet (`buf[:8]`, `buf[8:]`, rows `buf[0]` and `buf[1]`), or one bound ending one part and

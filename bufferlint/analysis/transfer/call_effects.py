@@ -88,11 +88,14 @@ class HostRead:
 
 @dataclass(frozen=True)
 class HostWrite:
-    """The program writes ``value``'s bytes now (``buf.copy_(x)``, ``f.readinto(buf)``)."""
+    """The program writes ``value``'s bytes now (``buf.copy_(x)``, ``f.readinto(buf)``).
+    ``by_device``: the device writes them, queued on the current stream behind the copies
+    already issued there (``pinned.copy_(gpu, non_blocking=True)``, ``call_packs.write_host``)."""
 
     node: ast.AST
     value: Value
     what: str
+    by_device: bool = False
 
 
 @dataclass(frozen=True)

@@ -128,12 +128,27 @@ def write_host(call: CallSite, spec: HostWriteSpec) -> None:
         targets = call.args.flat()
     else:
         targets = [call.args.arg(int(spec.writes))]
+    by_device = spec.writes == "receiver" and filled_by_device(call)
     for target in targets:
         if target is not None and next(deep_leaves(target), None) is not None:
-            call.effects.append(HostWrite(call.node, target, call.name))
+            call.effects.append(HostWrite(call.node, target, call.name, by_device))
     if spec.refills:
         for expr, value in refilled_buffers(call, spec.writes):
             call.effects.append(Refill(call.node, expr, value, call.name))
+
+
+def filled_by_device(call: CallSite) -> bool:
+    """Is the receiver written by a copy the device makes, queued on the current stream
+    (``pinned.copy_(gpu, non_blocking=True)``, a pack source that ``fills`` its receiver)?
+    The copy to the device still reading the buffer was queued before it, so the stream runs
+    them in order: no host write races that copy. Not when the source is known to be host
+    memory (the host copies at once) nor under a side stream (``with torch.cuda.stream(s)``:
+    another queue, ``Effects.write_host`` keeps the hazard for copies issued on one)."""
+    spec = call.vocab.match("sources", call.shape)
+    if spec is None or spec.fills != "receiver" or call.frame.contexts:
+        return False
+    origin = call.args.arg(0)
+    return origin is not None and not origin.host
 
 
 def refilled_buffers(call: CallSite, writes: str | int) -> list[tuple[ast.expr, Value]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import cast
+from typing import Callable, cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.regions import constant_part, disjoint
@@ -261,7 +261,10 @@ class Effects:
         step = frame.step(
             node, f"`{what}(...)` copies it to the device asynchronously: the copy reads it until the host synchronises"
         )
-        key = ("staged", node.lineno, node.col_offset)  # type: ignore[attr-defined]  # no future's key
+        # No future's key; one issued on a side stream is marked: a device write on the current
+        # stream is not ordered after it (``_on_current_stream``).
+        stream: tuple = ("side-stream",) if frame.contexts else ()
+        key = ("staged", *stream, node.lineno, node.col_offset)  # type: ignore[attr-defined]
         site = frame.site(node, what)
         st.pending = st.pending | {Pending(key, buffers, site, st.assume, step, Hazard.HOST_WRITTEN_IN_FLIGHT)}
 
@@ -282,16 +285,25 @@ class Effects:
             pending.add(p)
         st.pending = frozenset(pending)
 
-    def write_host(self, node: ast.AST, target: Value, what: str) -> None:
+    def write_host(self, node: ast.AST, target: Value, what: str, by_device: bool = False) -> None:
         """The program writes the bytes of ``target`` now (``buf.copy_(x)``, ``buf[:] = x``,
         ``f.readinto(buf)``): a pinned buffer among them that a copy to the device still
         reads (``stage``) is the hazard. A write before this function synchronised is kept
-        for ``carry_over``: the previous call's copy may still read that buffer."""
+        for ``carry_over``: the previous call's copy may still read that buffer.
+
+        A write ``by_device`` (``pinned.copy_(gpu, non_blocking=True)``) is queued on the
+        current stream behind the copies this function issued there, which it cannot
+        overtake: only those issued on a side stream, or by a callee (whose stream is not
+        known here), are met. Its buffer is not kept for the next call nor judged by the
+        caller: their copies were issued before it too (on a side stream: not seen)."""
         frame = self.frame
         st = frame.st
         if st is None:
             return
         leaves = list(deep_leaves(target))
+        if by_device:
+            self.meet_pending(node, leaves, what, lambda p: not _on_current_stream(p))
+            return
         if not st.synced:
             self.write_parameters(node, leaves, what)
         parts = [leaf for leaf in leaves if pinned_buffer(leaf)]
@@ -305,9 +317,19 @@ class Effects:
                 known = unsynced.get(key)
                 if known is None or _position(node) < _position(known[0]):
                     unsynced[key] = (node, what)
+        self.meet_pending(node, leaves, what, lambda p: True)
+
+    def meet_pending(self, node: ast.AST, leaves: list, what: str, racing: Callable[[Pending], bool]) -> None:
+        """Report the write of the pinned buffers among ``leaves`` against each copy to the
+        device that still reads a part of them and that it may race (``racing``)."""
+        frame = self.frame
+        st = frame.st
+        parts = [leaf for leaf in leaves if pinned_buffer(leaf)]
+        if st is None or not parts:
+            return
         sink = None
         for pending in sorted(st.pending, key=lambda p: repr(p.key)):
-            if not pending.hazard.ended_by_write:
+            if not pending.hazard.ended_by_write or not racing(pending):
                 continue
             for leaf in pending.leaves:
                 if any(meets(leaf, part) for part in parts):  # a write to another part: no hazard
@@ -613,3 +635,10 @@ def _with_preferred_traces(known: Pending, new: Pending) -> Pending:
     leaves = frozenset(theirs[leaf] if preferred_trace(theirs[leaf].trace, leaf.trace) else leaf for leaf in known.leaves)
     step = new.step if preferred_trace((new.step,), (known.step,)) else known.step
     return replace(known, leaves=leaves, step=step)
+
+
+def _on_current_stream(pending: Pending) -> bool:
+    """A copy to the device this function issued on the current stream (``stage``), not on
+    a side stream nor in a callee."""
+    key = pending.key
+    return len(key) == 3 and key[0] == "staged"

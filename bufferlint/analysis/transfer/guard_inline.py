@@ -125,11 +125,26 @@ class InlineChecks:
             if stop.budget and id(statement) not in self.told:
                 self.told.add(id(statement))
                 line = getattr(statement, "lineno", 0)
-                self.caps.append(
-                    f"{frame.info.display}: the marker check before line {line} was not evaluated ({stop.why}); "
-                    f"a value it keeps from an asynchronous path may be reported there"
-                )
+                self.caps.append(unevaluated_notice(frame.info.display, line, stop.why))
             return None
+
+
+_UNEVALUATED = "was not evaluated"
+
+
+def unevaluated_notice(display: str, line: int, why: str) -> str:
+    """The notice for a marker check the budget left unevaluated: the branch was refined as
+    if there were no check, so a value it keeps from an asynchronous path may be reported."""
+    return (
+        f"{display}: the marker check before line {line} {_UNEVALUATED} ({why}); "
+        f"a value it keeps from an asynchronous path may be reported there"
+    )
+
+
+def is_unevaluated_notice(notice: str) -> bool:
+    """Is ``notice`` one of ``unevaluated_notice``'s? It can only make a finding through its
+    function wrong, so it is worth telling only when one is reported (``collect``)."""
+    return f" {_UNEVALUATED} (" in notice and ": the marker check before line " in notice
 
 
 class SubjectCalls(CallFacts):

@@ -510,7 +510,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),
-    call_effects.HostWrite: lambda it, e: it.effects.write_host(e.node, e.value, e.what),
+    call_effects.HostWrite: lambda it, e: it.effects.write_host(e.node, e.value, e.what, e.by_device),
     call_effects.Refill: lambda it, e: it.effects.refill(e.node, e.target, e.value, e.what),
     call_effects.Stage: lambda it, e: it.effects.stage(e.node, e.value, e.what),
     call_effects.Allocate: lambda it, e: it.effects.allocate(e.sites),

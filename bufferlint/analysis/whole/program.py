@@ -23,6 +23,7 @@ from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, 
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.transfer.facts import Outcome
 from bufferlint.analysis.transfer.guard_expressions import names_marker
+from bufferlint.analysis.transfer.guard_inline import is_unevaluated_notice
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
 from bufferlint.analysis.frontend.spans import Spans
@@ -666,10 +667,6 @@ class ProjectAnalysis:
     # -- findings ------------------------------------------------------------------------
 
     def collect(self) -> None:
-        caps = set(self.program.capped)
-        for outcome in self.program.outcomes.values():
-            caps.update(outcome.caps)
-        self.result.notices = sorted(caps)
         for qualname, exc in sorted(self.program.failures.items()):
             info = self.program.index.functions[qualname]
             self.error(info.module.path, internal_error(f"{info.display} (line {getattr(info.node, 'lineno', 1)})", exc))
@@ -699,6 +696,36 @@ class ProjectAnalysis:
                 ))
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
+        self.result.notices = sorted(set(self.result.notices) | self.limits_told())
+
+    def limits_told(self) -> set[str]:
+        """The analysis limits hit, as notices. A marker check left unevaluated is told only
+        when a finding is reported through its function (its site or a step of its trace
+        there): it could only have made such a finding wrong, and otherwise the notice warns
+        of nothing (a project with no finding at all would get notices about code that has
+        nothing to do with buffers)."""
+        caps = set(self.program.capped)
+        reported: dict[Path, set[int]] = {}
+        for finding in self.result.findings:
+            reported.setdefault(finding.span.path, set()).add(finding.span.line)
+            for step in finding.trace:
+                reported.setdefault(step.path, set()).add(step.line)
+        for qualname, outcome in self.program.outcomes.items():
+            unevaluated = [cap for cap in outcome.caps if is_unevaluated_notice(cap)]
+            caps.update(cap for cap in outcome.caps if cap not in unevaluated)
+            if unevaluated and self.reported_in(qualname, reported):
+                caps.update(unevaluated)
+        return caps
+
+    def reported_in(self, qualname: str, reported: dict[Path, set[int]]) -> bool:
+        """Does a reported finding have its site or a trace step in the function's lines?"""
+        info = self.program.index.functions.get(qualname)
+        if info is None:
+            return True
+        node = info.node
+        first, last = getattr(node, "lineno", 1), getattr(node, "end_lineno", None)
+        lines = reported.get(info.module.path, set())
+        return any(first <= line and (last is None or line <= last) for line in lines)
 
     def covered_by_callers(self) -> set[str]:
         """The functions whose every call the analysis saw is made after the caller
