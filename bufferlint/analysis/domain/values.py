@@ -28,11 +28,6 @@ from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.findings import TraceStep
 
 MAX_PATH = 6
-# The parameter index standing for what a nested function or lambda captured from the
-# function around it (``ParamRef(CLOSURE)``: any of its closure variables, as the function
-# value's ``elems`` hold them). Bound at each call of that value (``call_project.bind``), so
-# ``call_later(lambda: pool.submit(print, w))`` submits ``w`` where the lambda was made.
-CLOSURE = 1000
 MAX_DEPTH = 4
 # The last step of a widened path: the parameter's part at the steps before it, or anything
 # inside that part (see ``ParamRef.extend``). No marker check proves it clean (no identity).
@@ -356,11 +351,11 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         not_none=a.not_none and b.not_none,
         truth=a.truth if a.truth == b.truth else None,
         fields=fields,
-        callables=a.callables if a.ref == b.ref and a.callables == b.callables else callables_of(a) | callables_of(b),
+        callables=a.callables if a.ref == b.ref and a.callables == b.callables else _callables(a) | _callables(b),
     )
 
 
-def callables_of(value: Value) -> frozenset:
+def _callables(value: Value) -> frozenset:
     """The functions a value may be called as: those it may be, or the one it names (a
     name of a class, module or constant is never called as a function: the call skips it)."""
     if value.ref is None or value.classes or value.leaves:

@@ -12,7 +12,6 @@ from typing import Iterable
 from bufferlint.analysis.domain.conditions import TRUTHY, decide_at_call, holds_by_default
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary
 from bufferlint.analysis.domain.values import (
-    CLOSURE,
     EMPTY,
     Borrow,
     Cond,
@@ -20,7 +19,6 @@ from bufferlint.analysis.domain.values import (
     ParamRef,
     Preset,
     Value,
-    callables_of,
     checked,
     clean,
     container,
@@ -320,10 +318,6 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
             spill.append(value)
     if info.kwarg is not None and spill:
         bound[info.kwarg] = container(join_all(spill))
-    callee = call.callee
-    if binding is None and callee is not None and callee.elems is not None and info.outer is not None \
-            and info.qualname in callables_of(callee):
-        bound[CLOSURE] = callee.elems  # what the nested function or lambda captured where it was made
     return bound
 
 
@@ -416,9 +410,8 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
 def call_parameter(call: CallSite) -> None:
     """This function calls a value that is (a part of) one of its parameters: a callback.
     What it does is known only at each call site of this function, so the call becomes a
-    fact of the summary (``Summary.calls``) with its arguments, when they (or the callable,
-    by what it captured) may carry borrowed values (else nothing the callback does can be
-    about them)."""
+    fact of the summary (``Summary.calls``) with its arguments, when they may carry
+    borrowed values (else nothing the callback does can be about them)."""
     callee, st = call.callee, call.frame.st
     if callee is None or st is None:
         return
@@ -426,8 +419,7 @@ def call_parameter(call: CallSite) -> None:
     if not called:
         return
     concrete, params = call.args.origins(None)
-    # A callable passed in may itself carry borrowed values: what a lambda captured.
-    if not is_hot(call.program, call.caller, concrete, params | {leaf.index for leaf in called}):
+    if not is_hot(call.program, call.caller, concrete, params):
         return
     names = call.frame.info.params
     where = (call.node.lineno, call.node.col_offset)

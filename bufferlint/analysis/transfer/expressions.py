@@ -10,7 +10,6 @@ from collections.abc import Callable
 from bufferlint.analysis.domain.conditions import ParamTest
 from bufferlint.analysis.domain.state import join_states
 from bufferlint.analysis.domain.values import (
-    CLOSURE,
     EMPTY,
     Cond,
     ParamRef,
@@ -149,8 +148,7 @@ class ExpressionEvaluator:
             if name in outer.local_defs:
                 return Value(ref=outer.local_defs[name], not_none=True)
             if name in outer.params or name in outer.assigned:
-                # A closure variable: what the function value captured, bound at its calls.
-                return Value(leaves=frozenset({ParamRef(CLOSURE)}))
+                return EMPTY  # a closure variable: some object of the enclosing call, unknown here
             outer = outer.outer
         module = self.module
         project = self.program.index
