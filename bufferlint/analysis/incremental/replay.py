@@ -233,7 +233,6 @@ class RecordingIndex:
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
 
-
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._log.read(("return_types", qualname), self._index.return_types(qualname))
 
@@ -432,7 +431,6 @@ class ReplayIndex:
 
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._program.answer(("record_shape", class_qualname))
-
 
     def return_types(self, qualname: str) -> frozenset[str]:
         return self._program.answer(("return_types", qualname))
