@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
@@ -25,7 +26,7 @@ class Outcome:
     demands: set  # (kind, name): unresolved callees we pass (maybe) borrowed values to
     sited: set  # reaches reported in this function or below, propagated after the fixpoint
     edges: list  # CallEdge per call of a project function
-    caps: list  # analysis limits hit (each a sentence for the user)
+    caps: list  # analysis limits hit (``Limit``: each a sentence for the user)
     # findings (Hazard, Site) that only the next call of this function makes (a copy this call
     # leaves reading a kept buffer, met by the next call's write): none if every caller
     # synchronises before each call (``ProjectAnalysis.covered_by_callers``)
@@ -83,7 +84,7 @@ class FunctionFacts:
         # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):
         # rejects -> guards, accepts -> marker checks, undecided (param, tag, why)
         self.evaluated: tuple[frozenset, frozenset, frozenset] = (frozenset(), frozenset(), frozenset())
-        self.caps: list[str] = []
+        self.caps: list[Limit] = []
 
     # -- recording ---------------------------------------------------------------------
 
@@ -131,7 +132,7 @@ class FunctionFacts:
         return value
 
     def conditions_cut(self) -> None:
-        note = (
+        note = Limit(
             f"{self.display}: a fact depends on more than {MAX_CONDITIONS} conditions on the parameters; only "
             f"{MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
         )

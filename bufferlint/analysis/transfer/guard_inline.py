@@ -25,6 +25,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.values import checked, identities
 from bufferlint.analysis.flow import cfg
@@ -55,7 +56,7 @@ class InlineChecks:
     """The guard facts inline marker checks prove on the ways out of a branch, for one
     analysis of a function (the interpreter asks on each edge and ``except`` handler)."""
 
-    def __init__(self, frame: Any, caps: list[str]) -> None:
+    def __init__(self, frame: Any, caps: list[Limit]) -> None:
         self.frame = frame
         self.caps = caps
         self.mentions: bool | None = None  # does the function name a marker at all (asked once)
@@ -129,22 +130,15 @@ class InlineChecks:
             return None
 
 
-_UNEVALUATED = "was not evaluated"
-
-
-def unevaluated_notice(display: str, line: int, why: str) -> str:
+def unevaluated_notice(display: str, line: int, why: str) -> Limit:
     """The notice for a marker check the budget left unevaluated: the branch was refined as
-    if there were no check, so a value it keeps from an asynchronous path may be reported."""
-    return (
-        f"{display}: the marker check before line {line} {_UNEVALUATED} ({why}); "
-        f"a value it keeps from an asynchronous path may be reported there"
+    if there were no check, so a value it keeps from an asynchronous path may be reported.
+    It can only make a finding through its own function wrong: told only with one."""
+    return Limit(
+        f"{display}: the marker check before line {line} was not evaluated ({why}); "
+        f"a value it keeps from an asynchronous path may be reported there",
+        if_reported=True,
     )
-
-
-def is_unevaluated_notice(notice: str) -> bool:
-    """Is ``notice`` one of ``unevaluated_notice``'s? It can only make a finding through its
-    function wrong, so it is worth telling only when one is reported (``collect``)."""
-    return f" {_UNEVALUATED} (" in notice and ": the marker check before line " in notice
 
 
 class SubjectCalls(CallFacts):

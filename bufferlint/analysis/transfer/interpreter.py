@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
+from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.domain.state import Pending, State, field_key, is_stand_in, join_into, parameter_key
 from bufferlint.analysis.domain.summaries import widened
 from bufferlint.analysis.domain.values import (
@@ -85,10 +86,10 @@ class FunctionInterpreter:
             self.facts.evaluated = judge(self.frame)
             outcome = self.facts.outcome(self.info.is_generator)
             if widened(outcome.summary):  # a limit hit, reported as MAX_BLOCK_VISITS is
-                outcome.caps.append(
+                outcome.caps.append(Limit(
                     f"{self.info.display}: an access path into a parameter is longer than {MAX_PATH} steps and "
                     f"was widened to its first {MAX_PATH}; findings through it may be less precise"
-                )
+                ))
             return outcome
         finally:
             self.evaluator.unlink()
@@ -149,10 +150,10 @@ class FunctionInterpreter:
             visits[block_id] = visits.get(block_id, 0) + 1
             block = graph.blocks[block_id]
             if visits[block_id] > MAX_BLOCK_VISITS:
-                self.facts.caps.append(
+                self.facts.caps.append(Limit(
                     f"{self.info.display}: the fixpoint at line {_block_line(block)} was not reached after "
                     f"{MAX_BLOCK_VISITS} visits; results for this function may be incomplete"
-                )
+                ))
                 break
             frame.st = entry_states[block_id].copy()
             evaluator.recorded = None

@@ -23,7 +23,6 @@ from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, 
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.transfer.facts import Outcome
 from bufferlint.analysis.transfer.guard_expressions import names_marker
-from bufferlint.analysis.transfer.guard_inline import is_unevaluated_notice
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
 from bufferlint.analysis.frontend.spans import Spans
@@ -704,18 +703,18 @@ class ProjectAnalysis:
         there): it could only have made such a finding wrong, and otherwise the notice warns
         of nothing (a project with no finding at all would get notices about code that has
         nothing to do with buffers)."""
-        caps = set(self.program.capped)
+        told = set(self.program.capped)
         reported: dict[Path, set[int]] = {}
         for finding in self.result.findings:
             reported.setdefault(finding.span.path, set()).add(finding.span.line)
             for step in finding.trace:
                 reported.setdefault(step.path, set()).add(step.line)
         for qualname, outcome in self.program.outcomes.items():
-            unevaluated = [cap for cap in outcome.caps if is_unevaluated_notice(cap)]
-            caps.update(cap for cap in outcome.caps if cap not in unevaluated)
-            if unevaluated and self.reported_in(qualname, reported):
-                caps.update(unevaluated)
-        return caps
+            told.update(limit.text for limit in outcome.caps if not limit.if_reported)
+            if_reported = [limit.text for limit in outcome.caps if limit.if_reported]
+            if if_reported and self.reported_in(qualname, reported):
+                told.update(if_reported)
+        return told
 
     def reported_in(self, qualname: str, reported: dict[Path, set[int]]) -> bool:
         """Does a reported finding have its site or a trace step in the function's lines?"""
