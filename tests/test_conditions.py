@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bufferlint.analysis import analyze_project
 from bufferlint.analysis.domain.conditions import (
     EQ,
@@ -91,20 +93,30 @@ def test_the_conditions_of_a_fact_are_bounded_the_same_whatever_the_order() -> N
     assert bounded(frozenset(list(tests)[:2])) == (frozenset(list(tests)[:2]), False)
 
 
-def test_a_fact_cut_to_the_bound_is_a_notice(tmp_path: Path) -> None:
-    """A yield under more tests of the parameters than one fact keeps: the analysis says so."""
+@pytest.mark.parametrize("submitted", [True, False])
+def test_a_fact_cut_to_the_bound_is_a_notice_with_a_finding_through_it(tmp_path: Path, submitted: bool) -> None:
+    """A yield under more tests of the parameters than one fact keeps: the analysis says so
+    when a finding goes through the function (the unchecked tests can only let more through,
+    so with no finding there the notice would warn of nothing)."""
     flags = [f"f{i}" for i in range(MAX_CONDITIONS + 2)]
     tests = " and ".join(f"not {flag}" for flag in flags)
+    loader = (
+        "\n\ndef load(pool, files, fn):\n"
+        "    for name, tensor in stream(files):\n"
+        "        pool.submit(fn, tensor)\n"
+    )
     (tmp_path / "many.py").write_text(
         "from runai_model_streamer import SafetensorsStreamer\n\n\n"
-        f"def stream(files, {', '.join(f'{flag}=True' for flag in flags)}):\n"
+        f"def stream(files, {', '.join(f'{flag}=False' for flag in flags)}):\n"
         "    with SafetensorsStreamer() as streamer:\n"
         "        streamer.stream_files(files)\n"
         "        for name, tensor in streamer.get_tensors():\n"
         f"            if {tests}:\n"
-        "                yield name, tensor\n",
+        "                yield name, tensor\n" + (loader if submitted else ""),
         encoding="utf-8",
     )
     files = [tmp_path / "many.py"]
     result = analyze_project(tmp_path, files, files, builtin_vocabulary())
-    assert any("many:stream" in notice and f"more than {MAX_CONDITIONS} conditions" in notice for notice in result.notices)
+    told = [notice for notice in result.notices if "many:stream" in notice and f"more than {MAX_CONDITIONS} conditions" in notice]
+    assert [f.rule for f in result.findings] == (["BL001"] if submitted else [])
+    assert len(told) == (1 if submitted else 0)

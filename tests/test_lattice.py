@@ -138,3 +138,20 @@ def test_a_widened_path_is_found_and_reported(tmp_path: Path) -> None:
         f"deep_paths:submit_seven_deep: an access path into a parameter is longer than {MAX_PATH} steps and was "
         f"widened to its first {MAX_PATH}; findings through it may be less precise"
     ]
+
+
+def test_a_widened_path_with_no_finding_through_it_is_not_told(tmp_path: Path) -> None:
+    """Widening only adds paths: with no finding through the function nothing can be less
+    precise, and a notice would warn of nothing. OpenRLHF 0.11.2's recursive ``pin_memory``
+    (analysed for its pinned copy, in a project with no borrowed value) had one."""
+    (tmp_path / "experience.py").write_text(
+        "import torch\n\n\n"
+        "def pin_memory(tensor):\n"
+        "    if isinstance(tensor, list):\n"
+        "        return [pin_memory(t) for t in tensor]\n"
+        "    return tensor.pin_memory() if isinstance(tensor, torch.Tensor) else tensor\n",
+        encoding="utf-8",
+    )
+    files = [tmp_path / "experience.py"]
+    result = analyze_project(tmp_path, files, files, builtin_vocabulary())
+    assert result.findings == [] and result.notices == []

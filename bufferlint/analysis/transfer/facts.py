@@ -134,7 +134,8 @@ class FunctionFacts:
     def conditions_cut(self) -> None:
         note = Limit(
             f"{self.display}: a fact depends on more than {MAX_CONDITIONS} conditions on the parameters; only "
-            f"{MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
+            f"{MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are",
+            if_reported=True,  # unchecked conditions only let more reaches through: told with a finding
         )
         if note not in self.caps:
             self.caps.append(note)

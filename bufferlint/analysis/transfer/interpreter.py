@@ -88,7 +88,8 @@ class FunctionInterpreter:
             if widened(outcome.summary):  # a limit hit, reported as MAX_BLOCK_VISITS is
                 outcome.caps.append(Limit(
                     f"{self.info.display}: an access path into a parameter is longer than {MAX_PATH} steps and "
-                    f"was widened to its first {MAX_PATH}; findings through it may be less precise"
+                    f"was widened to its first {MAX_PATH}; findings through it may be less precise",
+                    if_reported=True,  # widening adds paths, never drops one: it can only add findings
                 ))
             return outcome
         finally:
