@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from bufferlint.analysis import analyze_project
 from bufferlint.analysis.domain.state import State, join_states
-from bufferlint.analysis.domain.values import MAX_PATH, WIDENED, Borrow, Cleared, Cond, ParamRef, Value, cap, join, resolve
+from bufferlint.analysis.domain.values import MAX_PATH, WIDENED, Borrow, Cleared, Cond, ParamRef, Value, cap, join, map_leaves, resolve
+from bufferlint.findings import TraceStep
 from bufferlint.packs import builtin_vocabulary
 
 LEAVES = st.sampled_from(
@@ -155,3 +156,21 @@ def test_a_widened_path_with_no_finding_through_it_is_not_told(tmp_path: Path) -
     files = [tmp_path / "experience.py"]
     result = analyze_project(tmp_path, files, files, builtin_vocabulary())
     assert result.findings == [] and result.notices == []
+
+
+def test_leaves_made_equal_keep_the_preferred_trace() -> None:
+    """Two objects a callee handed back from two of its own calls become one object when
+    re-identified at a call of that callee (``Borrow.at_call``): the one kept has the trace
+    ``preferred_trace`` picks, not whichever the set met first (that order is not the same in
+    every run: sglang 0.5.23's report showed line 4108 in one run and 4115 in another)."""
+    here = Path("loader.py")
+    for pair in range(40):
+        first = TraceStep(here, 100 + pair, "yielded to the caller")
+        second = TraceStep(here, 200 + pair, "yielded to the caller")
+        leaves = frozenset({
+            Borrow((f"src{pair}", ("call", 1)), trace=(second,)),
+            Borrow((f"src{pair}", ("call", 2)), trace=(first,)),
+        })
+        mapped = map_leaves(Value(leaves=leaves), lambda leaf: leaf.at_call(("outer", 9), leaf.trace))
+        (kept,) = mapped.leaves
+        assert kept.trace == (first,), pair

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, TypeGuard, Union, overload
 
 from bufferlint.analysis.domain.regions import constant_part, disjoint
-from bufferlint.findings import TraceStep
+from bufferlint.findings import TraceStep, preferred_trace
 
 MAX_PATH = 6
 MAX_DEPTH = 4
@@ -504,8 +504,25 @@ def map_leaves(value: Value, fn) -> Value:
     unchanged = all(old is new for old, new in mapped) and elems is value.elems and preset is value.preset
     if unchanged and (items is None or value.items is None or all(a is b for a, b in zip(items, value.items))):
         return value
-    leaves = frozenset(new for _, new in mapped if new is not None)
+    leaves = best_of_equal([new for _, new in mapped if new is not None])
     return evolve(value, leaves=leaves, elems=elems, items=items, preset=preset)
+
+
+def best_of_equal(leaves: list) -> frozenset:
+    """The leaves as a set, of those equal (two objects a callee handed back from two of its
+    own calls, re-identified at one call of it: ``Borrow.at_call``) the one with the
+    preferred trace. A set keeps whichever it met first, and the order of a set's elements
+    is not the same in every run, so the trace shown would not be either."""
+    kept = frozenset(leaves)
+    if len(kept) == len(leaves):
+        return kept
+    best: dict = {}
+    for leaf in leaves:
+        old = best.get(leaf)
+        if old is None or preferred_trace(getattr(leaf, "trace", ()), getattr(old, "trace", ())):
+            best.pop(leaf, None)
+            best[leaf] = leaf
+    return frozenset(best)
 
 
 def clean(value: Value, facts: frozenset) -> Value:

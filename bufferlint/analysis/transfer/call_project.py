@@ -14,6 +14,7 @@ from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site,
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
+    best_of_equal,
     Cond,
     Leaf,
     ParamRef,
@@ -492,7 +493,7 @@ def reads_in_flight(call: CallSite, leaf) -> bool:
 def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple) -> None:
     """A helper returned the future of a submission that is still running: it is pending
     here now, until this function waits for it (or its producer advances)."""
-    leaves = set()
+    found: list = []
     here = False
     for leaf in future.leaves:
         if isinstance(leaf, ParamRef):
@@ -501,15 +502,16 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
                 continue
             here = here or "iter" in leaf.path
             for mine in deep_leaves(resolve(actual, leaf.path)):
-                leaves.add(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
+                found.append(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
         else:
             here = True
-            leaves.add(leaf.at_call(callkey, leaf.trace + (call_step,)))
+            found.append(leaf.at_call(callkey, leaf.trace + (call_step,)))
+    leaves = best_of_equal(found)
     st = call.frame.st
     if not leaves or st is None:
         return
     here = here or not future.hazard.lifted
-    site = future.site if here else call.frame.site(call.node, call.name, call.subject(frozenset(leaves)))
+    site = future.site if here else call.frame.site(call.node, call.name, call.subject(leaves))
     holder = None
     receiver_text = call.receiver_text()
     if future.holder is not None and receiver_text:  # `self.pending` of the callee is `loader.pending` here
@@ -518,7 +520,7 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
         receiver_text + h[h.index("."):] for h in future.stored_in if receiver_text and "." in h
     )
     pending = replace(
-        future, key=_future_key(callkey, future.key), leaves=frozenset(leaves), site=site,
+        future, key=_future_key(callkey, future.key), leaves=leaves, site=site,
         assume=frozenset(st.assume), holder=holder, owners=frozenset(), stored_in=stored_in,
     )
     call.effects.append(Adopt(pending))
@@ -606,7 +608,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
     the callee that an argument's trace takes before the callee's own (a call-back's)."""
     if value == EMPTY:
         return EMPTY
-    own = set()
+    own: list = []
     extra = []
     for leaf in value.leaves:
         if isinstance(leaf, ParamRef):
@@ -616,17 +618,17 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
                 resolved = _append_trace(resolve(actual, leaf.path), entered + leaf.trace + (step,))
                 extra.append(map_leaves(resolved, lambda mine: mine.under(mine.when | when)) if when else resolved)
         elif not leaf.when:
-            own.add(leaf.at_call(callkey, leaf.trace + (step,)))
+            own.append(leaf.at_call(callkey, leaf.trace + (step,)))
         else:
             when = decide_at_call(leaf.when, bound, defaults)
             if when is not None:
-                own.add(leaf.at_call(callkey, leaf.trace + (step,), when))
+                own.append(leaf.at_call(callkey, leaf.trace + (step,), when))
     types, type_when = _types_at_call(value, bound, defaults)
     elems = _instantiate(value.elems, bound, step, callkey, defaults, entered) if value.elems is not None else None
     items = tuple(_instantiate(i, bound, step, callkey, defaults, entered) for i in value.items) \
         if value.items is not None else None
     base = Value(
-        leaves=frozenset(own),
+        leaves=best_of_equal(own),
         elems=elems if elems is not None and elems != EMPTY else None,
         items=items,
         fields=value.fields if items is not None else None,
