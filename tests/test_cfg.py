@@ -197,6 +197,7 @@ entry 0
   -> 6 if item is None
   -> 7 if not (item is None)
 3:
+  exhausted L3 while True
   loop_exit L3 while True
   -> 4
 4:

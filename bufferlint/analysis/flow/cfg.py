@@ -4,8 +4,8 @@ the model): basic blocks of operations, joined by edges that may carry the truth
 What the graph makes explicit, so the transfer functions never re-walk a function's
 statements (expressions, comprehensions among them, are evaluated from their syntax):
 
-* branch and loop labels (``if``/``while``/``for``/``match``; ``for`` heads with a separate
-  "exhausted" edge and an "advance" step on every back edge);
+* branch and loop labels (``if``/``while``/``for``/``match``; loop heads with a separate
+  "exhausted" edge (a ``while`` loop's: its test false) and an "advance" step on every back edge);
 * ``break``/``continue``/``return`` that unwind through ``finally`` bodies and ``with`` exits
   (each unwinding path gets its own copy of the ``finally`` body, as CPython compiles it);
 * exception edges: every statement inside a ``try`` gets a block whose state may flow to the
@@ -26,7 +26,7 @@ TEST = "test"  # evaluate a branch condition; the out-edges refine on its truth
 ITER = "iter"  # evaluate a for loop's iterable once, before the loop
 BIND = "bind"  # bind a for loop's target to the next element
 ADVANCE = "advance"  # the back edge of a loop: the producer may advance
-EXHAUSTED = "exhausted"  # a for loop's iterator ran out (what each iteration settled is settled)
+EXHAUSTED = "exhausted"  # a for loop's iterator ran out, a while loop's test is false (what each iteration settled is settled)
 LOOP_EXIT = "loop_exit"  # leaving a loop by any exit (values kept from its iterations go stale)
 WITH_ENTER = "with_enter"  # evaluate a with item (``extra``: its index) and bind its target
 WITH_EXIT = "with_exit"  # the context manager's ``__exit__`` (an executor waits for its tasks)
@@ -209,6 +209,7 @@ class _Builder:
         self.edge(head, orelse, stmt.test, False)
         self.loop_body(stmt, head, body, after)
         self.start(orelse)
+        self.emit(EXHAUSTED, stmt)
         self.emit(LOOP_EXIT, stmt)
         self.block(stmt.orelse)
         self.edge(self.current, after)

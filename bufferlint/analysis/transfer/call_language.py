@@ -126,7 +126,9 @@ def container_method(call: CallSite) -> Value | None:
         effects.append(Release(holder, ast.unparse(node.args[0])))
     if method in ("get", "pop", "popitem", "popleft", "values", "items"):
         effects.append(ReadBack(target, node))
-    if method in ("get", "pop", "popitem", "popleft"):
+    if method == "popitem":  # a (key, value) pair
+        return Value(items=(EMPTY, index(receiver, None)))
+    if method in ("get", "pop", "popleft"):
         return join(index(receiver, None), args.arg(1)) or EMPTY
     # A dict's views are not producers: iterating them reuses no buffer.
     if method == "values":

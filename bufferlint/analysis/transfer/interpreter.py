@@ -254,9 +254,8 @@ class FunctionInterpreter:
             st.pending = st.pending - waiting
             self.effects.commit_all(self.frame.step(stmt, "the loop advances to its next iteration"))
             st.pending = st.pending | waiting
-        if not isinstance(stmt, ast.While):
-            keys = frozenset(p.key for p in st.pending)
-            self.settled_each[key] = self.settled_each.get(key, frozenset()) | keys
+        keys = frozenset(p.key for p in st.pending)
+        self.settled_each[key] = self.settled_each.get(key, frozenset()) | keys
 
     def polled(self, test: ast.expr) -> frozenset:
         """The pending work a ``while`` test polls (``while not tracker.done:``, ``while not
@@ -270,10 +269,19 @@ class FunctionInterpreter:
 
     def op_exhausted(self, op: cfg.Op) -> None:
         """``for f in futures: f.result()``: what every iteration settled is settled once the
-        iterator runs out; merely iterating (printing the futures) settles nothing."""
+        iterator runs out; merely iterating (printing the futures) settles nothing. A
+        ``while futures:`` loop ends only when the container is empty: the futures it held
+        are settled if no iteration left one pending (``f = futures.pop(); f.result()``); one
+        popped and not waited for is pending on the back edge, and stays."""
         key = node_key(op.node)
         st = self.st
-        elements = deep_pending(iterate(st.vars.get(f"<iter:{key}>", EMPTY)))
+        if isinstance(op.node, ast.While):
+            drained = emptied_by_test(op.node.test)
+            if drained is None:
+                return
+            elements = deep_pending(iterate(self.eval(drained)))
+        else:
+            elements = deep_pending(iterate(st.vars.get(f"<iter:{key}>", EMPTY)))
         settled = elements - self.settled_each.get(key, frozenset())
         if settled:
             st.pending = frozenset(p for p in st.pending if p.key not in settled)
@@ -559,6 +567,23 @@ def may_wait(function: ast.AST, words: frozenset[str]) -> bool:
                 break
     _MAY_WAIT[function] = (words, found)
     return found
+
+
+def emptied_by_test(test: ast.expr) -> ast.expr | None:
+    """The container a ``while`` test is true for while it holds anything (``while pending:``,
+    ``while self.futures:``, ``while len(q):``, ``while len(q) > 0:``): when the loop's test
+    is false, it is empty. None for any other test."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+        bound = test.comparators[0].value
+        if not (isinstance(test.ops[0], (ast.Gt, ast.NotEq)) and bound == 0 and bound is not False):
+            return None
+        test = test.left
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("len", "bool") \
+            and len(test.args) == 1 and not test.keywords:
+        test = test.args[0]
+    if isinstance(test, ast.Name) or (isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name)):
+        return test
+    return None
 
 
 def builds_unknown_class(returned: ast.expr | None, value: Value, assigned: frozenset) -> bool:
