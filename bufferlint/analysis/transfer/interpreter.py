@@ -318,7 +318,17 @@ class FunctionInterpreter:
             self.frame.with_contexts[(node_key(stmt), i)] = context
         self.st.vars[f"<with:{node_key(stmt)}:{i}>"] = value
         if item.optional_vars is not None:
-            self.assignment.assign(item.optional_vars, value, stmt)
+            self.assignment.assign(item.optional_vars, self.entered(value), stmt)
+
+    def entered(self, context: Value) -> Value:
+        """What ``with ... as x`` binds: for a project generator made a context manager
+        (``@contextlib.contextmanager``), the value it yields (``yield streamer.get_tensors()``
+        binds the stream, not the generator); for other objects, the object (``__enter__``
+        returning ``self``, as executors and streamers do)."""
+        info = self.program.index.functions.get(context.origin) if context.origin else None
+        if info is not None and generator_context(info.node):
+            return iterate(context)
+        return context
 
     def op_with_exit(self, op: cfg.Op) -> None:
         """``__exit__``: an executor used as a context manager waits for all its tasks; a
@@ -567,6 +577,19 @@ def may_wait(function: ast.AST, words: frozenset[str]) -> bool:
                 break
     _MAY_WAIT[function] = (words, found)
     return found
+
+
+_GENERATOR_CONTEXTS = frozenset({"contextmanager", "asynccontextmanager"})
+
+
+def generator_context(function: ast.AST) -> bool:
+    """Is ``function`` decorated ``@contextlib.contextmanager`` (or the async one), by its
+    imported or qualified name?"""
+    for decorator in getattr(function, "decorator_list", ()):
+        name = decorator.attr if isinstance(decorator, ast.Attribute) else decorator.id if isinstance(decorator, ast.Name) else None
+        if name in _GENERATOR_CONTEXTS:
+            return True
+    return False
 
 
 def emptied_by_test(test: ast.expr) -> ast.expr | None:
