@@ -762,7 +762,9 @@ class ProjectIndex:
         return frozenset({self.canonical(resolved)}) if resolved and self.canonical(resolved) in self.classes else frozenset()
 
     def resolve_type(self, module: ModuleInfo, expr: ast.expr) -> str | None:
-        """``X``, ``mod.X``, ``"X"``, ``Optional[X]``, ``X | None`` in ``module`` -> qualname."""
+        """``X``, ``mod.X``, ``"X"``, ``Optional[X]``, ``X | None``, a generic class
+        ``queue.Queue[Item]`` (the class; ``Union``, ``List`` and the other ``typing`` forms
+        name no one class) in ``module`` -> qualname."""
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             try:
                 expr = ast.parse(expr.value, mode="eval").body
@@ -772,7 +774,9 @@ class ProjectIndex:
             return self.resolve_type(module, expr.left) or self.resolve_type(module, expr.right)
         if isinstance(expr, ast.Subscript):
             outer = (dotted_name(expr.value) or "").rsplit(".", 1)[-1]
-            return self.resolve_type(module, expr.slice) if outer == "Optional" else None
+            if outer == "Optional":
+                return self.resolve_type(module, expr.slice)
+            expr = expr.value  # ``Queue[Item]`` is a Queue; a ``typing`` form resolves to None below
         name = base_name(module, expr)
         if name is None or name.startswith(("typing.", "builtins.")):
             return None

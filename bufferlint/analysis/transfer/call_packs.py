@@ -223,7 +223,7 @@ def on_settler(call: CallSite, pattern) -> Value:
 
 def on_drain(call: CallSite, spec) -> Value:
     if call.receiver is not None:
-        call.effects.append(Drain(call.receiver))
+        call.effects.append(Drain(evolve(call.receiver, alloc=call.receiver_identity())))
     return EMPTY
 
 
@@ -425,7 +425,7 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
         for value in args.flat(skip=enabler):
             call.effects.append(Materialize(call.node, value, call.name, spec.hazard, note))
     subject = call.subject(frozenset(deep_leaves(payload)))
-    owners = call.receiver.alloc if call.receiver is not None else frozenset()
+    owners = call.receiver_identity() if call.receiver is not None else frozenset()
     if all(pinned_buffer(leaf) for leaf in deep_leaves(payload)):
         return EMPTY  # nothing, or only the program's pinned buffers (``device_copy_reads``): no future
     call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.hazard, owners))
@@ -531,8 +531,8 @@ def on_metadata_read(call: CallSite, spec) -> Value:
 
 HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("synchronizers", on_synchronizer),
+    ("drains", on_drain),  # a class's own method (``queue.Queue.join``) before a settler by name (``.join``)
     ("settlers", on_settler),
-    ("drains", on_drain),
     ("sources", source),
     ("sinks", sink),
     ("registrars", on_registrar),

@@ -13,7 +13,7 @@ from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_param
 from bufferlint.analysis.domain.values import Borrow, ParamRef, Preset, Value, deep_leaves, index
 from bufferlint.analysis.frontend.constants import fold_device
 from bufferlint.analysis.frontend.imports import Reached
-from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo
+from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
 from bufferlint.analysis.frontend.syntax import holder_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import Record
@@ -290,6 +290,18 @@ class CallSite:
         """A project predicate deciding whether values are consumed async is used as a guard."""
         if enabler is not None and enabler.origin is not None and next(deep_leaves(payload), None) is not None:
             self.effects.append(Record("guard-use", enabler.origin))
+
+    def receiver_identity(self) -> frozenset:
+        """Which object the receiver is, for the calls that wait for all its work
+        (``executor.shutdown()``, ``queue.join()``): where it was made, if known; else the
+        dotted name this function calls it by (``self.pool``, ``worker.inbox``, a parameter
+        ``q``), taken to name one object through the function."""
+        receiver = self.receiver
+        if receiver is not None and receiver.alloc:
+            return receiver.alloc
+        func = self.node.func
+        name = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
+        return frozenset({("named", name)}) if name else frozenset()
 
     def receiver_text(self) -> str | None:
         """How this function names the callee's receiver (``loader`` in ``loader.add(...)``)."""

@@ -296,6 +296,7 @@ def _dispatch_method(call: CallSite) -> Value:
         if fallback is not None and call.args.fit_plain(fallback):
             attached.append(AttachedCallable(fallback))
         call.demand("method", method, call.receiver)
+        demand_attribute_owner(call)
         if candidates or attached:
             steps = {info.qualname: call.by_name_step(info, why) for info, why in candidates}
             chosen = [info for info, _ in candidates]
@@ -324,6 +325,22 @@ def demand_receiver_origin(call: CallSite) -> None:
             call.effects.append(Record("demand", ("qualname", name)))
 
 
+def demand_attribute_owner(call: CallSite) -> None:
+    """``worker.inbox.put(view)`` with ``worker`` an instance of a project class not parsed
+    yet: what ``inbox`` is (a queue, a pool) is written in that class, so its module is asked
+    for when what the call passes may be borrowed; the call is analysed again once it is read."""
+    func = call.node.func
+    st = call.frame.st
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Attribute) \
+            or not isinstance(func.value.value, ast.Name) or st is None:
+        return
+    owner = st.vars.get(func.value.value.id)
+    index = call.program.index
+    for name in sorted(owner.types if owner is not None else ()):
+        if name not in index.classes and name not in index.functions and call.program.in_project(name):
+            call.demand("qualname", name, call.receiver)
+
+
 def wait_on_receiver(call: CallSite) -> Value | None:
     """``future.result()``, ``thread.join()``: a method that waits for its receiver's work;
     ``executor.shutdown(wait=True)``: one that waits for every task of the executor;
@@ -333,8 +350,9 @@ def wait_on_receiver(call: CallSite) -> Value | None:
     if receiver.pending and vocab.match("settlers", call.shape) is not None:
         call.effects.append(Settle(Value(pending=receiver.pending)))
         return EMPTY
-    if receiver.alloc and vocab.match("drains", call.shape) is not None:
-        call.effects.append(Drain(receiver))
+    identity = call.receiver_identity()
+    if identity and vocab.match("drains", call.shape) is not None:
+        call.effects.append(Drain(evolve(receiver, alloc=identity)))
         return EMPTY
     if receiver.pending and vocab.match("done-flags", call.shape) is not None:
         return Value(cond=Cond(settles_if_true=receiver.pending))  # ``future.done()``: polled, not waited

@@ -54,6 +54,11 @@ def _text(node: ast.expr, limit: int = 40) -> str:
 COPIED_BY_SLICING = frozenset({"builtins.bytearray", "builtins.bytes"})
 
 
+# Annotations from these modules name no class a pack or the project defines (``Iterator[T]``,
+# ``list[T]``, ``Callable[..., T]``): no declared type.
+_NO_CLASS = ("builtins.", "typing.", "typing_extensions.", "collections.abc.")
+
+
 class ExpressionEvaluator:
     """Evaluates expressions in the frame's current state. ``recorded``, when a dict, gets
     the value of every node evaluated (a branch test's parts, for its refinement)."""
@@ -213,7 +218,8 @@ class ExpressionEvaluator:
         return self.program.index.canonical(f"{ref}.{rest}" if rest else ref)
 
     def declared_types(self, annotation: ast.expr | None) -> frozenset:
-        """Classes a parameter annotation names (``X``, ``Optional[X]``, ``X | None``, ``"X"``)."""
+        """Classes a parameter annotation names (``X``, ``Optional[X]``, ``X | None``, ``"X"``,
+        a generic class ``queue.Queue[Item]``; ``typing``'s forms name no class)."""
         if annotation is None:
             return frozenset()
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -228,12 +234,12 @@ class ExpressionEvaluator:
             if outer.rsplit(".", 1)[-1] in ("Optional", "Union"):
                 inner = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
                 return frozenset().union(*(self.declared_types(e) for e in inner))
-            return frozenset()
+            annotation = annotation.value
         name = dotted_name(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
         if name:
             head, _, rest = name.partition(".")
             ref = self.lookup(head).ref
-            if ref and not ref.startswith("builtins."):
+            if ref and not ref.startswith(_NO_CLASS):
                 return frozenset({self.program.index.canonical(f"{ref}.{rest}" if rest else ref)})
         return frozenset()
 
