@@ -573,9 +573,8 @@ class ProjectAnalysis:
 
     def attribute_reads(self) -> list[tuple[str, str]]:
         """(class, attribute) of every attribute source (``SharedMemory.buf``)."""
-        return [
-            tuple(p.qualname.split(".")[-2:]) for spec in self.program.raw_vocab.sources for p in spec.attributes
-        ]
+        named = [p.qualname for spec in self.program.raw_vocab.sources for p in spec.attributes if p.qualname and "." in p.qualname]
+        return [(owner, attr) for owner, attr in (name.rsplit(".", 2)[-2:] for name in named)]
 
     def activate_attribute_readers(self, module: ModuleInfo, functions: list[FunctionInfo]) -> None:
         """In a module that names an attribute source's class, analyse the functions that read
