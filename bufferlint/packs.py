@@ -295,6 +295,9 @@ class SinkSpec:
     within: tuple[CallPattern, ...] = ()  # only inside `with <one of these>:` (a CUDA stream)
     eager: bool = False  # submits every element of its iterable arguments up front (Executor.map)
     task: TaskCall | None = None  # how it calls the function it runs (``task = "fn(...)"``)
+    # The class of the handle the call returns for its work (``zmq.MessageTracker``): the
+    # pack's settlers and done-flags written on that class (``MessageTracker.wait``) match it.
+    handle: str = ""
 
 
 @dataclass(frozen=True)
@@ -597,8 +600,11 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         if not isinstance(eager, bool):
             raise PackError(f"{where}: 'eager' must be true or false")
         task = _task_call(table["task"], params, where) if "task" in table else None
+        handle = table.get("handle", "")
+        if not isinstance(handle, str):
+            raise PackError(f"{where}: 'handle' must be a class's qualified name")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task))
+                              payload, within, eager, task, handle))
     return sinks
 
 
@@ -753,7 +759,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task"), _call_names, "calls"),
+                              "eager", "task", "handle"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),

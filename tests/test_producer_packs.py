@@ -160,3 +160,32 @@ def test_done_flags_are_attributes_or_methods_of_the_handle(entry: str) -> None:
 
     with pytest.raises(PackError, match="done-flags: expected '.name' patterns"):
         vocabulary_from_dict({"done-flags": [entry]}, "pack.toml")
+
+
+def test_a_tracker_wait_with_a_timeout_raises_unless_the_send_is_done() -> None:
+    """The pyzmq pack settles a send at `tracker.wait(timeout)` (unlike the stdlib's `.wait`,
+    which settles only without a timeout): pyzmq's `MessageTracker.wait` raises `NotDone` when
+    the timeout passes first, so the code after it runs only once libzmq is done. The sends
+    return their tracker as the class the pack's settler names (`handle`)."""
+    import threading
+
+    pending = threading.Event()
+    tracker = zmq.MessageTracker(pending)
+    with pytest.raises(zmq.NotDone):
+        tracker.wait(timeout=0.01)
+    pending.set()
+    tracker.wait(timeout=0.01)
+    assert tracker.done
+    qualname = f"{zmq.MessageTracker.__module__}.{zmq.MessageTracker.__qualname__}"
+    vocab = builtin_vocabulary()
+    assert f"{qualname}.wait" in {p.qualname for p in vocab.settlers}
+    assert {spec.handle for spec in vocab.sinks if any(p.last_name.startswith("send") for p in spec.calls)} == {qualname}
+
+
+def test_send_multipart_returns_the_last_frames_tracker() -> None:
+    """Why a tracker of `send_multipart` does not cover its other frames (the analysis still
+    settles the whole send on it: tests/fixtures/producers/shm_sender, todo-expect): pyzmq
+    sends each frame on its own and returns the last one's tracker; a small frame is copied
+    and its tracker is done at once, whatever the earlier frames' state."""
+    source = inspect.getsource(zmq.Socket.send_multipart)
+    assert "return self.send(msg_parts[-1], flags, copy=copy, track=track)" in source

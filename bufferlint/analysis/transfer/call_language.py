@@ -24,6 +24,9 @@ from bufferlint.analysis.frontend.syntax import holder_name
 from bufferlint.analysis.transfer.call_effects import Mark, Materialize, ReadBack, Release, Retain, Store
 from bufferlint.analysis.transfer.call_site import CallSite
 
+# ``typing.cast(T, value)`` returns ``value`` itself: a type checker's word, not a copy.
+CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
+
 
 def builtin(call: CallSite, name: str) -> Value | None:
     """``builtins.<name>(...)``; None when the builtin does nothing to borrowed values."""

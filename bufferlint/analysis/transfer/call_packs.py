@@ -429,7 +429,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     if all(pinned_buffer(leaf) for leaf in deep_leaves(payload)):
         return EMPTY  # nothing, or only the program's pinned buffers (``device_copy_reads``): no future
     call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.hazard, owners))
-    return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}))  # the future
+    handle = frozenset({spec.handle}) if spec.handle else frozenset()  # ``MessageTracker``: its class's settlers
+    return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}), types=handle)  # the future
 
 
 def on_retainer(call: CallSite, spec) -> Value:

@@ -406,11 +406,19 @@ class ExpressionEvaluator:
         if len(node.ops) == 1 and left.cond is not None and rights[0].has_const and isinstance(rights[0].const, bool):
             positive = isinstance(node.ops[0], (ast.Is, ast.Eq)) == rights[0].const
             return Value(cond=left.cond if positive else left.cond.negate())
+        cond = None
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and left.pending:
+            if rights[0].has_const and rights[0].const is None:
+                # ``tracker is None``: the variable holds no handle, so the work it would stand
+                # for was never started on this path (``tracker = None; try: tracker =
+                # send(...) finally: if tracker is not None: tracker.wait()``).
+                cond = Cond(settles_if_true=left.pending)
+                cond = cond if isinstance(node.ops[0], ast.Is) else cond.negate()
         if len(node.ops) == 1:  # ``key_filter is not None``: passed on, a test of the parameter
             truth = parameter_compared(node, {id(node.left): left, id(node.comparators[0]): rights[0]}, self.frame.defaults)
             if truth is not None:
-                return Value(truth=truth)
-        return EMPTY
+                return Value(truth=truth, cond=cond)
+        return Value(cond=cond) if cond is not None else EMPTY
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
         frame = self.frame

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections import deque
 from pathlib import Path
 from typing import Callable
@@ -568,6 +569,29 @@ class ProjectAnalysis:
         self.new_triggers |= {name for name, value in module.constants.items() if names_marker(value, markers)}
         self.activate_mentioning(functions, self.trigger_names)
         self.activate_mentioning_all(functions, self.seed_groups)
+        self.activate_attribute_readers(module, functions)
+
+    def attribute_reads(self) -> list[tuple[str, str]]:
+        """(class, attribute) of every attribute source (``SharedMemory.buf``)."""
+        named = [p.qualname for spec in self.program.raw_vocab.sources for p in spec.attributes if p.qualname and "." in p.qualname]
+        return [(owner, attr) for owner, attr in (name.rsplit(".", 2)[-2:] for name in named)]
+
+    def activate_attribute_readers(self, module: ModuleInfo, functions: list[FunctionInfo]) -> None:
+        """In a module that names an attribute source's class, analyse the functions that read
+        the attribute: the object is often made in one method (``self.shm = SharedMemory(...)``
+        in ``__init__``) and its attribute read in another (``return self.shm.buf[:n]``), which
+        names no class. A method that so returns a view is then a producer its callers' calls
+        are found by (``next_files``)."""
+        for owner, attr in self.attribute_reads():
+            if owner not in module.text or f".{attr}" not in module.text or not word_pattern({owner}).search(module.text):
+                continue
+            lines = match_lines(re.compile(rf"\.{re.escape(attr)}\b"), module.text)
+            for info in functions:
+                first = getattr(info.node, "lineno", 1)
+                last = getattr(info.node, "end_lineno", None) or 10**9
+                position = bisect.bisect_left(lines, first)
+                if position < len(lines) and lines[position] <= last:
+                    self.program.activate(info.qualname)
 
     def activate_mentioning(self, functions: list[FunctionInfo], names: set[str]) -> None:
         """Analyse the functions whose code names a source, marker, guard or producer.
