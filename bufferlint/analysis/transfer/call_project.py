@@ -121,6 +121,9 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
             else:
                 call.target_when[info.qualname] &= when
     if len(found) == 1 and _own_receiver(call):  # ``self.hook()`` in a base class runs a subclass's override
+        # A subclass in a file not parsed yet may override it: the files defining a method of
+        # that name are asked for when what the call passes may be borrowed.
+        call.demand("method", method, call.receiver)
         overrides = [o for o in call.program.overrides_of(found[0].qualname) if o not in found]
         if overrides:
             call.dispatched_from = found[0].qualname
