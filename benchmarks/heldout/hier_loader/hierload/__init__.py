@@ -1,0 +1,1 @@
+"""Model loaders built on a shared base class."""
