@@ -132,6 +132,14 @@ def unpack(archive: Path, tree: Path) -> None:
         tarred.extractall(tree, members, filter="data")
 
 
+def checker_env() -> dict[str, str]:
+    """The environment the check runs in: this ``PYTHONPATH`` made absolute, since the check
+    runs in the release's folder (``PYTHONPATH=.`` in a worktree would otherwise load the
+    release's folder, and the installed bufferlint, not the worktree's)."""
+    paths = [str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(paths)}
+
+
 def findings(tree: Path, scope: str, config: str, scratch: Path) -> list[dict]:
     command = [sys.executable, "-m", "bufferlint", "check", "--no-cache", "--exit-zero", "--format", "json"]
     if config:
@@ -141,8 +149,7 @@ def findings(tree: Path, scope: str, config: str, scratch: Path) -> list[dict]:
     root = tree / scope
     if not root.exists():
         raise SystemExit(f"{root}: not in the release (check the entry's scope/path)")
-    proc = subprocess.run(command + [scope], cwd=tree, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    proc = subprocess.run(command + [scope], cwd=tree, capture_output=True, text=True, env=checker_env())
     if proc.returncode != 0:
         raise SystemExit(f"bufferlint failed on {root}:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout)["findings"]
