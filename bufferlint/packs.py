@@ -187,7 +187,10 @@ class Shape:
 class OwnedIf:
     """A source call is owned (not borrowed) when it passes ``kwarg=equals``, either itself
     or, with ``receiver_call``, in an earlier call of that method on the same receiver
-    (``streamer.stream_files(..., owned=True)`` before ``streamer.get_tensors()``)."""
+    (``streamer.stream_files(..., owned=True)`` before ``streamer.get_tensors()``), or, with
+    ``built_by``, in the call that built the receiver (``safe_open(path, copy=True)`` before
+    ``f.tensors()``): ownership decided where the producer object is made, which the
+    receiver's value carries wherever it goes (``Value.built``)."""
 
     kwarg: str
     equals: Any
@@ -195,6 +198,7 @@ class OwnedIf:
     # The parameter defaults to ``equals`` (``owned=True`` from runai-model-streamer 0.17):
     # a call that leaves it out is owned too; only another value, or one not known, lends.
     default: bool = False
+    built_by: CallPattern | None = None
 
 
 @dataclass(frozen=True)
@@ -551,10 +555,25 @@ def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list
                 raise PackError(f"{where}.owned-if[{j}]: needs 'kwarg' (string) and 'equals'")
             if not isinstance(cond.get("default", False), bool):
                 raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
-            owned_if.append(OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call"), cond.get("default", False)))
+            owned_if.append(_owned_if(cond, f"{where}.owned-if[{j}]"))
         sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, _kind_of(table, vocab.kinds, where), until,
                                   fills, advances, attributes, _lends_in(table, where)))
     return sources
+
+
+def _owned_if(cond: dict, where: str) -> OwnedIf:
+    """One ``owned-if`` condition: on the source call itself, on an earlier call of a method
+    of its receiver (``receiver-call``), or on the call that built its receiver (``built-by``,
+    one call pattern without conditions of its own: the condition is ``kwarg``)."""
+    built_by = None
+    if "built-by" in cond:
+        if "receiver-call" in cond:
+            raise PackError(f"{where}: 'built-by' and 'receiver-call' exclude each other")
+        patterns = _patterns(cond["built-by"], f"{where}.built-by") if isinstance(cond["built-by"], str) else ()
+        built_by = patterns[0] if patterns and not patterns[0].required_kwargs else None
+        if built_by is None:
+            raise PackError(f"{where}.built-by: expected one call pattern without conditions (\"pkg.Reader\", \".open\")")
+    return OwnedIf(cond["kwarg"], cond["equals"], cond.get("receiver-call"), cond.get("default", False), built_by)
 
 
 def _guards(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[GuardSpec]:
@@ -739,7 +758,7 @@ def _call_list(key: str, doc: str) -> PackKey:
                    matched="pattern")
 
 
-OWNED_IF_KEYS = ("kwarg", "equals", "receiver-call", "default")
+OWNED_IF_KEYS = ("kwarg", "equals", "receiver-call", "built-by", "default")
 
 # In the order --show-settings lists them (and the readers run: kinds before the entries
 # that name a kind).

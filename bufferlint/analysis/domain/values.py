@@ -269,6 +269,10 @@ class Value:
     # A record's field names, in the order of ``items`` (``transfer.records``): what
     # ``item.tensor`` finds in it.
     fields: tuple | None = None
+    # What the calls that built this object said of the ``owned-if`` conditions naming them
+    # (``built-by``): ``(condition, owned)`` per construction it may come from. A producer's
+    # later call is owned only when every one of them is (``call_packs.built_owned``).
+    built: frozenset = frozenset()
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -351,6 +355,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         not_none=a.not_none and b.not_none,
         truth=a.truth if a.truth == b.truth else None,
         fields=fields,
+        built=a.built | b.built,
         callables=a.callables if a.ref == b.ref and a.callables == b.callables else _callables(a) | _callables(b),
     )
 

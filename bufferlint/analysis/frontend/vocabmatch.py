@@ -8,7 +8,7 @@ or no known class at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from bufferlint.packs import PACK_KEYS, CallPattern, Vocabulary, builtin_pack_dir
 
@@ -45,6 +45,9 @@ class VocabIndex:
                     self._add(key.key, pattern, (pattern,))
         for spec in vocab.sources:  # a source's sub-keys: what advances it, and attributes that borrow
             self._add("advances", spec, spec.advances)
+            for cond in spec.owned_if:  # calls that build a producer whose later calls lend or not
+                if cond.built_by is not None:
+                    self._add("constructions", cond, (cond.built_by,))
             for pattern in spec.attributes:
                 owner, _, attr = pattern.name.rpartition(".")
                 self._attributes.setdefault(attr, []).append((owner, spec))
@@ -109,17 +112,29 @@ class VocabIndex:
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
         A sink declared ``within`` a context only matches inside one (``contexts``)."""
+        return next(self.matches(kind, call, contexts), None)
+
+    def matches(self, kind: str, call: CallShape, contexts: frozenset = frozenset()) -> Iterator:
+        """Every spec of ``kind`` whose pattern matches the call, in the packs' order."""
         name = call.last_name
         if name is None:
-            return None
+            return
         for spec_kind, spec, pattern in self._by_name.get(name, ()):
             if spec_kind != kind or not self._matches(pattern, spec, call, _mode(kind, spec)):
                 continue
             within = getattr(spec, "within", ())
             if within and not any(str(w) in contexts for w in within):
                 continue
-            return spec
-        return None
+            yield spec
+
+    def constructions(self, call: CallShape) -> list:
+        """The ``owned-if`` conditions (``built-by``) that name this call as what builds a
+        producer: what it passes is what the producer's later calls are judged by."""
+        name = call.last_name
+        if name is None:
+            return []
+        return [cond for kind, cond, pattern in self._by_name.get(name, ())
+                if kind == "constructions" and self._matches(pattern, cond, call)]
 
     def attribute_source(self, attr: str, classes: frozenset):
         """The source whose ``attribute`` names ``attr`` on one of these classes, else None."""

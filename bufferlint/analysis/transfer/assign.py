@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import cast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.values import EMPTY, ParamRef, Value, container, index, iterate, join, pinned_buffer
@@ -72,6 +73,11 @@ class Assignment:
                 self.stores.retain(stmt, value, f"{short(target.value)}.{target.attr}", None)
             self.stores.keep_in_field(target, value, stmt, element=False)
             self.effects.store_futures(holder_name(target) or "", value)
+            if value.built and frame.keeps_in_receiver(target):
+                # ``self.reader = safe_open(..., copy=False)``: the other methods' ``self.reader``
+                # is judged by what its construction said (``owned-if``'s ``built-by``)
+                frame.program.store_field(cast(str, frame.info.class_qualname), target.attr,
+                                           Value(types=value.types, built=value.built))
         elif isinstance(target, ast.Starred):
             self.assign(target.value, value, stmt)
 

@@ -55,7 +55,7 @@ from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_cond
 from bufferlint.analysis.transfer.call_tasks import judge_task
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.world import ProjectView
-from bufferlint.packs import HostWriteSpec, RegistrarSpec, Shape, SinkSpec, SourceSpec
+from bufferlint.packs import HostWriteSpec, OwnedIf, RegistrarSpec, Shape, SinkSpec, SourceSpec
 
 
 def vocabulary(call: CallSite, skip: str = "") -> Value | None:
@@ -230,12 +230,13 @@ def on_drain(call: CallSite, spec) -> Value:
 # -- producers ----------------------------------------------------------------------------------
 
 def source(call: CallSite, spec: SourceSpec) -> Value:
-    for cond in spec.owned_if:
-        if cond.receiver_call is None:
-            how, value = call.args.argument(cond.kwarg)
-            if (how == "const" and value == cond.equals) or (how == "absent" and cond.default):
-                return EMPTY
-        elif receiver_called_with(call, cond.receiver_call, cond.kwarg, cond.equals, cond.default):
+    """What a source hands out here. A source owned at this call passes the call to the next
+    source matching it (the same call in other versions of the library: instanttensor's
+    readers lend when built with ``copy=False``, and before 0.1.9 whatever they were built
+    with); owned by every one, it hands out nothing borrowed."""
+    if owned_here(call, spec):
+        spec = next((s for s in call.vocab.matches("sources", call.shape) if not owned_here(call, s)), None)
+        if spec is None:
             return EMPTY
     if spec.fills == "receiver":
         return filled_receiver(call, spec)
@@ -343,6 +344,44 @@ def argument_origins(call: CallSite, pattern) -> str:
         elif how == "unknown":
             notes.append(f"`{text}` may be {condition.value!r}")
     return f" ({', '.join(notes)})" if notes else ""
+
+
+def owned_here(call: CallSite, spec: SourceSpec) -> bool:
+    """Does one of the source's ``owned-if`` conditions hold at this call?"""
+    for cond in spec.owned_if:
+        if cond.built_by is not None:
+            if built_owned(call.receiver, cond):
+                return True
+        elif cond.receiver_call is not None:
+            if receiver_called_with(call, cond.receiver_call, cond.kwarg, cond.equals, cond.default):
+                return True
+        elif passes(call, cond):
+            return True
+    return False
+
+
+def construction(call: CallSite, result: Value) -> Value:
+    """A call that builds a producer (an ``owned-if`` condition's ``built-by``): its result
+    carries whether it passed what makes the producer's values owned, so a later call on it,
+    through a variable, an attribute, a ``with`` target or a helper's return, is judged by it."""
+    conditions = call.vocab.constructions(call.shape)
+    if not conditions:
+        return result
+    said = frozenset((cond, passes(call, cond)) for cond in conditions)
+    return evolve(result, built=result.built | said)
+
+
+def passes(call: CallSite, cond: OwnedIf) -> bool:
+    """Does the call pass ``cond.kwarg=cond.equals`` (or leave it to a default that is)?"""
+    how, value = call.args.argument(cond.kwarg)
+    return (how == "const" and value == cond.equals) or (how == "absent" and cond.default)
+
+
+def built_owned(receiver: Value | None, cond: OwnedIf) -> bool:
+    """Was the receiver built by ``cond.built_by`` with what makes it owned, on every path it
+    may come from? A receiver whose construction is not seen lends."""
+    said = [owned for built, owned in receiver.built if built == cond] if receiver is not None else []
+    return bool(said) and all(said)
 
 
 def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: object, default: bool = False) -> bool:

@@ -641,6 +641,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         types=types,
         type_when=type_when,
         not_none=value.not_none,
+        built=value.built,  # what built the object it hands back (a helper that opens a reader)
         # A parameter's stand-in means nothing here: the argument's own futures came back
         # through ``resolve`` above.
         pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),

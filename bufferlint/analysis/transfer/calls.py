@@ -199,6 +199,8 @@ def dispatch(call: CallSite) -> Value:
     pinned = vocab.match("pinned-allocations", call.shape)
     if pinned is not None:
         result = call_packs.pinned_allocation(call, pinned, result)
+    if vocab.names(call.shape):
+        result = call_packs.construction(call, result)
     return result
 
 

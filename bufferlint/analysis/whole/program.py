@@ -495,6 +495,9 @@ class ProjectAnalysis:
             names.update(p.last_name for p in spec.calls if not seed_words(p)[1:])
             # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
             names.update(p.qualname.split(".")[-2] for p in spec.attributes)
+            # a helper that builds the producer (`return safe_open(..., copy=False)`) hands
+            # back what its construction said (``owned-if``'s ``built-by``)
+            names.update(c.built_by.last_name for c in spec.owned_if if c.built_by is not None)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
         for registrar in vocab.registrars:  # it calls back with views of a buffer it reuses
