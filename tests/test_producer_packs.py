@@ -1,4 +1,5 @@
-"""The shipped producer packs (rules/pyzmq.toml, rules/shared-memory.toml), end to end on the
+"""The shipped producer packs (rules/pyzmq.toml, rules/shared-memory.toml,
+rules/instanttensor.toml), end to end on the
 fixture projects in tests/fixtures/producers (written like real code: each bug beside its
 fixed twin, ``# expect:`` on the reported lines, ``# todo-expect:`` and ``# known-fp:`` for
 the known gaps), and the libraries' documented behaviour the packs are written from, checked
@@ -149,9 +150,48 @@ def test_show_settings_lists_the_packs_in_effect(tmp_path: Path) -> None:
     listing, _ = show_settings(load_settings(root), sorted(root.rglob("*.py")))
     packs = listing.split("\n[packs]\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert [line.split(":", 1)[0].strip() for line in packs[:-1]] == [
-        "pyzmq", "runai-streamer", "shared-memory", "stdlib", "torch"]
+        "instanttensor", "pyzmq", "runai-streamer", "shared-memory", "stdlib", "torch"]
     assert all(line.endswith(".toml)") and "(shipped " in line for line in packs[:-1])
     assert packs[-1].strip() == f"{root / 'pyproject.toml'}: [tool.bufferlint]"
+
+
+def test_instanttensor_readers_lend_by_how_they_were_built(tmp_path: Path) -> None:
+    """With nothing declared, an instanttensor older than 0.1.9 (no `copy`: every reader
+    lends) may be installed; declared >=0.1.9, a reader built without `copy` owns its tensors
+    and one built with `copy=False` still lends."""
+    root = tmp_path / "instanttensor_loader"
+    shutil.copytree(FIXTURES / "instanttensor_loader", root)
+    lines = (root / "ckpt" / "loaders.py").read_text(encoding="utf-8").splitlines()
+    with_line = next(n for n, line in enumerate(lines, 1) if line.endswith("# copy defaults to True"))
+    by_default = f"ckpt/loaders.py:{with_line + 2}: BL003"  # weights[name] = tensor
+    assert by_default not in findings(root)
+    (root / "pyproject.toml").write_text('[project]\nname = "ckpt"\nversion = "0"\n', encoding="utf-8")
+    assert by_default in findings(root)
+    assert "ckpt/loaders.py:11: BL003" in findings(root)
+
+
+def test_the_instanttensor_pack_names_the_copy_parameter_of_safe_open() -> None:
+    """instanttensor 0.1.9 and newer: `safe_open(..., *, copy: bool = True)` (the package
+    imports without a GPU; opening a file needs one)."""
+    instanttensor = pytest.importorskip("instanttensor")
+    copy = inspect.signature(instanttensor.safe_open.__init__).parameters["copy"]
+    assert copy.default is True and copy.kind is inspect.Parameter.KEYWORD_ONLY
+    built_by = {str(c.built_by) for s in builtin_vocabulary().sources for c in s.owned_if if c.built_by}
+    assert built_by == {"instanttensor.safe_open"}
+
+
+@pytest.mark.parametrize("cond", [
+    '{ built-by = "r.Reader", receiver-call = "open", kwarg = "copy", equals = true }',
+    '{ built-by = "r.Reader(copy=True)", kwarg = "copy", equals = true }',
+    '{ built-by = ["r.Reader", "r.open"], kwarg = "copy", equals = true }',
+])
+def test_built_by_is_one_construction_pattern(cond: str) -> None:
+    import tomllib
+
+    from bufferlint.packs import PackError, vocabulary_from_dict
+    data = tomllib.loads(f'[[sources]]\ncall = "r.Reader.read"\nowned-if = [{cond}]\n')
+    with pytest.raises(PackError, match="built-by"):
+        vocabulary_from_dict(data, "test")
 
 
 @pytest.mark.parametrize("entry", ["zmq.MessageTracker.done", ".done(timeout=1)"])
