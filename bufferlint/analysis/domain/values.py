@@ -215,6 +215,32 @@ class Preset:
 
 
 @dataclass(frozen=True)
+class BuiltByParameter:
+    """In ``Value.built``: a construction whose argument is the building function's parameter
+    ``index``, passed on: owned where the caller passes ``equals`` (``owned_by_default``:
+    where it leaves it to a default that is). Decided at each call (``decide_built``)."""
+
+    index: int
+    owned_by_default: bool
+
+
+def decide_built(built: frozenset, bound: dict) -> frozenset:
+    """``Value.built`` of a callee's result at a call: each construction that depends on a
+    parameter decided by the argument bound to it (``bound``), a constant compared with the
+    condition's ``equals`` (``packs.OwnedIf``); an argument not known lends."""
+    out = set()
+    for cond, owned in built:
+        if isinstance(owned, BuiltByParameter):
+            actual = bound.get(owned.index)
+            if actual is None:
+                owned = owned.owned_by_default
+            else:
+                owned = actual.has_const and actual.const == cond.equals
+        out.add((cond, owned))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
 class Value:
     leaves: frozenset = frozenset()
     elems: "Value | None" = None

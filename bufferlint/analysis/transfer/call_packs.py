@@ -14,6 +14,7 @@ from typing import Any
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
+    BuiltByParameter,
     Cond,
     Preset,
     Value,
@@ -367,8 +368,19 @@ def construction(call: CallSite, result: Value) -> Value:
     conditions = call.vocab.constructions(call.shape)
     if not conditions:
         return result
-    said = frozenset((cond, passes(call, cond)) for cond in conditions)
+    said = frozenset((cond, built_with(call, cond)) for cond in conditions)
     return evolve(result, built=result.built | said)
+
+
+def built_with(call: CallSite, cond: OwnedIf) -> bool | BuiltByParameter:
+    """Whether a construction makes its object owned; for an argument that is one of this
+    function's parameters passed on (``def open_reader(path, copy=True): return
+    Reader(path, copy=copy)``), what each caller passes decides (``decide_built``)."""
+    how, value = call.argument(cond.kwarg)
+    if how == "parameter" and isinstance(value, tuple):
+        index, known, default = value
+        return BuiltByParameter(index, known and default == cond.equals)
+    return passes(call, cond)
 
 
 def passes(call: CallSite, cond: OwnedIf) -> bool:
@@ -381,7 +393,7 @@ def built_owned(receiver: Value | None, cond: OwnedIf) -> bool:
     """Was the receiver built by ``cond.built_by`` with what makes it owned, on every path it
     may come from? A receiver whose construction is not seen lends."""
     said = [owned for built, owned in receiver.built if built == cond] if receiver is not None else []
-    return bool(said) and all(said)
+    return bool(said) and all(owned is True for owned in said)
 
 
 def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: object, default: bool = False) -> bool:

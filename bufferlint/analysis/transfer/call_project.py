@@ -23,6 +23,7 @@ from bufferlint.analysis.domain.values import (
     checked,
     clean,
     container,
+    decide_built,
     deep_leaves,
     deep_pending,
     evolve,
@@ -641,7 +642,9 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         types=types,
         type_when=type_when,
         not_none=value.not_none,
-        built=value.built,  # what built the object it hands back (a helper that opens a reader)
+        # what built the object it hands back (a helper that opens a reader), with what
+        # this call passes for the parameters the construction took its arguments from
+        built=decide_built(value.built, bound) if value.built else frozenset(),
         # A parameter's stand-in means nothing here: the argument's own futures came back
         # through ``resolve`` above.
         pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),
