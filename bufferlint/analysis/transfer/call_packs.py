@@ -236,9 +236,11 @@ def source(call: CallSite, spec: SourceSpec) -> Value:
     readers lend when built with ``copy=False``, and before 0.1.9 whatever they were built
     with); owned by every one, it hands out nothing borrowed."""
     if owned_here(call, spec):
-        spec = next((s for s in call.vocab.matches("sources", call.shape) if not owned_here(call, s)), None)
-        if spec is None:
+        lending: SourceSpec | None = next(
+            (s for s in call.vocab.matches("sources", call.shape) if not owned_here(call, s)), None)
+        if lending is None:
             return EMPTY
+        spec = lending
     if spec.fills == "receiver":
         return filled_receiver(call, spec)
     if spec.until:
