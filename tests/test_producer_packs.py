@@ -170,6 +170,21 @@ def test_instanttensor_readers_lend_by_how_they_were_built(tmp_path: Path) -> No
     assert "ckpt/loaders.py:11: BL003" in findings(root)
 
 
+def test_a_built_producers_method_is_read_only_where_the_producer_is_made(tmp_path: Path) -> None:
+    """`tensors` is a common method name: a module calling it that neither names
+    `instanttensor.safe_open` nor a helper returning its reader is not read for it (vLLM
+    0.33.0's attention builders were, and a by-name call resolution there made a false BL005)."""
+    root = tmp_path / "instanttensor_loader"
+    shutil.copytree(FIXTURES / "instanttensor_loader", root)
+    files = sorted(root.rglob("*.py"))
+    parsed = analyze_project(root, files, files, load_settings(root).vocab).files_parsed
+    (root / "ckpt" / "unrelated.py").write_text("def count(batch):\n    return len(batch.tensors())\n",
+                                                encoding="utf-8")
+    files = sorted(root.rglob("*.py"))
+    result = analyze_project(root, files, files, load_settings(root).vocab)
+    assert result.files_parsed == parsed and result.findings
+
+
 def test_the_instanttensor_pack_names_the_copy_parameter_of_safe_open() -> None:
     """instanttensor 0.1.9 and newer: `safe_open(..., *, copy: bool = True)` (the package
     imports without a GPU; opening a file needs one)."""

@@ -429,6 +429,8 @@ class ProjectAnalysis:
         self.asked_methods: set[str] = set()
         self.new_triggers: set[str] = set()  # module constants holding a marker name
         self.seed_groups: list[tuple[str, ...]] = []  # words a source call names all of (see seed_word_groups)
+        # construction name -> methods of what it builds: seeds only where it is named (see seed_names)
+        self.built_methods: dict[str, set[str]] = {}
         self.functions: list[FunctionInfo] = []
         self.callers_asked: set[str] = set()  # names of functions judged by their callers (activate_callers)
 
@@ -492,12 +494,21 @@ class ProjectAnalysis:
         names = set(vocab.markers)
         names.update(p.last_name for p in vocab.pinned_allocations if not seed_words(p)[1:])
         for spec in vocab.sources:
-            names.update(p.last_name for p in spec.calls if not seed_words(p)[1:])
+            built_by = [c.built_by for c in spec.owned_if if c.built_by is not None]
+            for p in spec.calls:
+                owner = next((b for b in built_by if p.name.startswith(b.name + ".")), None)
+                if owner is not None:
+                    # `f.tensors()` of `instanttensor.safe_open(...)`: only where the object is
+                    # made (`tensors` is everywhere); a helper that makes it is added by
+                    # ``next_files``
+                    self.built_methods.setdefault(owner.last_name, set()).add(p.last_name)
+                elif not seed_words(p)[1:]:
+                    names.add(p.last_name)
             # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
             names.update(p.qualname.split(".")[-2] for p in spec.attributes)
             # a helper that builds the producer (`return safe_open(..., copy=False)`) hands
             # back what its construction said (``owned-if``'s ``built-by``)
-            names.update(c.built_by.last_name for c in spec.owned_if if c.built_by is not None)
+            names.update(b.last_name for b in built_by)
         for spec in vocab.guards:
             names.update(p.last_name for p in spec.calls)
         for registrar in vocab.registrars:  # it calls back with views of a buffer it reuses
@@ -573,6 +584,7 @@ class ProjectAnalysis:
         self.activate_mentioning(functions, self.trigger_names)
         self.activate_mentioning_all(functions, self.seed_groups)
         self.activate_attribute_readers(module, functions)
+        self.activate_built_methods(functions, module.text, self.built_methods)
 
     def attribute_reads(self) -> list[tuple[str, str]]:
         """(class, attribute) of every attribute source (``SharedMemory.buf``)."""
@@ -595,6 +607,15 @@ class ProjectAnalysis:
                 position = bisect.bisect_left(lines, first)
                 if position < len(lines) and lines[position] <= last:
                     self.program.activate(info.qualname)
+
+    def activate_built_methods(self, functions: list[FunctionInfo], text: str, built: dict[str, set[str]]) -> None:
+        """Analyse the functions naming a method of a producer that a ``built-by`` construction
+        makes (``f.tensors()``), in a module that names the construction (or a helper of the
+        project that returns what it made): elsewhere the receiver is not known to be one."""
+        named = {name for name in built if name in text}
+        pattern = word_pattern(named)
+        if pattern is not None and pattern.search(text):
+            self.activate_mentioning(functions, set().union(*(built[name] for name in named)))
 
     def activate_mentioning(self, functions: list[FunctionInfo], names: set[str]) -> None:
         """Analyse the functions whose code names a source, marker, guard or producer.
@@ -666,7 +687,30 @@ class ProjectAnalysis:
             self.trigger_names |= producers
             wanted |= self.files_mentioning(producers)
             self.activate_mentioning(self.functions, producers)
+        wanted |= self.next_built_methods()
         return {p for p in wanted if p not in self.parsed}
+
+    def next_built_methods(self) -> set[Path]:
+        """Helpers that turned out to return an object a ``built-by`` construction made (``def
+        open_reader(path): return safe_open(path, copy=False)``) make it too: their callers'
+        files matter, and there the producer's methods (``seed_names``)."""
+        helpers: dict[str, set[str]] = {}
+        for qualname, summary in self.program.summaries.items():
+            short = qualname.rsplit(".", 1)[-1]
+            if short in self.built_methods or short.startswith("<") or not summary.returns.built:
+                continue
+            helpers[short] = {m for cond, _ in summary.returns.built for m in self.built_methods.get(cond.built_by.last_name, ())}
+        if not helpers:
+            return set()
+        self.built_methods.update(helpers)
+        self.trigger_names |= set(helpers)
+        self.activate_mentioning(self.functions, set(helpers))
+        by_module: dict[str, list[FunctionInfo]] = {}
+        for info in self.functions:
+            by_module.setdefault(info.module.name, []).append(info)
+        for functions in by_module.values():
+            self.activate_built_methods(functions, functions[0].module.text, helpers)
+        return self.files_mentioning(set(helpers))
 
     def module_of(self, qualname: str) -> set[Path]:
         parts = qualname.split(".")
