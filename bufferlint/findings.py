@@ -116,6 +116,10 @@ class AnalysisResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # analysis limits hit: results may be incomplete
+    # The limits told only with a reported finding through their function (``Limit.where``),
+    # as (text, path, first line, last line): a cached run reporting other files decides
+    # them again (``analysis.incremental.cached``).
+    conditional_notices: list[tuple] = field(default_factory=list)
     files_seen: int = 0
     files_parsed: int = 0
     cache: str | None = None  # how the cache served this run (None: no cache), for ``-v``

@@ -100,7 +100,7 @@ def test_shipped_kinds() -> None:
     assert kinds["numpy"].copy_of("a") == "a.copy()"
     assert kinds["memoryview"].copy_of("m") == "bytes(m)"
     sources = builtin_vocabulary().sources
-    assert {s.kind for s in sources if not s.until} == {"runai-streamer"}
+    assert {s.kind for s in sources if not s.until} == {"runai-streamer", "instanttensor"}
     assert kinds["shared-memory"].copy_of("v") == "bytes(v)"
     assert {s.kind for s in sources if s.until} == {"torch"}  # device-to-host copies (BL005)
 

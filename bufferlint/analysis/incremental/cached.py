@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection
 
+from bufferlint.analysis.domain.limits import told_with
 from bufferlint.analysis.frontend.imports import scan_imports
 from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.incremental.interface import LineShift, file_interface, line_shift
@@ -118,7 +119,10 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
         checked = {error.path: error.message for error in analysis.check_errors}
         for path in to_check:
             facts.setdefault(scan.hashes[path], {})["error"] = checked.get(path)
-        stored = AnalysisResult(findings=full.findings, errors=analysis.own_errors, notices=full.notices)
+        conditional = {text for text, *_ in full.conditional_notices}
+        stored = AnalysisResult(findings=full.findings, errors=analysis.own_errors,
+                                notices=[n for n in full.notices if n not in conditional],
+                                conditional_notices=full.conditional_notices)
         parsed = full.files_parsed
         record = {
             "files_parsed": parsed,
@@ -385,7 +389,8 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
     if any(error.path in shifts for error in result.errors):
         return False
     modules = {module_name(path, root)[0] + ":" for path in shifts}
-    if any(module in notice for notice in result.notices for module in modules):
+    notices = result.notices + [text for text, *_ in result.conditional_notices]
+    if any(module in notice for notice in notices for module in modules):
         return False
     moved = []
     for finding in result.findings:
@@ -485,10 +490,11 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
             if message is not None:
                 errors.append(FileError(path, message))
     errors.sort(key=lambda error: str(error.path))
+    findings = [f for f in stored.findings if f.path in report]
     return AnalysisResult(
-        findings=[f for f in stored.findings if f.path in report],
+        findings=findings,
         errors=errors,
-        notices=sorted(set(stored.notices) | set(problems)),
+        notices=sorted(set(stored.notices) | set(problems) | told_with(stored.conditional_notices, findings)),
         files_seen=len(scan.hashes),
         files_parsed=parsed,
     )
@@ -501,6 +507,7 @@ def _encode_result(result: AnalysisResult, scan: Scan) -> dict:
         "findings": [_encode_finding(f, scan) for f in result.findings],
         "errors": [[scan.key(e.path), e.message] for e in result.errors],
         "notices": list(result.notices),
+        "conditional": [[text, scan.key(path), first, last] for text, path, first, last in result.conditional_notices],
     }
 
 
@@ -509,6 +516,7 @@ def _decode_result(body: dict, root: Path) -> AnalysisResult:
         findings=[_decode_finding(f, root) for f in body["findings"]],
         errors=[FileError(root / path, message) for path, message in body["errors"]],
         notices=list(body["notices"]),
+        conditional_notices=[(text, root / path, first, last) for text, path, first, last in body["conditional"]],
     )
 
 

@@ -224,7 +224,8 @@ def on_settler(call: CallSite, pattern) -> Value:
 
 def on_drain(call: CallSite, spec) -> Value:
     if call.receiver is not None:
-        call.effects.append(Drain(evolve(call.receiver, alloc=call.receiver_identity())))
+        identity = call.receiver_identity()
+        call.effects.append(Drain(call.receiver if identity == call.receiver.alloc else evolve(call.receiver, alloc=identity)))
     return EMPTY
 
 

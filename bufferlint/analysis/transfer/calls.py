@@ -356,7 +356,7 @@ def wait_on_receiver(call: CallSite) -> Value | None:
         return EMPTY
     identity = call.receiver_identity()
     if identity and vocab.match("drains", call.shape) is not None:
-        call.effects.append(Drain(evolve(receiver, alloc=identity)))
+        call.effects.append(Drain(receiver if identity == receiver.alloc else evolve(receiver, alloc=identity)))
         return EMPTY
     if receiver.pending and vocab.match("done-flags", call.shape) is not None:
         return Value(cond=Cond(settles_if_true=receiver.pending))  # ``future.done()``: polled, not waited

@@ -38,8 +38,9 @@ class FunctionFacts:
     of its parameters into sinks, its findings, and what the project-wide analysis needs
     to know of it (callees, demands, call edges, guard uses)."""
 
-    def __init__(self, display: str) -> None:
+    def __init__(self, display: str, where: tuple | None = None) -> None:
         self.display = display  # the function, as notices name it
+        self.where = where  # its file, first and last lines (``limits.Limit.where``)
         self.returns: Value | None = None
         # Some path returns an instance of a class not known here (``return candidate()`` of
         # a variable holding no known class): the classes of the other paths' instances do
@@ -136,6 +137,7 @@ class FunctionFacts:
             f"{self.display}: a fact depends on more than {MAX_CONDITIONS} conditions on the parameters; only "
             f"{MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are",
             if_reported=True,  # unchecked conditions only let more reaches through: told with a finding
+            where=self.where,
         )
         if note not in self.caps:
             self.caps.append(note)

@@ -25,7 +25,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from bufferlint.analysis.domain.limits import Limit
+from bufferlint.analysis.domain.limits import Limit, function_lines
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.values import checked, identities
 from bufferlint.analysis.flow import cfg
@@ -126,11 +126,11 @@ class InlineChecks:
             if stop.budget and id(statement) not in self.told:
                 self.told.add(id(statement))
                 line = getattr(statement, "lineno", 0)
-                self.caps.append(unevaluated_notice(frame.info.display, line, stop.why))
+                self.caps.append(unevaluated_notice(frame.info.display, line, stop.why, function_lines(frame.info)))
             return None
 
 
-def unevaluated_notice(display: str, line: int, why: str) -> Limit:
+def unevaluated_notice(display: str, line: int, why: str, where: tuple | None = None) -> Limit:
     """The notice for a marker check the budget left unevaluated: the branch was refined as
     if there were no check, so a value it keeps from an asynchronous path may be reported.
     It can only make a finding through its own function wrong: told only with one."""
@@ -138,6 +138,7 @@ def unevaluated_notice(display: str, line: int, why: str) -> Limit:
         f"{display}: the marker check before line {line} was not evaluated ({why}); "
         f"a value it keeps from an asynchronous path may be reported there",
         if_reported=True,
+        where=where,
     )
 
 

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
-from bufferlint.analysis.domain.limits import Limit
+from bufferlint.analysis.domain.limits import Limit, function_lines
 from bufferlint.analysis.domain.state import Pending, State, field_key, is_stand_in, join_into, parameter_key
 from bufferlint.analysis.domain.summaries import widened
 from bufferlint.analysis.domain.values import (
@@ -68,7 +68,7 @@ class FunctionInterpreter:
         self.info = info
         self.program = program
         self.frame = frame = Frame(info, program)
-        self.facts = facts = FunctionFacts(info.display)
+        self.facts = facts = FunctionFacts(info.display, function_lines(info))
         self.effects = effects = Effects(frame, facts)
         self.stores = stores = Stores(frame, facts, effects)
         self.evaluator = evaluator = ExpressionEvaluator(frame, facts, effects, stores, self.apply)
@@ -90,6 +90,7 @@ class FunctionInterpreter:
                     f"{self.info.display}: an access path into a parameter is longer than {MAX_PATH} steps and "
                     f"was widened to its first {MAX_PATH}; findings through it may be less precise",
                     if_reported=True,  # widening adds paths, never drops one: it can only add findings
+                    where=self.facts.where,
                 ))
             return outcome
         finally:

@@ -39,6 +39,7 @@ from bufferlint.analysis.world import is_hot
 from bufferlint.catalog import rule_for
 from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
+from bufferlint.analysis.domain.limits import told_with
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging, internal_error
@@ -775,27 +776,15 @@ class ProjectAnalysis:
         of nothing (a project with no finding at all would get notices about code that has
         nothing to do with buffers)."""
         told = set(self.program.capped)
-        reported: dict[Path, set[int]] = {}
-        for finding in self.result.findings:
-            reported.setdefault(finding.span.path, set()).add(finding.span.line)
-            for step in finding.trace:
-                reported.setdefault(step.path, set()).add(step.line)
-        for qualname, outcome in self.program.outcomes.items():
-            told.update(limit.text for limit in outcome.caps if not limit.if_reported)
-            if_reported = [limit.text for limit in outcome.caps if limit.if_reported]
-            if if_reported and self.reported_in(qualname, reported):
-                told.update(if_reported)
-        return told
-
-    def reported_in(self, qualname: str, reported: dict[Path, set[int]]) -> bool:
-        """Does a reported finding have its site or a trace step in the function's lines?"""
-        info = self.program.index.functions.get(qualname)
-        if info is None:
-            return True
-        node = info.node
-        first, last = getattr(node, "lineno", 1), getattr(node, "end_lineno", None)
-        lines = reported.get(info.module.path, set())
-        return any(first <= line and (last is None or line <= last) for line in lines)
+        conditional = set()
+        for outcome in self.program.outcomes.values():
+            for limit in outcome.caps:
+                if limit.if_reported and limit.where is not None:
+                    conditional.add((limit.text, *limit.where))
+                else:
+                    told.add(limit.text)
+        self.result.conditional_notices = sorted(conditional, key=str)
+        return told | told_with(self.result.conditional_notices, self.result.findings)
 
     def covered_by_callers(self) -> set[str]:
         """The functions whose every call the analysis saw is made after the caller
