@@ -629,7 +629,7 @@ class ProjectIndex:
         """Register one function (its body is indexed by the caller)."""
         kind = "function"
         if class_info is not None:
-            decorators = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in node.decorator_list}
+            decorators = decorator_names(node)
             kind = "staticmethod" if "staticmethod" in decorators else "classmethod" if "classmethod" in decorators else "method"
         qualname = f"{prefix}.{node.name}"
         names, n_pos, vararg, kwarg = _params(node.args)
@@ -961,3 +961,9 @@ def nested_statements(stmt: ast.stmt) -> list[ast.stmt]:
     for case in getattr(stmt, "cases", []):
         inner.extend(case.body)
     return inner
+
+
+def decorator_names(node: ast.AST) -> set[str]:
+    """The last names of a definition's decorators (``staticmethod``, ``contextmanager`` of
+    ``@contextlib.contextmanager``); a decorator call (``@cache(maxsize=1)``) names none."""
+    return {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in getattr(node, "decorator_list", ())}

@@ -41,7 +41,7 @@ from bufferlint.analysis.domain.values import (
     join,
 )
 from bufferlint.analysis.flow import cfg
-from bufferlint.analysis.frontend.index import FunctionInfo, import_bindings
+from bufferlint.analysis.frontend.index import FunctionInfo, decorator_names, import_bindings
 from bufferlint.analysis.frontend.syntax import annotations_of, assigned_names, holder_name, parameter_defaults, short
 from bufferlint.analysis.transfer import call_effects
 from bufferlint.analysis.transfer.call_packs import shape_of
@@ -586,11 +586,7 @@ _GENERATOR_CONTEXTS = frozenset({"contextmanager", "asynccontextmanager"})
 def generator_context(function: ast.AST) -> bool:
     """Is ``function`` decorated ``@contextlib.contextmanager`` (or the async one), by its
     imported or qualified name?"""
-    for decorator in getattr(function, "decorator_list", ()):
-        name = decorator.attr if isinstance(decorator, ast.Attribute) else decorator.id if isinstance(decorator, ast.Name) else None
-        if name in _GENERATOR_CONTEXTS:
-            return True
-    return False
+    return not _GENERATOR_CONTEXTS.isdisjoint(decorator_names(function))
 
 
 def emptied_by_test(test: ast.expr) -> ast.expr | None:
