@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Score bufferlint against the blind held-out corpus (stdlib only).
 
-Usage:  PYTHONPATH=. python benchmarks/heldout/score.py [project ...]
+Usage:  PYTHONPATH=. python benchmarks/heldout/score.py [DIR] [project ...]
 
-For every project directory next to this file (one holding LABELS.toml), runs
+DIR is a corpus folder (default: the one holding this file, benchmarks/heldout); a first
+argument that is a directory without a LABELS.toml of its own is taken as DIR, e.g.
+``score.py benchmarks/heldout2``. For every project directory in it (one holding LABELS.toml),
+or the named ones, runs
   python -m bufferlint check --no-cache --format json <project>
 with cwd = the project directory and PYTHONPATH taken from the environment, matches
 findings to labels by (file, line, rule) and prints TP/FP/FN, precision and recall per
@@ -32,8 +35,8 @@ def group_of(rule):
     return "other(" + rule + ")"
 
 
-def run(project):
-    pdir = os.path.join(HERE, project)
+def run(project, root=HERE):
+    pdir = os.path.join(root, project)
     proc = subprocess.run(
         [PYTHON, "-m", "bufferlint", "check", "--no-cache", "--format", "json", pdir],
         cwd=pdir, capture_output=True, text=True, env=ENV, timeout=900,
@@ -55,14 +58,17 @@ def run(project):
 
 
 def main(argv):
+    root = HERE
+    if argv and os.path.isdir(argv[0]) and not os.path.isfile(os.path.join(argv[0], "LABELS.toml")):
+        root, argv = os.path.abspath(argv[0]), argv[1:]
     projects = argv or sorted(
-        d for d in os.listdir(HERE) if os.path.isfile(os.path.join(HERE, d, "LABELS.toml")))
+        d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "LABELS.toml")))
     with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool:
-        results = dict(zip(projects, pool.map(run, projects)))
+        results = dict(zip(projects, pool.map(lambda p: run(p, root), projects)))
     stats = {g: {"TP": 0, "FP": 0, "FN": 0, "TN": 0} for g, _ in GROUPS}
     mismatches, problems = [], []
     for project in projects:
-        with open(os.path.join(HERE, project, "LABELS.toml"), "rb") as fh:
+        with open(os.path.join(root, project, "LABELS.toml"), "rb") as fh:
             sites = tomllib.load(fh).get("site", [])
         found, err = results[project]
         if err:
