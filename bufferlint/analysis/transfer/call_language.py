@@ -9,6 +9,7 @@ from dataclasses import replace
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
+    advances_producer,
     Cond,
     Value,
     checked,
@@ -63,18 +64,19 @@ def builtin(call: CallSite, name: str) -> Value | None:
     if name in ("tuple", "frozenset"):
         return container(iterate(first))
     if name in ("reversed", "iter"):
-        return container(iterate(first), lazy=True)
+        return container(iterate(first), lazy=advances_producer(first))
     if name == "filter":
         second = args.arg(1)
-        return container(iterate(second), lazy=True) if second is not None else EMPTY
+        return container(iterate(second), lazy=advances_producer(second)) if second is not None else EMPTY
     if name == "next":
         default = args.arg(1)
         return join(iterate(first, call.step("element taken by `next()`")), default) or EMPTY
     if name == "enumerate":
-        return container(Value(items=(EMPTY, iterate(first))), lazy=True)
+        return container(Value(items=(EMPTY, iterate(first))), lazy=advances_producer(first))
     if name == "zip":
-        parts = tuple(iterate(v) for v in args.flat())
-        return container(container(None, parts), lazy=True)
+        inputs = list(args.flat())
+        parts = tuple(iterate(v) for v in inputs)
+        return container(container(None, parts), lazy=any(advances_producer(v) for v in inputs))
     if name == "dict":
         return container(index(iterate(first), 1))
     return None
