@@ -228,7 +228,7 @@ def _requirement_table(requirements: object, where: str, problems: list[str]) ->
 def condition_packages(vocab: Vocabulary) -> set[str]:
     """The packages the vocabulary's version conditions name: the only ones read."""
     specs = [*vocab.sources, *vocab.kinds.values()]
-    return {spec.lends_in.package for spec in specs if spec.lends_in is not None}
+    return {applies.package for spec in specs for applies in spec.lends_in}
 
 
 def apply_declarations(vocab: Vocabulary, declarations: Declarations) -> Vocabulary:
@@ -254,18 +254,22 @@ def apply_declarations(vocab: Vocabulary, declarations: Declarations) -> Vocabul
     return dataclasses.replace(vocab, sources=sources, kinds=kinds, not_lending=not_lending)
 
 
-def _verdict(applies: VersionRange | None, declarations: Declarations) -> str | tuple[str, str, str] | None:
+def _verdict(ranges: tuple[VersionRange, ...], declarations: Declarations) -> str | tuple[str, str, str] | None:
     """None: lends in every version; a string: lends in no admitted version (why); else the
-    condition under which it lends, what the project declares, and the requirement that
-    leaves those versions out, in words."""
-    if applies is None:
+    condition under which it lends, what the project declares, and the requirements that
+    leave those versions out (any one of them does), in words."""
+    if not ranges:
         return None
-    declared = declarations.declared(applies.package)
-    if declared is not None and not declared.admits_some(applies):
-        return f"lends only in {applies}; {declared.describe()} ({declared.origin}) admits none"
-    if declared is None:
-        admitted = f"nothing declares {applies.package}"
-    else:
-        admitted = f"{declared.describe()} in {declared.origin} admits it"
-    floor = floor_fix(applies.specifiers())
-    return f"with {applies}", admitted, f"{applies.package}{floor}" if floor else ""
+    admitted, floors = [], []
+    for applies in ranges:
+        declared = declarations.declared(applies.package)
+        if declared is not None and not declared.admits_some(applies):
+            return f"lends only in {' and '.join(map(str, ranges))}; {declared.describe()} ({declared.origin}) admits none"
+        if declared is None:
+            admitted.append(f"nothing declares {applies.package}")
+        else:
+            admitted.append(f"{declared.describe()} in {declared.origin} admits it")
+        floor = floor_fix(applies.specifiers())
+        if floor:
+            floors.append(f"{applies.package}{floor}")
+    return f"with {' and '.join(map(str, ranges))}", ", ".join(admitted), " or ".join(floors)

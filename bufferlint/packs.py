@@ -41,7 +41,7 @@ from typing import Any, Callable, Collection, Iterable, Iterator
 
 from bufferlint.catalog import RULES
 from bufferlint.hazards import Hazard
-from bufferlint.versions import VersionRange, version_range
+from bufferlint.versions import VersionRange, version_ranges
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -216,7 +216,7 @@ class BorrowKind:
     # A value the project marks with one of ``markers`` is borrowed only in these versions of
     # the library (``lends-in``); ``condition``, ``admitted``, ``floor`` as on a source, and
     # ``lends`` (False: no admitted version lends), set from the project's declarations.
-    lends_in: VersionRange | None = None
+    lends_in: tuple[VersionRange, ...] = ()  # every one must hold
     condition: str = ""
     admitted: str = ""
     floor: str = ""
@@ -257,8 +257,8 @@ class SourceSpec:
     # Attributes that are views of a reused buffer (``SharedMemory.buf``): reading one is
     # borrowing, like calling a source (``pkg.Class.attr``: on objects of that class).
     attributes: tuple[CallPattern, ...] = ()
-    # The library versions in which the source lends (``lends-in``); None: every version.
-    lends_in: VersionRange | None = None
+    # The library versions in which the source lends (``lends-in``); (): every version.
+    lends_in: tuple[VersionRange, ...] = ()  # every one must hold
     # Set from the project's declarations (bufferlint.declarations.apply_declarations): the
     # versions under which it is a hazard ("with pkg<0.17"), what the project declares of
     # them, and the requirement that leaves them out ("pkg>=0.17").
@@ -815,12 +815,13 @@ def pack_key(name: str) -> PackKey:
     return next(key for key in PACK_KEYS if key.key == name)
 
 
-def _lends_in(table: dict, where: str) -> VersionRange | None:
-    """A source's or kind's ``lends-in = { package = "...", versions = "..." }``."""
+def _lends_in(table: dict, where: str) -> tuple[VersionRange, ...]:
+    """A source's or kind's ``lends-in = { package = "...", versions = "..." }``, or an
+    array of such tables that must all hold."""
     if "lends-in" not in table:
-        return None
+        return ()
     try:
-        return version_range(table["lends-in"], f"{where}.lends-in")
+        return version_ranges(table["lends-in"], f"{where}.lends-in")
     except ValueError as exc:
         raise PackError(str(exc)) from None
 

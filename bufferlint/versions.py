@@ -38,6 +38,20 @@ class VersionRange:
         return f"{self.package}{self.versions}"
 
 
+def version_ranges(value: object, where: str) -> tuple[VersionRange, ...]:
+    """One ``{ package, versions }`` table, or an array of them that must all hold
+    (vLLM's RunAI iterator lends only with a streamer older than 0.17 *and* a vLLM older
+    than 0.22, which clones each tensor it yields); ValueError naming ``where``."""
+    if isinstance(value, list):
+        if not value:
+            raise ValueError(f"{where}: expected a table or a non-empty array of tables")
+        ranges = tuple(version_range(item, f"{where}[{i}]") for i, item in enumerate(value))
+        if len({r.package for r in ranges}) != len(ranges):
+            raise ValueError(f"{where}: one condition per package (put its specifiers in one set)")
+        return ranges
+    return (version_range(value, where),)
+
+
 def version_range(value: object, where: str) -> VersionRange:
     """A ``{ package = "...", versions = "..." }`` table, validated; ValueError naming ``where``."""
     if not isinstance(value, dict) or set(value) != {"package", "versions"}:

@@ -135,4 +135,42 @@ def test_settings_leave_out_sources_no_admitted_version_lends(tmp_path: Path) ->
     assert not any(str(p) == iterator for spec in vocab.sources for p in spec.calls)
     assert any(iterator in pattern for pattern, _ in vocab.not_lending)
     get_tensors = [spec for spec in vocab.sources if spec.calls[0].last_name == "get_tensors"]
-    assert [str(spec.lends_in) for spec in get_tensors] == ["runai-model-streamer>=0.17"]
+    assert [list(map(str, spec.lends_in)) for spec in get_tensors] == [["runai-model-streamer>=0.17"]]
+
+
+VLLM_ITERATOR = "vllm.model_executor.model_loader.weight_utils.runai_safetensors_weights_iterator"
+
+
+def _vllm_iterator(vocab):
+    return [spec for spec in vocab.sources if any(str(p) == VLLM_ITERATOR for p in spec.calls)]
+
+
+@pytest.mark.parametrize("dependencies, lends", [
+    ('["vllm>=0.22"]', False),  # the iterator clones: owned whatever the streamer
+    ('["runai-model-streamer>=0.17"]', False),  # the streamer owns
+    ('["vllm==0.21.0", "runai-model-streamer==0.16.0"]', True),  # both old: it lends
+    ('[]', True),  # nothing declared: any version, so it may lend
+])
+def test_a_source_lends_only_where_every_condition_holds(tmp_path: Path, dependencies: str, lends: bool) -> None:
+    write(tmp_path, {"pyproject.toml": f'[project]\nname = "p"\nversion = "1"\ndependencies = {dependencies}\n'})
+    vocab = load_settings(tmp_path).vocab
+    found = _vllm_iterator(vocab)
+    assert bool(found) is lends
+    if lends:
+        assert found[0].condition == "with runai-model-streamer<0.17 and vllm<0.22"
+        assert found[0].floor == "runai-model-streamer>=0.17 or vllm>=0.22"
+    else:
+        assert any(VLLM_ITERATOR in pattern for pattern, _ in vocab.not_lending)
+
+
+@pytest.mark.parametrize("lends_in, message", [
+    ("[]", "expected a table or a non-empty array of tables"),
+    ('[{ package = "x", versions = "<1" }, { package = "x", versions = ">0" }]', "one condition per package"),
+])
+def test_a_list_of_conditions_is_validated(tmp_path: Path, lends_in: str, message: str) -> None:
+    write(tmp_path, {
+        "pyproject.toml": '[tool.bufferlint]\nrule-packs = ["pack.toml"]\n',
+        "pack.toml": f'[[sources]]\ncall = "lib.read"\nlends-in = {lends_in}\n',
+    })
+    with pytest.raises(ConfigError, match=message):
+        load_settings(tmp_path)

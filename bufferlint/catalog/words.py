@@ -106,7 +106,8 @@ def version_condition(fact: tuple[Any, ...]) -> str:
     """A version-conditioned producer's condition as a message starts with it: under which
     versions it lends, what the project admits, and the one-line fix that rules them out."""
     _, _, _, condition, admitted, floor = fact[:6]
-    fix = f", raise the floor: `{floor}`" if floor else ""  # no ";": the shim's comments cut there
+    # no ";": the shim's comments cut there; several floors: raising any one of them does
+    fix = f", raise the floor: {' or '.join(f'`{f}`' for f in floor.split(' or '))}" if floor else ""
     return f"{condition} only ({admitted}{fix}): "
 
 
