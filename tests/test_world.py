@@ -82,7 +82,7 @@ VIEW: dict[str, Question] = {
     "field_value": lambda view: view.field_value(frozenset({"pkg.Loader"}), "pool"),
     "in_project": lambda view: view.in_project("pkg.helper"),
     "methods_named": lambda view: view.methods_named("run", "pkg"),
-    "overrides_of": lambda view: view.overrides_of("pkg.Base.run"),
+    "overrides_of": lambda view: view.overrides_of("pkg.Base", "run"),
     "hot": lambda view: ("pkg.helper", 0) in view.hot,
     "flight_hot": lambda view: ("pkg.helper", 0) in view.flight_hot,
     "pinned_hot": lambda view: ("pkg.helper", 0) in view.pinned_hot,

@@ -114,7 +114,9 @@ class ProjectView(Protocol):
         """The project's methods called ``name``, each with why a call in ``module`` may
         reach it (None: no import of ``module``'s loads its class's module)."""
 
-    def overrides_of(self, qualname: str) -> list[FunctionInfo]: ...
+    def overrides_of(self, class_qualname: str, name: str) -> list[FunctionInfo]:
+        """What ``self.<name>()`` in a method of the class may run besides the class's own
+        ``name``: what the project's subclasses reach by that name instead."""
 
     def activate(self, qualname: str) -> None: ...
 

@@ -45,11 +45,11 @@ class Pending:
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested")
 
     def __init__(
         self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False,
-        flying=frozenset(), refilled=frozenset(),
+        flying=frozenset(), refilled=frozenset(), tested=frozenset(),
     ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
@@ -61,9 +61,14 @@ class State:
         # (site, step): borrowed objects whose producer may have refilled them at that step
         # (an ``advances`` call), not handed out again since
         self.refilled: frozenset = refilled
+        # (guard, object): a project predicate returned True for this borrowed object on this
+        # path (``if self.guard(w):``); a sink consuming the object here uses it as a guard
+        # (``CallSite.note_tested_guards``)
+        self.tested: frozenset = tested
 
     def copy(self) -> "State":
-        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled)
+        return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled,
+                     self.tested)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -76,6 +81,7 @@ class State:
             and self.synced == other.synced
             and self.flying == other.flying
             and self.refilled == other.refilled
+            and self.tested == other.tested
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -114,11 +120,12 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     synced = old.synced and new.synced
     flying = old.flying | new.flying
     refilled = old.refilled | new.refilled
+    tested = old.tested & new.tested
     changed = copied or (
         len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
         or len(stale) != len(old.stale) or synced != old.synced or len(flying) != len(old.flying)
-        or len(refilled) != len(old.refilled)
+        or len(refilled) != len(old.refilled) or len(tested) != len(old.tested)
     )
     if not changed:
         return old, False
-    return State(out, assume, pending, cleaned, stale, synced, flying, refilled), True
+    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested), True

@@ -147,6 +147,18 @@ class ClassInfo:
     _fields: dict[str, list[ast.expr]] | None = None
     _readers: dict[str, set[str]] | None = None
     _constants: dict[str, object] | None = None
+    _held: dict[str, str] | None = None
+
+    @property
+    def held(self) -> dict[str, str]:
+        """Attributes the class body binds to a function wrapped in ``staticmethod``
+        (``guard = staticmethod(checks_marker)``): read on the class or on an instance, the
+        function is called without a receiver, as a ``@staticmethod`` is. Attribute -> the
+        dotted name of the function (resolved by ``ProjectIndex.class_method``, where every
+        module is known). A plain ``guard = f`` is not one: an instance binds ``f`` to itself."""
+        if self._held is None:
+            self._held = _collect_held(self) if self.node is not None else {}
+        return self._held
 
     @property
     def constants(self) -> dict[str, object]:
@@ -206,7 +218,7 @@ FACTS: dict[type, tuple[str, ...]] = {
     ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names"),
     FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
                    "class_qualname", "outer", "local_defs"),
-    ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants"),
+    ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants", "held"),
 }
 NOT_FACTS: dict[type, dict[str, str]] = {
     ModuleInfo: {
@@ -223,7 +235,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
     ClassInfo: {
         "module": "the file the interface is of", "node": "compared as syntax (keywords, decorators, body)",
         "_fields": "the store of ``fields``", "_readers": "the store of ``readers``",
-        "_constants": "the store of ``constants``",
+        "_constants": "the store of ``constants``", "_held": "the store of ``held``",
     },
 }
 
@@ -709,7 +721,7 @@ class ProjectIndex:
         order, depth first); not known when a method of that name, or a base that is not
         the project's (it may define it) comes first."""
         info = self.classes.get(self.canonical(class_qualname))
-        if info is None or depth > 10 or attr in info.methods:
+        if info is None or depth > 10 or attr in info.methods or attr in info.held:
             return False, None
         if attr in info.constants:
             return True, info.constants[attr]
@@ -724,10 +736,16 @@ class ProjectIndex:
         return False, None
 
     def class_method(self, class_qualname: str, name: str, depth: int = 0) -> str | None:
-        """A method looked up through the project's class hierarchy (MRO by depth-first)."""
+        """A method looked up through the project's class hierarchy (MRO by depth-first),
+        or the project function a class attribute holds as a static method (``held``; None
+        when what it holds is not a project function: it hides the bases' all the same)."""
         info = self.classes.get(self.canonical(class_qualname))
         if info is None or depth > 10:
             return None
+        if name in info.held:
+            target = self.canonical(info.held[name])
+            found = self.functions.get(target)
+            return target if found is not None and found.kind in ("function", "staticmethod") else None
         if name in info.methods:
             return info.methods[name]
         for base in info.bases:
@@ -848,6 +866,37 @@ def _collect_class_constants(info: ClassInfo) -> dict[str, object]:
             if value is not None:
                 seen.add(name)
     return found
+
+
+def _collect_held(info: ClassInfo) -> dict[str, str]:
+    """A class body's ``name = staticmethod(f)`` (``f`` a name or a dotted name), unless a
+    later statement binds ``name`` again (a ``def``, or another value)."""
+    found: dict[str, str] = {}
+    for stmt in info.node.body if info.node is not None else ():
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.pop(stmt.name, None)
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        value = getattr(stmt, "value", None)
+        held = _static_function(info.module, value) if len(targets) == 1 else None
+        for target in targets:
+            if isinstance(target, ast.Name):
+                if held is not None:
+                    found[target.id] = held
+                else:
+                    found.pop(target.id, None)
+    return found
+
+
+def _static_function(module: ModuleInfo, value: ast.expr | None) -> str | None:
+    """``staticmethod(f)`` -> the dotted name ``f`` names in ``module`` (None otherwise)."""
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords):
+        return None
+    wrapper = base_name(module, value.func) if isinstance(value.func, (ast.Name, ast.Attribute)) else None
+    if wrapper != "builtins.staticmethod" and not (wrapper == f"{module.name}.staticmethod" and "staticmethod" not in module.globals):
+        return None
+    wrapped = value.args[0]
+    return base_name(module, wrapped) if isinstance(wrapped, (ast.Name, ast.Attribute)) else None
 
 
 def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:

@@ -169,9 +169,9 @@ class RecordingProgram:
         self._log.read(("methods_named", name, module), tuple((self.index.located(info), why) for info, why in found))
         return found
 
-    def overrides_of(self, qualname: str) -> list[FunctionInfo]:
-        found = self._program.overrides_of(qualname)
-        self._log.read(("overrides_of", qualname), tuple(self.index.located(info) for info in found))
+    def overrides_of(self, class_qualname: str, name: str) -> list[FunctionInfo]:
+        found = self._program.overrides_of(class_qualname, name)
+        self._log.read(("overrides_of", class_qualname, name), tuple(self.index.located(info) for info in found))
         return found
 
     def activate(self, qualname: str) -> None:
@@ -320,8 +320,8 @@ class ReplayProgram:
     def methods_named(self, name: str | None, module: str) -> list[tuple[FunctionInfo, Reached | None]]:
         return [(self.index.info(q), why) for q, why in self.answer(("methods_named", name, module))]
 
-    def overrides_of(self, qualname: str) -> list[FunctionInfo]:
-        return [self.index.info(q) for q in self.answer(("overrides_of", qualname))]
+    def overrides_of(self, class_qualname: str, name: str) -> list[FunctionInfo]:
+        return [self.index.info(q) for q in self.answer(("overrides_of", class_qualname, name))]
 
     def activate(self, qualname: str) -> None:
         self.wrote(("activate", qualname))

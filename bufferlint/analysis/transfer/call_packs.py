@@ -468,6 +468,7 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
         if spec.payload == "all" and call.receiver is not None and spec.hazard.reads_receiver:
             payload = join(payload, call.receiver)
     call.note_guard_use(enabler, payload)
+    call.note_tested_guards(payload)
     payload = clean(payload, cleaned)
     if spec.hazard.sink_reader == "device copy":
         device_copy_reads(call, spec, payload)

@@ -109,6 +109,7 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
     receiver = call.receiver
     own = (receiver.types | receiver.declared) if receiver is not None else frozenset()
     conditions = dict(receiver.type_when) if receiver is not None else {}
+    looked_up_in = ""  # the class the first method found was looked up in
     for type_name in sorted(own & call.shape.receiver_types) or call.shape.receiver_types:
         if type_name in index.classes:
             qualname = index.class_method(type_name, method)
@@ -117,6 +118,7 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
                 continue
             when = conditions.get(type_name, frozenset())  # an instance of it only under these
             if info not in found:
+                looked_up_in = looked_up_in or type_name
                 found.append(info)
                 call.target_when[info.qualname] = when
             else:
@@ -125,9 +127,12 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
         # A subclass in a file not parsed yet may override it: the files defining a method of
         # that name are asked for when what the call passes may be borrowed.
         call.demand("method", method, call.receiver)
-        overrides = [o for o in call.program.overrides_of(found[0].qualname) if o not in found]
+        overrides = [o for o in call.program.overrides_of(looked_up_in, method) if o not in found]
         if overrides:
-            call.dispatched_from = found[0].qualname
+            # What the call's result is judged as (a guard: ``Program.guard_dispatch``): the
+            # class's ``method`` and its subclasses' (the method's own name when the class
+            # defines it).
+            call.dispatched_from = f"{looked_up_in}.{method}"
             found.extend(overrides)
     return found
 
@@ -398,6 +403,7 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
             continue
         for enabler in enablers:
             call.note_guard_use(enabler, payload)
+        call.note_tested_guards(Value(leaves=frozenset({leaf})))
         trace = leaf.trace + (edge.step,) + reach.trace
         if isinstance(leaf, Borrow):
             call.effects.append(Report(_site_of(call, leaf), trace, reach.hazard))

@@ -10,7 +10,7 @@ from dataclasses import replace
 from functools import cached_property
 
 from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
-from bufferlint.analysis.domain.values import Borrow, ParamRef, Preset, Value, deep_leaves, index
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Preset, Value, deep_leaves, index, program_memory
 from bufferlint.analysis.frontend.constants import fold_device
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
@@ -290,6 +290,17 @@ class CallSite:
         """A project predicate deciding whether values are consumed async is used as a guard."""
         if enabler is not None and enabler.origin is not None and next(deep_leaves(payload), None) is not None:
             self.effects.append(Record("guard-use", enabler.origin))
+
+    def note_tested_guards(self, payload: Value) -> None:
+        """``if self.guard(w): pool.submit(fn, w)``: a project predicate whose True led here,
+        asked about a borrowed object this call consumes, decides whether the object is
+        consumed: it is used as a guard (``State.tested``)."""
+        tested = self.frame.st.tested if self.frame.st is not None else frozenset()
+        if not tested:
+            return
+        bases = {leaf.base for leaf in deep_leaves(payload) if isinstance(leaf, Borrow) and not program_memory(leaf)}
+        for origin in sorted({origin for origin, base in tested if base in bases}):
+            self.effects.append(Record("guard-use", origin))
 
     def receiver_identity(self) -> frozenset:
         """Which object the receiver is, for the calls that wait for all its work

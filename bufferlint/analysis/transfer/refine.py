@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.conditions import EQ, FALSY, IS, IS_NOT, NE, TRUTHY, ParamTest, exact_parameter
-from bufferlint.analysis.domain.values import Value, clean, clear_leaf, fact_tags
+from bufferlint.analysis.domain.values import Borrow, Value, clean, clear_leaf, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
 
@@ -40,6 +40,8 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         return st
     if value.has_const and bool(value.const) != branch and not isinstance(value.const, str):
         return None
+    if branch and value.origin is not None and isinstance(test, ast.Call):
+        st.tested = st.tested | predicate_tested(value.origin, test, values)
     if value.cond is not None:
         done = value.cond.settles_if_true if branch else value.cond.settles_if_false
         if done:  # ``if tracker.done:``, ``if event.query():``: that work is finished on this branch
@@ -50,6 +52,19 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
     if param is not None:
         st.assume = st.assume | {ParamTest(param, TRUTHY if branch else FALSY).on(param, defaults)}
     return st
+
+
+def predicate_tested(origin: str, test: ast.Call, values: dict[int, Value]) -> frozenset:
+    """``if guard(w):`` on its True branch: (the predicate, each borrowed object passed to
+    it), what ``State.tested`` keeps. ``origin`` names the predicate as the call resolved it
+    (``Class.name`` for one dispatched through a class hierarchy: ``Program.guard_dispatch``)."""
+    found = set()
+    for arg in [*test.args, *(k.value for k in test.keywords)]:
+        value = values.get(id(arg.value if isinstance(arg, ast.Starred) else arg))
+        for leaf in value.leaves if value is not None else ():
+            if isinstance(leaf, Borrow) and not program_memory(leaf):
+                found.add((origin, leaf.base))
+    return frozenset(found)
 
 
 def assume_clean(st: State, facts: frozenset[tuple[object, object]]) -> State:

@@ -90,6 +90,7 @@ class Program:
         # (``analysis.replay``: an edit inside one function is checked against them).
         self.logs: dict[str, list[AnalysisLog]] | None = None
         self._subclass_memo: tuple[int, dict[str, list[str]]] | None = None  # see ``_subclasses``
+        self._override_memo: tuple[int, dict[tuple[str, str], list[str]]] | None = None  # see ``overrides_in``
 
     # -- the heap: what the project's objects keep in their attributes ------------------
 
@@ -239,23 +240,53 @@ class Program:
             self._mentions_callee_word(self.index.functions[qualname])
 
     def overrides(self, qualname: str) -> list[str]:
-        """The methods of the project's parsed subclasses that override method ``qualname``."""
+        """What the project's parsed subclasses run instead of method ``qualname`` of a class
+        (``overrides_in`` of its class and name)."""
         info = self.index.functions.get(qualname)
-        owner = info.class_qualname if info is not None and info.binds_receiver else None
-        if owner is None:
+        if info is None or info.class_qualname is None or info.kind == "module":
             return []
-        name = qualname.rsplit(".", 1)[-1]
-        found = []
-        for class_name in self._subclasses().get(owner, ()):
-            method = self.index.classes[class_name].methods.get(name)
-            if method is not None and method != qualname and method in self.index.functions:
-                found.append(method)
+        return self.overrides_in(info.class_qualname, info.name)
+
+    def overrides_in(self, class_qualname: str, name: str) -> list[str]:
+        """What ``self.<name>(...)`` in a method of class ``class_qualname`` may run besides
+        the class's own ``name``: what each parsed subclass reaches by that name through its
+        hierarchy (a method, or a function a class attribute holds as a static method,
+        ``ProjectIndex.class_method``), each once, in name order of the subclasses. Memoised
+        until more modules are parsed: a base class's ``self.<name>()`` calls ask it at every
+        analysis, for every subclass."""
+        memo = self._override_memo
+        if memo is None or memo[0] != len(self.index.modules):
+            memo = self._override_memo = (len(self.index.modules), {})
+        key = (class_qualname, name)
+        found = memo[1].get(key)
+        if found is None:
+            found = memo[1][key] = self._reached_by_subclasses(class_qualname, name)
         return found
 
-    def overrides_of(self, qualname: str) -> list[FunctionInfo]:
-        """``overrides``, as the interpreter asks it: what ``self.m()`` in a method of a base
-        class may run besides the base's own ``m``."""
-        return [self.index.functions[q] for q in self.overrides(qualname)]
+    def _reached_by_subclasses(self, class_qualname: str, name: str) -> list[str]:
+        own = self.index.class_method(class_qualname, name)
+        found: list[str] = []
+        for class_name in self._subclasses().get(self.index.canonical(class_qualname), ()):
+            target = self.index.class_method(class_name, name)
+            if target is not None and target != own and target not in found and target in self.index.functions:
+                found.append(target)
+        return found
+
+    def overrides_of(self, class_qualname: str, name: str) -> list[FunctionInfo]:
+        """``overrides_in``, as the interpreter asks it: what ``self.<name>()`` in a method of
+        the class may run besides the class's own ``name``."""
+        return [self.index.functions[q] for q in self.overrides_in(class_qualname, name)]
+
+    def guard_dispatch(self, used: str) -> tuple[str | None, list[str]]:
+        """A guard as a call used it (``Outcome.used_as_guard``): a function, or ``Class.name``
+        for ``self.name(w)`` dispatched through the class hierarchy (``targets_typed``) ->
+        the function the class itself reaches, and what its subclasses run instead."""
+        if used in self.index.functions:
+            return used, self.overrides(used)
+        owner, _, name = used.rpartition(".")
+        if owner in self.index.classes:
+            return self.index.class_method(owner, name), self.overrides_in(owner, name)
+        return None, []
 
     def _subclasses(self) -> dict[str, list[str]]:
         """Class -> its parsed subclasses, in name order; worked out again once more modules
@@ -325,8 +356,9 @@ class Program:
                 self.callers.setdefault(callee, set()).add(qualname)
             for guard in sorted(outcome.used_as_guard - self.guards_seen):
                 self.guards_seen.add(guard)
-                for override in self.overrides(guard):  # what ``self.<guard>(w)`` may run too
-                    guarded = (override, 1)  # a method's first parameter after its receiver
+                for override in self.guard_dispatch(guard)[1]:  # what ``self.<guard>(w)`` may run too
+                    # its first parameter after the receiver, if it binds one
+                    guarded = (override, 1 if self.index.functions[override].binds_receiver else 0)
                     if guarded not in self.hot:
                         self.hot.add(guarded)
                         self.activate(override)
@@ -810,12 +842,19 @@ class ProjectAnalysis:
                     qualname = program.index.canonical(pattern.qualname)
                     if qualname in program.index.functions:
                         checked[qualname] = (spec.param, spec.kind)
-        for qualname in used_as_guard:
-            checked.setdefault(qualname, (0, ""))
+        dispatched: list[str] = []  # what ``self.guard(w)`` may run through a subclass
+        for used in sorted(used_as_guard):
+            own, overrides = program.guard_dispatch(used)
+            if own is not None:
+                checked.setdefault(own, (0, ""))
+            dispatched += overrides
         for qualname, judged_as in list(checked.items()):  # ``self.guard(w)`` may run an override
             for override in program.overrides(qualname):
                 if override in program.outcomes:
                     checked.setdefault(override, judged_as)
+        for override in dispatched:
+            if override in program.outcomes:
+                checked.setdefault(override, (0, ""))
         if not program.raw_vocab.markers:
             return
         for qualname, (param, kind) in checked.items():
