@@ -73,7 +73,20 @@ def targets_static(call: CallSite, qualname: str) -> list[FunctionInfo]:
         call.constructed = qualname
         found = index.functions.get(init) if init is not None else None
         return [found] if found is not None else []
-    return []
+    return _held_by_class(call, qualname)
+
+
+def _held_by_class(call: CallSite, qualname: str) -> list[FunctionInfo]:
+    """``Loader.guard(w)``: a function a project class holds as a static method
+    (``guard = staticmethod(f)``, its own or a base's), called without a receiver. Only
+    that class's: naming the class picks it, whatever subclasses hold."""
+    index = call.program.index
+    owner, _, name = qualname.rpartition(".")
+    if not owner or owner not in index.classes:
+        return []
+    held = index.class_method(owner, name)
+    info = index.functions.get(held) if held is not None else None
+    return [info] if info is not None and not info.binds_receiver else []
 
 
 def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]:
