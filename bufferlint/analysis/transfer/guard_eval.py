@@ -376,10 +376,26 @@ class GuardEvaluator(ExpressionFolder):
         decided = value.kind != "unknown" and other.kind != "unknown"
         return [(True, path.fork(decided)), (False, path.fork(decided))]
 
+    def class_test(self, cls: ast.expr, value: Abstract, path: Path) -> list[tuple[bool, Path]]:
+        """Is the value an instance of ``cls``: blind, but the same answer for the subject
+        wherever a path asks again (``case Tensor(_marker=True)`` then ``case Tensor(is_cpu=True)``:
+        a path that failed the first class test fails the second)."""
+        name = dotted_name(cls)
+        if value.kind != "subject" or name is None:
+            return self.either(value, BLIND, path)
+        key = f"<instance of {name}>"
+        known = path.env.get(key)
+        if known is not None:
+            return [(bool(known.value), path)]
+        out = self.either(value, BLIND, path)
+        for matched, p in out:
+            p.env[key] = const(matched)
+        return out
+
     def class_pattern(self, pattern: ast.MatchClass, value: Abstract, path: Path) -> list[tuple[bool, Path]]:
         """``case Tensor(_marker=True)``: the class test is blind; keyword patterns read attributes."""
         everything = dotted_name(pattern.cls) in ("object", "builtins.object")
-        live = [(True, path)] if everything or value.kind == "const" else self.either(value, BLIND, path)
+        live = [(True, path)] if everything or value.kind == "const" else self.class_test(pattern.cls, value, path)
         if pattern.patterns:
             live = [(m, p.fork(False)) for m, p in live]  # positional sub-patterns need ``__match_args__``
         out = [(False, p) for matched, p in live if not matched]
