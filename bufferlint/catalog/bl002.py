@@ -135,7 +135,13 @@ nor silences one. Library calls given the marked value are taken as not reading 
 marker (unless they are also given a marker's name: undecided), and so are calls that may
 reach more than 8 of the project's functions (a method called by name). An override of a
 guard method in a project subclass is judged as a guard too (the base's `self.guard(w)`
-may run it), but the base's call is not yet reported for the subclass's instances.
+may run it), but the base's call is not yet reported for the subclass's instances. So is a
+function a class holds as `guard = staticmethod(f)` and one its subclasses hold or define
+instead (a plain `guard = f` attribute is not followed: an instance binds it as a method).
+A project predicate is used as a guard when its result is an async consumer's switch
+(`use_async=guard(w)`) or when `if guard(w):` leads to a consumer of `w`; not yet when the
+result is kept in a variable first (`ok = guard(w)`), or tested on a parameter of a function
+whose callers pass the borrowed value.
 `isinstance(w, C)` checks the marker when the kind declares `C` in `marked-classes` (a
 wrapper class every instance of which carries the marker); of any other class (`torch.Tensor`)
 it is independent of the marker. A subclass of a marked class is not recognised unless it is
