@@ -744,8 +744,8 @@ class ProjectIndex:
             return None
         if name in info.held:
             target = self.canonical(info.held[name])
-            found = self.functions.get(target)
-            return target if found is not None and found.kind in ("function", "staticmethod") else None
+            function = self.functions.get(target)
+            return target if function is not None and function.kind in ("function", "staticmethod") else None
         if name in info.methods:
             return info.methods[name]
         for base in info.bases:

@@ -54,7 +54,7 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
     return st
 
 
-def predicate_tested(origin: str, test: ast.Call, values: dict[int, Value]) -> frozenset:
+def predicate_tested(origin: str, test: ast.Call, values: dict[int, Value]) -> frozenset[tuple[str, tuple[object, ...]]]:
     """``if guard(w):`` on its True branch: (the predicate, each borrowed object passed to
     it), what ``State.tested`` keeps. ``origin`` names the predicate as the call resolved it
     (``Class.name`` for one dispatched through a class hierarchy: ``Program.guard_dispatch``)."""
