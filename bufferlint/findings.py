@@ -120,6 +120,9 @@ class AnalysisResult:
     # as (text, path, first line, last line): a cached run reporting other files decides
     # them again (``analysis.incremental.cached``).
     conditional_notices: list[tuple] = field(default_factory=list)
+    # Notices about one file's code (a guard left undecided), as (text, path): told when
+    # that file is reported on, as a cold run of those files tells them.
+    file_notices: list[tuple] = field(default_factory=list)
     files_seen: int = 0
     files_parsed: int = 0
     cache: str | None = None  # how the cache served this run (None: no cache), for ``-v``

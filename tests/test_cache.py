@@ -465,3 +465,16 @@ def test_selecting_a_rule_whose_vocabulary_was_left_out_does_not_reuse_the_cache
     cold = check(root, "--no-cache", "--extend-select", "BL006")
     assert {f["rule"] for f in cold["findings"]} == {"BL006"}
     assert check(root, "--extend-select", "BL006") == cold
+
+
+def test_a_notice_about_a_file_is_told_when_that_file_is_reported(project: Path) -> None:
+    """A guard left undecided is told when its file is reported on: the record (made
+    reporting every file) keeps the file with the notice, and a warm run reporting other
+    files does not tell it, as a cold run of them does not."""
+    check(project)
+    for paths in (["direct_submit.py"], ["guards_evaluated.py"]):
+        runs = [run_cli("check", "--format", "json", "--exit-zero", *extra, *paths, cwd=project) for extra in ((), ("--no-cache",))]
+        warm, cold = (json.loads(proc.stdout) for proc in runs)
+        assert warm == cold
+        told = any("names_unknown" in notice for notice in warm["notices"])
+        assert told is (paths == ["guards_evaluated.py"])

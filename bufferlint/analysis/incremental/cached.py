@@ -120,9 +120,10 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
         for path in to_check:
             facts.setdefault(scan.hashes[path], {})["error"] = checked.get(path)
         conditional = {text for text, *_ in full.conditional_notices}
+        about_files = {text for text, _ in full.file_notices}
         stored = AnalysisResult(findings=full.findings, errors=analysis.own_errors,
-                                notices=[n for n in full.notices if n not in conditional],
-                                conditional_notices=full.conditional_notices)
+                                notices=[n for n in full.notices if n not in conditional and n not in about_files],
+                                conditional_notices=full.conditional_notices, file_notices=full.file_notices)
         parsed = full.files_parsed
         record = {
             "files_parsed": parsed,
@@ -389,7 +390,7 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
     if any(error.path in shifts for error in result.errors):
         return False
     modules = {module_name(path, root)[0] + ":" for path in shifts}
-    notices = result.notices + [text for text, *_ in result.conditional_notices]
+    notices = result.notices + [text for text, *_ in result.conditional_notices] + [text for text, _ in result.file_notices]
     if any(module in notice for notice in notices for module in modules):
         return False
     moved = []
@@ -494,7 +495,8 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
     return AnalysisResult(
         findings=findings,
         errors=errors,
-        notices=sorted(set(stored.notices) | set(problems) | told_with(stored.conditional_notices, findings)),
+        notices=sorted(set(stored.notices) | set(problems) | told_with(stored.conditional_notices, findings)
+                       | {text for text, path in stored.file_notices if path in report}),
         files_seen=len(scan.hashes),
         files_parsed=parsed,
     )
@@ -508,6 +510,7 @@ def _encode_result(result: AnalysisResult, scan: Scan) -> dict:
         "errors": [[scan.key(e.path), e.message] for e in result.errors],
         "notices": list(result.notices),
         "conditional": [[text, scan.key(path), first, last] for text, path, first, last in result.conditional_notices],
+        "about_files": [[text, scan.key(path)] for text, path in result.file_notices],
     }
 
 
@@ -517,6 +520,7 @@ def _decode_result(body: dict, root: Path) -> AnalysisResult:
         errors=[FileError(root / path, message) for path, message in body["errors"]],
         notices=list(body["notices"]),
         conditional_notices=[(text, root / path, first, last) for text, path, first, last in body["conditional"]],
+        file_notices=[(text, root / path) for text, path in body["about_files"]],
     )
 
 

@@ -799,7 +799,9 @@ class ProjectAnalysis:
                 ))
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
-        self.result.notices = sorted(set(self.result.notices) | self.limits_told())
+        self.result.file_notices.sort(key=str)
+        told = {text for text, path in self.result.file_notices if path in self.report_files}
+        self.result.notices = sorted(set(self.result.notices) | self.limits_told() | told)
 
     def limits_told(self) -> set[str]:
         """The analysis limits hit, as notices. A marker check left unevaluated is told only
@@ -873,12 +875,11 @@ class ProjectAnalysis:
             if undecided and guards_kind(set(undecided), kind, program.raw_vocab):
                 # Neither proven nor refuted: not reported as approving marked values, and its
                 # calls were not taken as guarded.
-                self.result.notices.append(
+                self.result.file_notices.append((
                     f"{info.display}: could not decide whether the guard returns False for marked values "
                     f"({next(iter(undecided.values()))}); {code} is not reported for it, and the calls it "
-                    "decides are not taken as guarded"
-                )
-                self.result.notices.sort()
+                    "decides are not taken as guarded", info.module.path,
+                ))
                 continue
             node = info.node
             span = program.span(info.module, node)
