@@ -704,6 +704,14 @@ def pinned_buffer(leaf: Leaf) -> TypeGuard[Borrow]:
     return isinstance(leaf, Borrow) and leaf.pinned
 
 
+def on_host(value: Value) -> bool:
+    """Surely host memory: a host allocation (``Value.host``), or a pinned buffer the
+    program allocated (or a view of one) wherever it was kept, since pinned memory is host
+    memory: a copy into it from the device lands there later, one from it to the host is
+    synchronous."""
+    return value.host or (bool(value.leaves) and all(pinned_buffer(leaf) for leaf in value.leaves))
+
+
 def meets(a: Borrow, b: Borrow) -> bool:
     """May the two parts share bytes: parts of one buffer not provably disjoint
     (``Borrow.region``)?"""

@@ -201,10 +201,12 @@ class Mark:
 
 @dataclass(frozen=True)
 class Fill:
-    """``target.copy_(gpu, non_blocking=True)``: ``target`` holds ``copy`` (in flight) too."""
+    """``target.copy_(gpu, non_blocking=True)``: ``target`` holds ``copy`` (in flight) too,
+    and so does every view of the pinned buffers it is (``buffers``, their sites)."""
 
     target: ast.expr
     copy: Value
+    buffers: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from bufferlint.analysis.domain.values import (
     join,
     join_all,
     map_leaves,
+    on_host,
     pinned_buffer,
     view_of,
 )
@@ -149,7 +150,7 @@ def filled_by_device(call: CallSite) -> bool:
     if spec is None or spec.fills != "receiver" or call.frame.contexts:
         return False
     origin = call.args.arg(0)
-    return origin is not None and not origin.host
+    return origin is not None and not on_host(origin)
 
 
 def refilled_buffers(call: CallSite, writes: str | int) -> list[tuple[ast.expr, Value]]:
@@ -192,7 +193,7 @@ def device_copy_reads(call: CallSite, spec: SinkSpec, payload: Value) -> None:
     non_blocking=True)``, ``pinned.to("cpu", non_blocking=True)``) is synchronous."""
     if not any(leaf.pinned for leaf in deep_leaves(payload) if isinstance(leaf, Borrow)):
         return
-    if spec.payload != "receiver" and call.receiver is not None and call.receiver.host:
+    if spec.payload != "receiver" and call.receiver is not None and on_host(call.receiver):
         return
     how, device = call.argument("device", 0)
     if spec.payload == "receiver" and call.method == "to" and how == "const" and str(device).startswith("cpu"):
@@ -295,11 +296,12 @@ def in_flight_copy(call: CallSite, spec: SourceSpec) -> Value:
 def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
     """``pinned.copy_(gpu, non_blocking=True)``: the receiver is in flight when it is host
     memory and the copy reads something not known to be (a host-to-host copy is
-    synchronous); the call returns its receiver, in flight too."""
+    synchronous); the call returns its receiver, in flight too. A pinned buffer the program
+    allocated is in flight through every view of it, wherever kept (``Effects.fill``)."""
     receiver, origin = call.receiver, call.args.arg(0)
     rest = vocabulary(call, skip="sources") or EMPTY
     target = call.node.func.value if isinstance(call.node.func, ast.Attribute) else None
-    if receiver is None or not receiver.host or (origin is not None and origin.host) or target is None:
+    if receiver is None or not on_host(receiver) or (origin is not None and on_host(origin)) or target is None:
         return rest
     why = argument_origins(call, call.vocab.pattern_of("sources", spec, call.shape))
     step = call.step(
@@ -308,7 +310,8 @@ def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
     step = replace(step, fact=("source", spec.kind, "borrowed"))
     copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), True, spec.kind)}), host=True)
     call.effects.append(Issue(copy))
-    call.effects.append(Fill(target, copy))
+    buffers = frozenset(leaf.site for leaf in receiver.leaves if pinned_buffer(leaf))
+    call.effects.append(Fill(target, copy, buffers))
     return join(join(rest, receiver), copy)
 
 

@@ -222,6 +222,11 @@ class Effects:
             return
         qualname = frame.info.qualname
         sites = {leaf.site for leaf in deep_leaves(kept) if isinstance(leaf, Borrow) and leaf.flight}
+        for leaf in deep_leaves(kept):  # a pinned buffer another method left a copy filling
+            fill = frame.program.buffer_fill(leaf.site) if pinned_buffer(leaf) else None
+            if fill is not None:
+                self.facts.filled_buffers[leaf.site] = join(self.facts.filled_buffers.get(leaf.site), fill)
+                sites.update(in_flight_sites(fill))
         sites = {site for site in sites if site[0] != qualname}  # its own copies: its state knows them
         if sites - st.flying:
             st.flying = st.flying | sites
@@ -234,7 +239,7 @@ class Effects:
         if st is None or not value.leaves:
             return
         step = None
-        for leaf in value.leaves:
+        for leaf in value.leaves | self.fills_of(value.leaves):
             if isinstance(leaf, Borrow):
                 if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)):
                     continue  # landed, or a copy to the host only if the callers say so
@@ -402,12 +407,30 @@ class Effects:
             issued = st.flying | {p.key for p in st.pending if p.hazard.settled_by_sync}
             st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=issued)
 
-    def fill(self, target: ast.expr, copy: Value) -> None:
+    def fill(self, target: ast.expr, copy: Value, buffers: frozenset) -> None:
         """``pinned.copy_(gpu, non_blocking=True)``: the variable ``target`` names holds the
-        copy in flight from now on (a receiver that is not a variable: a known gap)."""
+        copy in flight from now on, and so does every view of the pinned ``buffers`` it is,
+        however it is reached (``fills_of``: ``self.arr = self.pinned.numpy()`` read in this
+        method or, once it returns in flight, in another: ``Stores.keep_in_flight``)."""
         st = self.frame.st
         if isinstance(target, ast.Name) and st is not None:
             st.vars[target.id] = join(st.vars.get(target.id), copy)
+        filled = self.facts.filled_buffers
+        for site in buffers:
+            filled[site] = join(filled.get(site), copy)
+
+    def fills_of(self, leaves) -> frozenset:
+        """The copies in flight into the pinned buffers among ``leaves`` (views of a buffer
+        share its bytes: reading one reads what the copy is still filling)."""
+        filled = self.facts.filled_buffers
+        if not filled:
+            return frozenset()
+        out: frozenset = frozenset()
+        for leaf in leaves:
+            fill = filled.get(leaf.site) if pinned_buffer(leaf) else None
+            if fill is not None:
+                out = out | fill.leaves
+        return out
 
     def landed(self, value: Value) -> Value:
         """``value`` without the in-flight copies a synchronisation on this path completed

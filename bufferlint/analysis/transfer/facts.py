@@ -68,6 +68,10 @@ class FunctionFacts:
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
         self.param_calls: dict[tuple, ParamCall] = {}  # where and how a parameter is called -> ParamCall
         self.flying_fields: list = []  # (owner, attr, value, site): copies in flight kept in fields
+        # Pinned buffer's site -> the copies from the device filling it (``Effects.fill``), here
+        # or, read from a field, by another method (``Effects.arrive``); in flight while their
+        # sites are in ``State.flying``.
+        self.filled_buffers: dict[tuple, Value] = {}
         # Pinned buffers written before this function synchronised: site -> (the write, what
         # wrote); and the pinned buffers read from the receiver's fields, which outlive a call
         # (``Effects.carry_over``).

@@ -174,13 +174,20 @@ class Stores:
 
     def keep_in_flight(self) -> None:
         """The function ends: the copies it stored in fields that are still in flight on
-        this path go to the heap, where the class's other methods read them in flight."""
+        this path go to the heap, where the class's other methods read them in flight; so do
+        its copies into pinned buffers still in flight (``Program.fill_buffer``), which every
+        view of the buffer kept in a field reads (``Effects.arrive``)."""
         st = self.frame.st
         if st is None:
             return
         for owner, attr, kept, site in self.facts.flying_fields:
             if site in st.flying:
                 self.frame.program.store_field(owner, attr, kept)
+        qualname = self.frame.info.qualname
+        for buffer, fill in self.facts.filled_buffers.items():
+            own = frozenset(leaf for leaf in fill.leaves if leaf.site in st.flying and leaf.site[0] == qualname)
+            if own:
+                self.frame.program.fill_buffer(buffer, Value(leaves=own))
 
     def read_back(self, holder: ast.expr, node: ast.AST) -> None:
         """A container that keeps borrowed views past their step is read: the use (say the

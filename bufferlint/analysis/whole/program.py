@@ -75,6 +75,9 @@ class Program:
         self.module_texts: dict[str, tuple[bytes, bool]] = {}
         self._import_graph: ImportGraph | None = None
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
+        # Pinned buffer's site -> the copies from the device some method left filling it when
+        # it returned (``Stores.keep_in_flight``): in flight in every view of it kept in a field.
+        self.buffer_fills: dict[tuple, Value] = {}
         # What makes a callee matter with nothing borrowed passed to it (``consider``): the
         # pack's synchronisers and ``advances`` calls, then the functions found to call them.
         self.callee_words = callee_words(vocab)
@@ -112,9 +115,55 @@ class Program:
         self.heap[key] = new
         # Borrowed values (and copies in flight) make the readers matter; a pinned buffer
         # only changes what the readers already analysed see (one that copies from it or
-        # writes it is analysed for that: ``seed_word_groups``, ``pinned_hot``).
-        lends = any(not pinned_buffer(leaf) for leaf in deep_leaves(value))
-        for name, info in self.index.classes.items():  # the readers, in subclasses too
+        # writes it is analysed for that: ``seed_word_groups``, ``pinned_hot``), unless a
+        # copy from the device is left filling it (``buffer_fills``).
+        lends = any(not pinned_buffer(leaf) or leaf.site in self.buffer_fills for leaf in deep_leaves(value))
+        self._wake_readers(owner, attr, lends)
+
+    def buffer_fill(self, site: tuple) -> Value | None:
+        """The copies from the device some method left filling the pinned buffer ``site``."""
+        return self.buffer_fills.get(site)
+
+    def fill_buffer(self, site: tuple, copy: Value) -> None:
+        """A method returns with ``copy`` still filling the pinned buffer ``site``: the
+        methods reading a field that keeps a view of it read the copy in flight."""
+        old = self.buffer_fills.get(site)
+        new = join(old, copy)
+        if new == old:
+            return
+        self.buffer_fills[site] = new
+        attrs = set()
+        for (owner, attr), kept in list(self.heap.items()):
+            if any(pinned_buffer(leaf) and leaf.site == site for leaf in deep_leaves(kept)):
+                self._wake_readers(owner, attr, True)
+                attrs.add(attr)
+        self._activate_mentioning(attrs)
+
+    def _activate_mentioning(self, attrs: set[str]) -> None:
+        """Analyse the functions that read one of these attributes of some object
+        (``self.state.accepted``: not a reader of ``state``'s class the index knows); the
+        read decides, by the object's class, whether it is the field that keeps the buffer."""
+        pattern = word_pattern(attrs)
+        if pattern is None:
+            return
+        lines_by_module: dict[str, list[int]] = {}
+        for info in list(self.index.functions.values()):
+            if info.qualname in self.active:
+                continue
+            module = info.module
+            lines = lines_by_module.get(module.name)
+            if lines is None:
+                lines = lines_by_module[module.name] = match_lines(pattern, module.text)
+            first = getattr(info.node, "lineno", 1)
+            last = getattr(info.node, "end_lineno", None) or 10**9
+            position = bisect.bisect_left(lines, first)
+            if position < len(lines) and lines[position] <= last:
+                self.activate(info.qualname)
+
+    def _wake_readers(self, owner: str, attr: str, lends: bool) -> None:
+        """Analyse again the methods reading ``attr`` of ``owner``'s objects (and of its
+        subclasses'); ``lends``: they matter now, analyse them even if they were not."""
+        for name, info in self.index.classes.items():
             if owner in self.index.class_ancestors(name) and attr in info.readers:
                 for reader in sorted(info.readers[attr]):
                     if lends:
