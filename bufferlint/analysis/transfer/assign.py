@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import cast
 from dataclasses import replace
 
-from bufferlint.analysis.domain.values import EMPTY, ParamRef, Value, container, index, iterate, join, pinned_buffer
+from bufferlint.analysis.domain.values import EMPTY, ParamRef, Value, container, index, iterate, join, on_host, pinned_buffer
 from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short
 from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.frame import Frame
@@ -58,6 +58,8 @@ class Assignment:
             if frame.st is None:
                 return
             self.write_into(holder, stmt, f"{short(target.value)}[...] = ...", target.slice)
+            if on_host(holder) and value.leaves:  # `host[:n] = x`: the CPU copies x's bytes now
+                self.effects.read_host(stmt, value, f"{short(target.value)}[...] = ...")
             if self.stores.is_array(target.value, holder) or (is_slice(target.slice) and not holder.collection):
                 self.eval(target.slice)  # `t[a:b] = w`, `param.data[i] = w` copy w into t's own storage
                 return
