@@ -37,11 +37,12 @@ RULE = Rule(
 ## What it does
 
 Finds host reads of a tensor produced by a non-blocking device-to-host copy
-(`t.to("cpu", non_blocking=True)`) before anything synchronises with the device
+(`t.to("cpu", non_blocking=True)`, `pinned.copy_(gpu, non_blocking=True)`) before anything synchronises with the device
 (`torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`,
 `torch.cuda.current_stream().synchronize()`). Host reads are the torch pack's `host-reads`
-(`.tolist()`, `.item()`, `int(t)`, `print(t)`, ...; views such as `.numpy()` or `t[0]` are
-in flight too, and their reads count), truth tests (`if t:`) and
+(`.tolist()`, `.item()`, `int(t)`, `print(t)`, a queue's `put`, ...; views such as
+`.numpy()` or `t[0]` are in flight too, and their reads count), truth tests (`if t:`), a
+store into host memory (`host[:n] = t`) and
 handing the tensor to a thread pool or a thread, judged by the function it runs when that is
 the project's (one that synchronises before it reads is fine). The whole program is followed: a helper that issues the
 copy and returns the host tensor, a helper that reads a tensor it was given before it
@@ -95,8 +96,12 @@ holding one, a variable, a parameter's default. A flag that is not known
 as the accelerator's (most `.to(device, non_blocking=True)` copy to the device), and the
 arguments callers pass to a helper's device parameter, a device a helper returns and options
 forwarded with `**kwargs` are not followed yet. `pinned.copy_(gpu, non_blocking=True)` makes
-`pinned` in flight when it is known to be host memory (a pinned or CPU allocation in the same
-function); a buffer made elsewhere is not known to be. Any synchroniser counts as covering every copy, even one on an
+`pinned` in flight when it is known to be host memory (a CPU allocation in the same function,
+or a pinned allocation anywhere in the project, kept in a field of any object); a CPU buffer
+made elsewhere is not known to be. A pinned buffer is in flight through every view of it,
+wherever it is kept (`self.arr = self.pinned.numpy()` in another field, another object's
+field): a method reading one while another method left a copy filling the buffer is
+reported. Any synchroniser counts as covering every copy, even one on an
 unrelated stream; an event a task is handed counts as covering what it is handed. A copy
 kept in an object's attribute by one method and read by another is in flight there until
 the reading method synchronises (the order the methods run in is not known: one that only
