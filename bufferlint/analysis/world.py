@@ -108,8 +108,9 @@ class ProjectView(Protocol):
 
     def field_value(self, classes: Iterable[str], attr: str) -> Value | None: ...
 
-    def buffer_fill(self, site: tuple) -> Value | None:
-        """The copies from the device another method left filling the pinned buffer ``site``."""
+    def buffer_fill(self, site: tuple, reader: str) -> Value | None:
+        """The copies from the device another method left filling the pinned buffer ``site``,
+        as a method of the class ``reader`` sees them."""
 
     def in_project(self, qualname: str) -> bool: ...
 
@@ -128,7 +129,7 @@ class ProjectView(Protocol):
 
     def store_field(self, owner: str, attr: str, value: Value) -> None: ...
 
-    def fill_buffer(self, site: tuple, copy: Value) -> None: ...
+    def fill_buffer(self, site: tuple, copy: Value, owner: str) -> None: ...
 
     def consider(self, info: FunctionInfo) -> None: ...
 

@@ -769,7 +769,17 @@ class ProjectIndex:
                     resolved = self.resolve_type(info.module, expr)
                     if resolved:
                         out.add(resolved)
+                    else:
+                        out.update(self._own_method_returns(class_qualname, expr))
         return frozenset(out)
+
+    def _own_method_returns(self, class_qualname: str, expr: ast.expr) -> frozenset:
+        """``self.buf = self._make_buffer(...)`` in ``__init__``: the project classes the
+        return annotation of the object's own method names (``-> CpuGpuBuffer``)."""
+        if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+            return frozenset()
+        method = self.class_method(class_qualname, expr.attr)
+        return self.return_types(method) if method is not None else frozenset()
 
     def return_types(self, qualname: str) -> frozenset:
         """The project classes a function's return annotation names (``-> Sink``): what a

@@ -223,7 +223,7 @@ class Effects:
         qualname = frame.info.qualname
         sites = {leaf.site for leaf in deep_leaves(kept) if isinstance(leaf, Borrow) and leaf.flight}
         for leaf in deep_leaves(kept):  # a pinned buffer another method left a copy filling
-            fill = frame.program.buffer_fill(leaf.site) if pinned_buffer(leaf) else None
+            fill = frame.program.buffer_fill(leaf.site, self.reader_class()) if pinned_buffer(leaf) else None
             if fill is not None:
                 self.facts.filled_buffers[leaf.site] = join(self.facts.filled_buffers.get(leaf.site), fill)
                 sites.update(in_flight_sites(fill))
@@ -418,6 +418,27 @@ class Effects:
         filled = self.facts.filled_buffers
         for site in buffers:
             filled[site] = join(filled.get(site), copy)
+        if self._own_field(target):
+            self.facts.own_fills.update(buffers)
+
+    def _own_field(self, target: ast.expr) -> bool:
+        """``self.cpu.copy_(...)``, ``self.cpu[:n].copy_(...)``: the buffer is one the
+        receiver keeps itself, so which object's buffer it is the caller decides (every
+        object of the class shares the allocation site); through another object's field
+        (``self.batch.cpu``) it is the one that object keeps."""
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        receiver = self.frame.receiver_name
+        return (
+            receiver is not None and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name) and target.value.id == receiver
+        )
+
+    def reader_class(self) -> str:
+        """The class of the method reading a field ("" for a function): a buffer a method
+        filled through its own receiver's field is in flight for that class's methods only
+        (``Program.buffer_fill``)."""
+        return self.frame.info.class_qualname or ""
 
     def fills_of(self, leaves) -> frozenset:
         """The copies in flight into the pinned buffers among ``leaves`` (views of a buffer

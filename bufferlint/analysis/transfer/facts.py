@@ -72,6 +72,7 @@ class FunctionFacts:
         # or, read from a field, by another method (``Effects.arrive``); in flight while their
         # sites are in ``State.flying``.
         self.filled_buffers: dict[tuple, Value] = {}
+        self.own_fills: set[tuple] = set()  # of those, filled through a field of the receiver itself
         # Pinned buffers written before this function synchronised: site -> (the write, what
         # wrote); and the pinned buffers read from the receiver's fields, which outlive a call
         # (``Effects.carry_over``).

@@ -187,7 +187,8 @@ class Stores:
         for buffer, fill in self.facts.filled_buffers.items():
             own = frozenset(leaf for leaf in fill.leaves if leaf.site in st.flying and leaf.site[0] == qualname)
             if own:
-                self.frame.program.fill_buffer(buffer, Value(leaves=own))
+                owner = self.frame.info.class_qualname if buffer in self.facts.own_fills else None
+                self.frame.program.fill_buffer(buffer, Value(leaves=own), owner or "")
 
     def read_back(self, holder: ast.expr, node: ast.AST) -> None:
         """A container that keeps borrowed views past their step is read: the use (say the

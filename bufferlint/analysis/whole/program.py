@@ -78,6 +78,11 @@ class Program:
         # Pinned buffer's site -> the copies from the device some method left filling it when
         # it returned (``Stores.keep_in_flight``): in flight in every view of it kept in a field.
         self.buffer_fills: dict[tuple, Value] = {}
+        # ... and the classes whose methods filled it through their receiver's own field
+        # ("": through another object's field, or in a function): only those classes'
+        # methods (and their subclasses') read such a fill, since every object of the class
+        # shares the buffer's allocation site and which one was filled is the caller's.
+        self.buffer_owners: dict[tuple, frozenset[str]] = {}
         # What makes a callee matter with nothing borrowed passed to it (``consider``): the
         # pack's synchronisers and ``advances`` calls, then the functions found to call them.
         self.callee_words = callee_words(vocab)
@@ -120,18 +125,25 @@ class Program:
         lends = any(not pinned_buffer(leaf) or leaf.site in self.buffer_fills for leaf in deep_leaves(value))
         self._wake_readers(owner, attr, lends)
 
-    def buffer_fill(self, site: tuple) -> Value | None:
-        """The copies from the device some method left filling the pinned buffer ``site``."""
-        return self.buffer_fills.get(site)
+    def buffer_fill(self, site: tuple, reader: str) -> Value | None:
+        """The copies from the device some method left filling the pinned buffer ``site``,
+        as a method of the class ``reader`` ("": a function) sees them."""
+        owners = self.buffer_owners.get(site, frozenset())
+        if "" in owners or (reader and any(owner in self.index.class_ancestors(reader) for owner in owners)):
+            return self.buffer_fills.get(site)
+        return None
 
-    def fill_buffer(self, site: tuple, copy: Value) -> None:
-        """A method returns with ``copy`` still filling the pinned buffer ``site``: the
-        methods reading a field that keeps a view of it read the copy in flight."""
+    def fill_buffer(self, site: tuple, copy: Value, owner: str) -> None:
+        """A method returns with ``copy`` still filling the pinned buffer ``site`` (through
+        a field of its own receiver, a method of ``owner``; else ""): the methods reading a
+        field that keeps a view of it read the copy in flight."""
         old = self.buffer_fills.get(site)
         new = join(old, copy)
-        if new == old:
+        owners = self.buffer_owners.get(site, frozenset())
+        if new == old and owner in owners:
             return
         self.buffer_fills[site] = new
+        self.buffer_owners[site] = owners | {owner}
         attrs = set()
         for (owner, attr), kept in list(self.heap.items()):
             if any(pinned_buffer(leaf) and leaf.site == site for leaf in deep_leaves(kept)):
