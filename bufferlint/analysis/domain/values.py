@@ -705,11 +705,15 @@ def pinned_buffer(leaf: Leaf) -> TypeGuard[Borrow]:
 
 
 def on_host(value: Value) -> bool:
-    """Surely host memory: a host allocation (``Value.host``), or pinned buffers the program
-    allocated and copies to the host (or views of them) wherever they were kept, since
-    pinned memory is host memory: a copy into it from the device lands there later, one from
-    it to the host is synchronous."""
-    return value.host or (bool(value.leaves) and all(program_memory(leaf) for leaf in value.leaves))
+    """Surely host memory: a host allocation (``Value.host``), or a pinned buffer the
+    program allocated (or a view of one) wherever it was kept, since pinned memory is host
+    memory: a copy into it from the device lands there later, one from it to the host is
+    synchronous. A buffer a copy is filling holds that copy too (``Effects.fill``). Copies
+    in flight alone do not count: a move of one to the device keeps its leaf
+    (``calls._off_the_host`` drops only pinned buffers)."""
+    return value.host or (
+        any(pinned_buffer(leaf) for leaf in value.leaves) and all(program_memory(leaf) for leaf in value.leaves)
+    )
 
 
 def meets(a: Borrow, b: Borrow) -> bool:
