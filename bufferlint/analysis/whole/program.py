@@ -124,6 +124,8 @@ class Program:
         # copy from the device is left filling it (``buffer_fills``).
         lends = any(not pinned_buffer(leaf) or leaf.site in self.buffer_fills for leaf in deep_leaves(value))
         self._wake_readers(owner, attr, lends)
+        if any(pinned_buffer(leaf) and "" in self.buffer_owners.get(leaf.site, ()) for leaf in deep_leaves(value)):
+            self._activate_mentioning({attr})  # a buffer filled already, kept here only now
 
     def buffer_fill(self, site: tuple, reader: str) -> Value | None:
         """The copies from the device some method left filling the pinned buffer ``site``,
@@ -145,11 +147,12 @@ class Program:
         self.buffer_fills[site] = new
         self.buffer_owners[site] = owners | {owner}
         attrs = set()
-        for (owner, attr), kept in list(self.heap.items()):
+        for (holder, attr), kept in list(self.heap.items()):
             if any(pinned_buffer(leaf) and leaf.site == site for leaf in deep_leaves(kept)):
-                self._wake_readers(owner, attr, True)
+                self._wake_readers(holder, attr, True)
                 attrs.add(attr)
-        self._activate_mentioning(attrs)
+        if owner == "":  # read through any object's field (a fill of its own is its class's)
+            self._activate_mentioning(attrs)
 
     def _activate_mentioning(self, attrs: set[str]) -> None:
         """Analyse the functions that read one of these attributes of some object
