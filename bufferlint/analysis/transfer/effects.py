@@ -223,7 +223,9 @@ class Effects:
         qualname = frame.info.qualname
         sites = {leaf.site for leaf in deep_leaves(kept) if isinstance(leaf, Borrow) and leaf.flight}
         for leaf in deep_leaves(kept):  # a pinned buffer another method left a copy filling
-            fill = frame.program.buffer_fill(leaf.site, self.reader_class()) if pinned_buffer(leaf) else None
+            if not pinned_buffer(leaf):
+                continue
+            fill = frame.program.buffer_fill(leaf.site, self.reader_class())
             if fill is not None:
                 self.facts.filled_buffers[leaf.site] = join(self.facts.filled_buffers.get(leaf.site), fill)
                 sites.update(in_flight_sites(fill))
