@@ -70,6 +70,12 @@ class Borrow:
     # itself, kept by every view made from the view (a view of a part lies within it).
     # A write to one part while a copy reads a disjoint part is no hazard (``Effects.write_host``).
     region: tuple | None = None
+    # Which object holds this pinned buffer, when the buffer was read as a field of an object
+    # the program can tell apart from the others of its class (``Value.objects``): the
+    # allocation sites that object may come from. Empty: any object of the class (every
+    # object's buffer shares the one allocation site in the class's own code). Two parts
+    # of one site meet only if their objects may be one (``same_object``).
+    objects: frozenset = frozenset()
 
     @property
     def base(self) -> tuple:
@@ -86,17 +92,21 @@ class Borrow:
         be the buffer's; a view of a part stays within that part)."""
         trace = self.trace + (step,) if step and not self.view else self.trace
         part = region if self.pinned and not self.view else self.region
-        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill, part)
+        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill, part, self.objects)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
-        return Borrow(self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill, self.region)
+        return Borrow(
+            self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill, self.region, self.objects
+        )
 
     def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: frozenset = frozenset()) -> "Borrow":
         """A callee's own borrowed object, re-identified per call site (``when``: what is
         left of its conditions there, in terms of the caller's parameters; of its region,
         the constant bounds: the callee's names mean nothing here)."""
         region = constant_part(self.region)
-        return Borrow((self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region)
+        return Borrow(
+            (self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region, self.objects
+        )
 
     def elsewhere(self) -> "Borrow":
         """This object as another call sees it (kept in a field, read by the next call): of
@@ -104,11 +114,15 @@ class Borrow:
         region = constant_part(self.region)
         if region == self.region:
             return self
-        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, self.when, self.pinned, self.refill, region)
+        return Borrow(
+            self.site, self.view, self.trace, self.flight, self.kind, self.when, self.pinned, self.refill, region, self.objects
+        )
 
     def under(self, when: frozenset) -> "Borrow":
         """This object, handed out only under these conditions (``Borrow.when``)."""
-        return Borrow(self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region)
+        return Borrow(
+            self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region, self.objects
+        )
 
     def cleared_by(self, tags: frozenset) -> bool:
         """Do guard facts with these tags prove this object unborrowed?"""
@@ -299,6 +313,12 @@ class Value:
     # (``built-by``): ``(condition, owned)`` per construction it may come from. A producer's
     # later call is owned only when every one of them is (``call_packs.built_owned``).
     built: frozenset = frozenset()
+    # Which object this is, when the program can tell it from the others of its class: the
+    # allocation sites it may come from, a constructor call (``Buf(n)``) or, for an object
+    # kept in a field, the calls every store into that field makes it with
+    # (``ProjectIndex.field_objects``). Empty: not known (any object of its classes). The
+    # pinned buffers read from its fields are that object's (``Borrow.objects``).
+    objects: frozenset = frozenset()
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -382,8 +402,21 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         truth=a.truth if a.truth == b.truth else None,
         fields=fields,
         built=a.built | b.built,
+        objects=_join_objects(a, b),
         callables=a.callables if a.ref == b.ref and a.callables == b.callables else _callables(a) | _callables(b),
     )
+
+
+def _join_objects(a: Value, b: Value) -> frozenset:
+    """The object a value is on one path or another: any of both sides' when each side
+    knows, or the other is None; not known when either side may be another object."""
+    if a.objects and b.objects:
+        return a.objects | b.objects
+    if a.objects and b.has_const and b.const is None:
+        return a.objects
+    if b.objects and a.has_const and a.const is None:
+        return b.objects
+    return frozenset()
 
 
 def _callables(value: Value) -> frozenset:
@@ -719,7 +752,27 @@ def on_host(value: Value) -> bool:
 def meets(a: Borrow, b: Borrow) -> bool:
     """May the two parts share bytes: parts of one buffer not provably disjoint
     (``Borrow.region``)?"""
-    return a.site == b.site and not disjoint(a.region, b.region)
+    return a.site == b.site and same_object(a.objects, b.objects) and not disjoint(a.region, b.region)
+
+
+def same_object(a: frozenset, b: frozenset) -> bool:
+    """May two buffers of one allocation site be one object's (``Borrow.objects``): either
+    object not known, or both may come from one allocation site."""
+    return not a or not b or not a.isdisjoint(b)
+
+
+def of_object(value: Value, objects: frozenset) -> Value:
+    """``value`` read from a field of the object ``objects`` names: the pinned buffers in
+    it whose object is not known are that object's."""
+    if not objects:
+        return value
+
+    def own(leaf: Leaf) -> Leaf:
+        if pinned_buffer(leaf) and not leaf.objects:
+            return evolve(leaf, objects=objects)
+        return leaf
+
+    return map_leaves(value, own)
 
 
 def in_flight_sites(value: Value) -> frozenset:

@@ -148,6 +148,8 @@ class ClassInfo:
     _readers: dict[str, set[str]] | None = None
     _constants: dict[str, object] | None = None
     _held: dict[str, str] | None = None
+    _stores: dict[str, list[tuple[str, ast.expr | None]]] | None = None
+    _makers: dict[str, list[ast.expr]] | None = None
 
     @property
     def held(self) -> dict[str, str]:
@@ -159,6 +161,29 @@ class ClassInfo:
         if self._held is None:
             self._held = _collect_held(self) if self.node is not None else {}
         return self._held
+
+    @property
+    def stores(self) -> dict[str, list[tuple[str, ast.expr | None]]]:
+        """Attribute -> each store into ``self.<attr>`` in the class's methods (and of the
+        attribute in the class body: ``""``), in order: the method's name and the callee of
+        the call whose result it stores (None: another value; a store of None is left out).
+        Which objects a field may hold (``ProjectIndex.field_objects``)."""
+        if self._stores is None:
+            self._stores, self._makers = {}, {}
+            if self.node is not None:
+                _collect_stores(self.node, self)
+        return self._stores
+
+    @property
+    def makers(self) -> dict[str, list[ast.expr]]:
+        """Method name -> the callees of the calls its every ``return`` hands back (a method
+        returning anything else, or nothing, is not here): what a store of its result
+        may make (``_make_buffer`` returning ``CpuGpuBuffer(...)``)."""
+        if self._makers is None:
+            self._stores, self._makers = {}, {}
+            if self.node is not None:
+                _collect_stores(self.node, self)
+        return self._makers
 
     @property
     def constants(self) -> dict[str, object]:
@@ -218,7 +243,7 @@ FACTS: dict[type, tuple[str, ...]] = {
     ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names"),
     FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
                    "class_qualname", "outer", "local_defs"),
-    ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants", "held"),
+    ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants", "held", "stores", "makers"),
 }
 NOT_FACTS: dict[type, dict[str, str]] = {
     ModuleInfo: {
@@ -236,6 +261,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "module": "the file the interface is of", "node": "compared as syntax (keywords, decorators, body)",
         "_fields": "the store of ``fields``", "_readers": "the store of ``readers``",
         "_constants": "the store of ``constants``", "_held": "the store of ``held``",
+        "_stores": "the store of ``stores``", "_makers": "the store of ``makers``",
     },
 }
 
@@ -457,11 +483,13 @@ class ProjectIndex:
     # module -> (first line, last line, class) of each method, to tell the class of ``self``
     _method_spans: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
+    _field_objects: dict[tuple[str, str], frozenset] = field(default_factory=dict)  # (class, attr) -> answer
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
         """Index a parsed module; returns its functions (module body included)."""
         self.modules[module.name] = module
         self._ancestors.clear()  # a base class may be defined here
+        self._field_objects.clear()  # ... or a subclass storing into a field
         self._attached_memo.clear()  # the module may attach callables
         self._method_spans[module.name] = []
         added: list[FunctionInfo] = []
@@ -773,6 +801,58 @@ class ProjectIndex:
                         out.update(self._own_method_returns(class_qualname, expr))
         return frozenset(out)
 
+    def field_objects(self, class_qualnames, attr: str) -> frozenset:
+        """Which objects ``obj.attr`` may be, for ``obj`` of these classes, told apart from
+        the other objects of their class: one identity per store into the field in the
+        class's methods (its ancestors' and known subclasses' too), when every store keeps
+        what a construction makes anew (``self.a = Buf(n)``, ``self.a = self._make_buffer(n)``
+        with ``_make_buffer`` returning ``Buf(...)``). Two fields whose stores differ hold
+        different objects. Empty: not known (a store of another value, a field no store of
+        the class sets; a store from outside the class is not seen)."""
+        out: set = set()
+        for class_qualname in class_qualnames:
+            key = (class_qualname, attr)
+            known = self._field_objects.get(key)
+            if known is None:
+                known = self._field_objects[key] = self._objects_of(class_qualname, attr)
+            if not known:
+                return frozenset()
+            out |= known
+        return frozenset(out)
+
+    def _objects_of(self, class_qualname: str, attr: str) -> frozenset:
+        out = set()
+        for name in self._field_holders(class_qualname):
+            info = self.classes.get(name)
+            for k, (method, callee) in enumerate(info.stores.get(attr, ()) if info is not None else ()):
+                if callee is None or not self._makes_new(info, callee):
+                    return frozenset()
+                out.add((name, method, attr, k))
+        return frozenset(out)
+
+    def _field_holders(self, class_qualname: str) -> list[str]:
+        """The class, its ancestors and the known classes deriving from it: whose methods'
+        stores into ``self.<attr>`` an object of the class may have run."""
+        below = [name for name in sorted(self.classes) if class_qualname in self.class_ancestors(name)]
+        return list(dict.fromkeys(self.class_ancestors(class_qualname) + below))
+
+    def _makes_new(self, info: ClassInfo, callee: ast.expr) -> bool:
+        """Does a call of ``callee`` in a method of ``info`` make a new object: a project
+        class constructed, or an own method whose every return constructs one."""
+        if self._constructs(info.module, callee):
+            return True
+        if not (isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name)):
+            return False
+        method = self.class_method(info.qualname, callee.attr)
+        found = self.functions.get(method) if method is not None else None
+        owner = self.classes.get(found.class_qualname) if found is not None and found.class_qualname else None
+        made = owner.makers.get(callee.attr) if owner is not None else None
+        return bool(made) and all(self._constructs(owner.module, expr) for expr in made or ())  # type: ignore[union-attr]
+
+    def _constructs(self, module: ModuleInfo, callee: ast.expr) -> bool:
+        resolved = self.resolve_type(module, callee)
+        return resolved is not None and self.canonical(resolved) in self.classes
+
     def _own_method_returns(self, class_qualname: str, expr: ast.expr) -> frozenset:
         """``self.buf = self._make_buffer(...)`` in ``__init__``: the project classes the
         return annotation of the object's own method names (``-> CpuGpuBuffer``)."""
@@ -949,6 +1029,59 @@ def _collect_readers(node: ast.ClassDef, info: ClassInfo) -> None:
                 and isinstance(child.value, ast.Name) and child.value.id == this
             ):
                 info._readers.setdefault(child.attr, set()).add(f"{info.qualname}.{stmt.name}")
+
+
+def _collect_stores(node: ast.ClassDef, info: ClassInfo) -> None:
+    """``ClassInfo.stores`` and ``ClassInfo.makers`` from the class body."""
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name) and not _is_none(stmt.value):
+                    info._stores.setdefault(target.id, []).append(("", None))  # type: ignore[union-attr]
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.args.args:
+            continue
+        this = stmt.args.args[0].arg
+        returns: list[ast.expr] | None = []
+        for child in _walk_own_body(stmt):
+            if isinstance(child, ast.Return) and returns is not None:
+                made = _callee(child.value)
+                returns = returns + [made] if made is not None else None
+            for target, value in _stored(child):
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this:
+                    if not _is_none(value):
+                        info._stores.setdefault(target.attr, []).append((stmt.name, _callee(value)))  # type: ignore[union-attr]
+        if returns:
+            info._makers[stmt.name] = returns  # type: ignore[index]
+
+
+def _stored(node: ast.AST) -> list[tuple[ast.expr, ast.expr | None]]:
+    """The targets a statement stores into, each with the value stored (None: not one
+    value of its own: an unpacked element, an augmented or ``for`` target)."""
+    if isinstance(node, ast.Assign):
+        return [(target, node.value) for target in node.targets if not isinstance(target, (ast.Tuple, ast.List))] + [
+            (element, None) for target in node.targets if isinstance(target, (ast.Tuple, ast.List)) for element in target.elts
+        ]
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        return [(node.target, node.value)]
+    if isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+        return [(node.target, None)]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [(node.optional_vars, None)]
+    if isinstance(node, ast.NamedExpr):
+        return [(node.target, None)]
+    return []
+
+
+def _callee(value: ast.expr | None) -> ast.expr | None:
+    """The callee of ``value`` when it is a call of a dotted name (``Buf(n)``,
+    ``self._make_buffer(n)``)."""
+    if isinstance(value, ast.Call) and dotted_name(value.func):
+        return value.func
+    return None
+
+
+def _is_none(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
 
 
 def base_name(module: ModuleInfo, node: ast.expr) -> str | None:

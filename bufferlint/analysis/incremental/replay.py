@@ -80,7 +80,7 @@ class AnalysisLog:
 # analyses, and the index only between rounds of parsing. The others (what fields hold, which
 # parameters receive borrowed values) change with the analysis's own writes.
 STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
-                    "field_types", "attached", "function", "class", "record_shape", "return_types",
+                    "field_types", "field_objects", "attached", "function", "class", "record_shape", "return_types",
                     "class_values", "class_constant"})
 
 
@@ -239,6 +239,9 @@ class RecordingIndex:
     def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._log.read(("field_types", tuple(sorted(classes)), attr), self._index.field_types(classes, attr))
 
+    def field_objects(self, classes: Iterable[str], attr: str) -> frozenset[tuple[str, str, str, int]]:
+        return self._log.read(("field_objects", tuple(sorted(classes)), attr), self._index.field_objects(classes, attr))
+
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
 
@@ -357,7 +360,7 @@ def outside_answer(question: tuple, modules: frozenset):
     the same whatever the state of the fixpoint, since no summary, class or field of theirs
     is ever known (``NotRecorded`` when the question is not of that kind)."""
     kind = question[0]
-    if kind in ("field", "field_types"):
+    if kind in ("field", "field_types", "field_objects"):
         names = question[1]
     elif kind in ("in_project", "function", "class", "canonical", "constant", "ancestors", "summary", "class_method",
                   "record_shape", "overrides_of", "return_types", "class_values", "class_constant"):
@@ -371,7 +374,7 @@ def outside_answer(question: tuple, modules: frozenset):
     return {
         "in_project": False, "function": None, "class": None, "canonical": question[1], "constant": (False, None),
         "ancestors": (question[1],), "summary": EMPTY_SUMMARY, "class_method": None, "field_types": frozenset(),
-        "field": None, "record_shape": None, "overrides_of": (), "return_types": frozenset(),
+        "field_objects": frozenset(), "field": None, "record_shape": None, "overrides_of": (), "return_types": frozenset(),
         "class_values": None, "class_constant": (False, None),
     }[kind]
 
@@ -439,6 +442,9 @@ class ReplayIndex:
 
     def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._program.answer(("field_types", tuple(sorted(classes)), attr))
+
+    def field_objects(self, classes: Iterable[str], attr: str) -> frozenset[tuple[str, str, str, int]]:
+        return self._program.answer(("field_objects", tuple(sorted(classes)), attr))
 
     def attached_functions(self, attr: str) -> list[AttachedCallable]:
         return [AttachedCallable(self.info(q), ahead, tuple(keywords))

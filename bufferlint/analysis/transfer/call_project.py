@@ -281,7 +281,8 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
         # a task): ``create_task(consume(w))`` reads ``w`` after the caller moves on.
         result = join(result, container(join_all(call.args.flat()))) or EMPTY
     if call.constructed:
-        return Value(types=frozenset({call.constructed}), alloc=frozenset({call.allocation_site()}))
+        site = frozenset({call.allocation_site()})  # a new object: `Buf(n)` here is not `Buf(n)` there
+        return Value(types=frozenset({call.constructed}), alloc=site, objects=site)
     if len(targets) == 1 or call.dispatched_from is not None:
         result = evolve(result, origin=call.dispatched_from or targets[0].qualname)
     if len(targets) == 1 and not result.types:  # ``-> Sink``: the caller knows the receiver's class

@@ -237,7 +237,8 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
         if device is not None:
             return const(device)
     call.demand("qualname", qualname, None)
-    return Value(types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}))
+    site = frozenset({call.allocation_site()})
+    return Value(types=frozenset({qualname}), alloc=site, objects=site)
 
 
 def _dispatch_each(call: CallSite) -> Value:
@@ -264,7 +265,8 @@ def _construct(call: CallSite) -> Value:
             conditional.append((qualname, when))
     call.constructed = None
     types = frozenset(qualname for qualname, _ in call.classes)
-    return Value(types=types, type_when=frozenset(conditional), alloc=frozenset({call.allocation_site()}), not_none=True)
+    site = frozenset({call.allocation_site()})
+    return Value(types=types, type_when=frozenset(conditional), alloc=site, objects=site, not_none=True)
 
 
 def _dispatch_method(call: CallSite) -> Value:

@@ -27,6 +27,7 @@ from bufferlint.analysis.domain.values import (
     meets,
     pinned_buffer,
     program_memory,
+    same_object,
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame, node_key
@@ -320,7 +321,7 @@ class Effects:
         if not st.synced:  # the first such write in the text: the one the next call makes first
             unsynced = self.facts.unsynced_writes
             for part in parts:
-                key = (part.site, constant_part(part.region))  # the next call's names are other values
+                key = (part.site, part.objects, constant_part(part.region))  # the next call's names are other values
                 known = unsynced.get(key)
                 if known is None or _position(node) < _position(known[0]):
                     unsynced[key] = (node, what)
@@ -374,7 +375,7 @@ class Effects:
                 if leaf.site in facts.kept_buffers:
                     ends = frame.step(node, f"`{frame.info.display}` returns with the copy still reading it")
                     trace = leaf.trace + (pending.step, ends)
-                    key = (leaf.site, constant_part(leaf.region))
+                    key = (leaf.site, leaf.objects, constant_part(leaf.region))
                     known = facts.carried.get(key)
                     if known is None or preferred_trace(trace, known):
                         facts.carried[key] = trace
@@ -385,10 +386,10 @@ class Effects:
         (``write_host``): the next call's first such write to a part the copy reads (only
         constant bounds tell parts apart across calls) races with this call's copy."""
         frame, facts = self.frame, self.facts
-        for (site, part), trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
+        for (site, objects, part), trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
             meeting = [
-                known for (written, region), known in facts.unsynced_writes.items()
-                if written == site and not disjoint(part, region)
+                known for (written, owners, region), known in facts.unsynced_writes.items()
+                if written == site and same_object(objects, owners) and not disjoint(part, region)
             ]
             if not meeting:
                 continue

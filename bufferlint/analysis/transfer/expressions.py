@@ -24,6 +24,7 @@ from bufferlint.analysis.domain.values import (
     join,
     join_all,
     map_leaves,
+    of_object,
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
@@ -308,9 +309,10 @@ class ExpressionEvaluator:
             declared = program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
             kept = program.field_value(classes, node.attr)  # what other methods stored there
             if kept is not None:
+                kept = of_object(kept, base.objects)  # `self.a.cpu`: the buffer of the object in `self.a`
                 self.effects.arrive(kept)
             if declared or kept is not None:
-                return join(Value(declared=declared), kept) or EMPTY
+                return self.field_object(join(Value(declared=declared), kept) or EMPTY, classes, node.attr)
         if base.leaves or base.types or base.declared or base.alloc:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.
@@ -319,6 +321,15 @@ class ExpressionEvaluator:
             method = bool(classes) and all(program.index.class_method(c, node.attr) for c in sorted(classes))
             return Value(leaves=holds, method=node.attr, bound=base, not_none=method)
         return EMPTY
+
+    def field_object(self, value: Value, classes: frozenset, attr: str) -> Value:
+        """``self.a`` holding an object of a project class: which one, when every store
+        into the field makes one anew (``ProjectIndex.field_objects``), so that the
+        pinned buffers of ``self.a`` and ``self.b`` are not taken for each other's."""
+        if not (value.declared or value.types):
+            return value
+        objects = self.frame.program.index.field_objects(classes, attr)
+        return evolve(value, objects=objects) if objects else value
 
     def borrowed_attribute(self, node: ast.Attribute, source) -> Value:
         """``shm.buf``: an attribute a pack names as a view of a reused buffer."""

@@ -76,10 +76,11 @@ class FunctionFacts:
         # Pinned buffers written before this function synchronised: site -> (the write, what
         # wrote); and the pinned buffers read from the receiver's fields, which outlive a call
         # (``Effects.carry_over``).
-        # (pinned buffer, constant part) -> the first write to that part before a synchronisation
+        # (pinned buffer, its object, constant part) -> the first write to that part before a
+        # synchronisation (``Borrow.objects``: the buffers of two objects told apart are two)
         self.unsynced_writes: dict[tuple, tuple] = {}
         self.kept_buffers: set[tuple] = set()
-        # (kept buffer, constant part) -> trace of a copy still reading that part at an exit
+        # (kept buffer, its object, constant part) -> trace of a copy still reading that part at an exit
         self.carried: dict[tuple, tuple] = {}
         self.next_call: set = set()  # (Hazard, Site) of the findings ``carried_over`` makes
         # Refills (``Effects.refill``) of a buffer the receiver keeps in a field: site -> what
