@@ -110,9 +110,9 @@ class ProjectView(Protocol):
 
     def field_value(self, classes: Iterable[str], attr: str) -> Value | None: ...
 
-    def buffer_fill(self, site: tuple[object, ...], reader: str) -> Value | None:
-        """The copies from the device another method left filling the pinned buffer ``site``,
-        as a method of the class ``reader`` sees them."""
+    def buffer_fill(self, buffer: tuple[object, ...], reader: str) -> Value | None:
+        """The copies from the device another method left filling the pinned buffer ``buffer``
+        (its site and object), as a method of the class ``reader`` sees them."""
 
     def in_project(self, qualname: str) -> bool: ...
 
@@ -131,7 +131,7 @@ class ProjectView(Protocol):
 
     def store_field(self, owner: str, attr: str, value: Value) -> None: ...
 
-    def fill_buffer(self, site: tuple[object, ...], copy: Value, owner: str) -> None: ...
+    def fill_buffer(self, buffer: tuple[object, ...], copy: Value, owner: str) -> None: ...
 
     def consider(self, info: FunctionInfo) -> None: ...
 

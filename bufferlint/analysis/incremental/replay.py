@@ -114,7 +114,9 @@ def write_part(action: tuple):
     if kind == "store_field":
         return (f"store_field\0{action[1]}\0{action[2]}\0".encode("utf-8", "surrogatepass"), action[3])
     if kind == "fill_buffer":
-        return (f"fill_buffer\0{action[1]!r}\0{action[3]}\0".encode("utf-8", "surrogatepass"), action[2])
+        site, objects = action[1]  # a set's order is not the same in every run: sorted
+        return (f"fill_buffer\0{site!r}\0{sorted(map(repr, objects))}\0{action[3]}\0".encode("utf-8", "surrogatepass"),
+                action[2])
     if kind == "flow":
         caller, callee, param, concrete, params, flight, pinned = action[1:]
         return f"flow\0{caller}\0{callee}\0{param}\0{concrete}\0{sorted(params)}\0{flight}\0{pinned}".encode(
@@ -163,8 +165,8 @@ class RecordingProgram:
     def field_value(self, classes: Iterable[str], attr: str) -> Value | None:
         return self._log.read(("field", tuple(sorted(classes)), attr), self._program.field_value(classes, attr))
 
-    def buffer_fill(self, site: tuple, reader: str) -> Value | None:
-        return self._log.read(("buffer_fill", site, reader), self._program.buffer_fill(site, reader))
+    def buffer_fill(self, buffer: tuple, reader: str) -> Value | None:
+        return self._log.read(("buffer_fill", buffer, reader), self._program.buffer_fill(buffer, reader))
 
     def in_project(self, qualname: str) -> bool:
         return self._log.read(("in_project", qualname), self._program.in_project(qualname))
@@ -192,9 +194,9 @@ class RecordingProgram:
         self._log.write(("store_field", owner, attr, value))
         self._program.store_field(owner, attr, value)
 
-    def fill_buffer(self, site: tuple, copy: Value, owner: str) -> None:
-        self._log.write(("fill_buffer", site, copy, owner))
-        self._program.fill_buffer(site, copy, owner)
+    def fill_buffer(self, buffer: tuple, copy: Value, owner: str) -> None:
+        self._log.write(("fill_buffer", buffer, copy, owner))
+        self._program.fill_buffer(buffer, copy, owner)
 
     def consider(self, info: FunctionInfo) -> None:
         self._log.write(("consider", self.index.located(info)))
@@ -326,8 +328,8 @@ class ReplayProgram:
     def field_value(self, classes: Iterable[str], attr: str) -> Value | None:
         return self.answer(("field", tuple(sorted(classes)), attr))
 
-    def buffer_fill(self, site: tuple, reader: str) -> Value | None:
-        return self.answer(("buffer_fill", site, reader))
+    def buffer_fill(self, buffer: tuple, reader: str) -> Value | None:
+        return self.answer(("buffer_fill", buffer, reader))
 
     def in_project(self, qualname: str) -> bool:
         return self.answer(("in_project", qualname))
@@ -348,8 +350,8 @@ class ReplayProgram:
     def store_field(self, owner: str, attr: str, value: Value) -> None:
         self.wrote(("store_field", owner, attr, value))
 
-    def fill_buffer(self, site: tuple, copy: Value, owner: str) -> None:
-        self.wrote(("fill_buffer", site, copy, owner))
+    def fill_buffer(self, buffer: tuple, copy: Value, owner: str) -> None:
+        self.wrote(("fill_buffer", buffer, copy, owner))
 
     def consider(self, info: FunctionInfo) -> None:
         self.wrote(("consider", info.qualname))

@@ -202,7 +202,7 @@ class Mark:
 @dataclass(frozen=True)
 class Fill:
     """``target.copy_(gpu, non_blocking=True)``: ``target`` holds ``copy`` (in flight) too,
-    and so does every view of the pinned buffers it is (``buffers``, their sites)."""
+    and so does every view of the pinned buffers it is (``buffers``, their sites and objects)."""
 
     target: ast.expr
     copy: Value

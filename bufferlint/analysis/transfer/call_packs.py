@@ -310,7 +310,7 @@ def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
     step = replace(step, fact=("source", spec.kind, "borrowed"))
     copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), True, spec.kind)}), host=True)
     call.effects.append(Issue(copy))
-    buffers = frozenset(leaf.site for leaf in receiver.leaves if pinned_buffer(leaf))
+    buffers = frozenset((leaf.site, leaf.objects) for leaf in receiver.leaves if pinned_buffer(leaf))
     call.effects.append(Fill(target, copy, buffers))
     return join(join(rest, receiver), copy)
 

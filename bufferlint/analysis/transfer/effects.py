@@ -226,9 +226,10 @@ class Effects:
         for leaf in deep_leaves(kept):  # a pinned buffer another method left a copy filling
             if not pinned_buffer(leaf):
                 continue
-            fill = frame.program.buffer_fill(leaf.site, self.reader_class())
+            buffer = (leaf.site, leaf.objects)
+            fill = frame.program.buffer_fill(buffer, self.reader_class())
             if fill is not None:
-                self.facts.filled_buffers[leaf.site] = join(self.facts.filled_buffers.get(leaf.site), fill)
+                self.facts.filled_buffers[buffer] = join(self.facts.filled_buffers.get(buffer), fill)
                 sites.update(in_flight_sites(fill))
         sites = {site for site in sites if site[0] != qualname}  # its own copies: its state knows them
         if sites - st.flying:
@@ -419,8 +420,8 @@ class Effects:
         if isinstance(target, ast.Name) and st is not None:
             st.vars[target.id] = join(st.vars.get(target.id), copy)
         filled = self.facts.filled_buffers
-        for site in buffers:
-            filled[site] = join(filled.get(site), copy)
+        for buffer in buffers:
+            filled[buffer] = join(filled.get(buffer), copy)
         if self._own_field(target):
             self.facts.own_fills.update(buffers)
 
@@ -451,9 +452,11 @@ class Effects:
             return frozenset()
         out: frozenset = frozenset()
         for leaf in leaves:
-            fill = filled.get(leaf.site) if pinned_buffer(leaf) else None
-            if fill is not None:
-                out = out | fill.leaves
+            if not pinned_buffer(leaf):
+                continue
+            for (site, objects), fill in filled.items():  # one object's fill is not another's
+                if site == leaf.site and same_object(objects, leaf.objects):
+                    out = out | fill.leaves
         return out
 
     def landed(self, value: Value) -> Value:

@@ -68,7 +68,7 @@ class FunctionFacts:
         self.field_stores: dict = {}  # FieldStore: parameters this method keeps in self.<attr>
         self.param_calls: dict[tuple, ParamCall] = {}  # where and how a parameter is called -> ParamCall
         self.flying_fields: list = []  # (owner, attr, value, site): copies in flight kept in fields
-        # Pinned buffer's site -> the copies from the device filling it (``Effects.fill``), here
+        # Pinned buffer (site, object: ``Borrow.objects``) -> the copies from the device filling it (``Effects.fill``), here
         # or, read from a field, by another method (``Effects.arrive``); in flight while their
         # sites are in ``State.flying``.
         self.filled_buffers: dict[tuple, Value] = {}

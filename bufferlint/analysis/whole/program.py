@@ -33,7 +33,9 @@ from bufferlint.analysis.frontend.textscan import (
 )
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind
-from bufferlint.analysis.domain.values import Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory
+from bufferlint.analysis.domain.values import (
+    Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory, same_object,
+)
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.analysis.world import is_hot
 from bufferlint.catalog import rule_for
@@ -75,9 +77,11 @@ class Program:
         self.module_texts: dict[str, tuple[bytes, bool]] = {}
         self._import_graph: ImportGraph | None = None
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
-        # Pinned buffer's site -> the copies from the device some method left filling it when
-        # it returned (``Stores.keep_in_flight``): in flight in every view of it kept in a field.
+        # Pinned buffer (its site and object, ``Borrow.objects``) -> the copies from the device
+        # some method left filling it when it returned (``Stores.keep_in_flight``): in flight
+        # in every view of it kept in a field.
         self.buffer_fills: dict[tuple, Value] = {}
+        self.filled_sites: dict[tuple, set[tuple]] = {}  # site -> its keys in ``buffer_fills``
         # ... and the classes whose methods filled it through their receiver's own field
         # ("": through another object's field, or in a function): only those classes'
         # methods (and their subclasses') read such a fill, since every object of the class
@@ -122,33 +126,47 @@ class Program:
         # only changes what the readers already analysed see (one that copies from it or
         # writes it is analysed for that: ``seed_word_groups``, ``pinned_hot``), unless a
         # copy from the device is left filling it (``buffer_fills``).
-        lends = any(not pinned_buffer(leaf) or leaf.site in self.buffer_fills for leaf in deep_leaves(value))
+        lends = any(not pinned_buffer(leaf) or self._fills_meeting(leaf) for leaf in deep_leaves(value))
         self._wake_readers(owner, attr, lends)
-        if any(pinned_buffer(leaf) and "" in self.buffer_owners.get(leaf.site, ()) for leaf in deep_leaves(value)):
+        if any(pinned_buffer(leaf) and any("" in self.buffer_owners[key] for key in self._fills_meeting(leaf))
+               for leaf in deep_leaves(value)):
             self._activate_mentioning({attr})  # a buffer filled already, kept here only now
 
-    def buffer_fill(self, site: tuple, reader: str) -> Value | None:
-        """The copies from the device some method left filling the pinned buffer ``site``,
-        as a method of the class ``reader`` ("": a function) sees them."""
-        owners = self.buffer_owners.get(site, frozenset())
-        if "" in owners or (reader and any(owner in self.index.class_ancestors(reader) for owner in owners)):
-            return self.buffer_fills.get(site)
-        return None
+    def _fills_meeting(self, leaf: Borrow) -> list[tuple]:
+        """The buffers in ``buffer_fills`` that may be this pinned buffer: its site, an
+        object that may be its (``Borrow.objects``)."""
+        return [key for key in self.filled_sites.get(leaf.site, ()) if same_object(key[1], leaf.objects)]
 
-    def fill_buffer(self, site: tuple, copy: Value, owner: str) -> None:
-        """A method returns with ``copy`` still filling the pinned buffer ``site`` (through
-        a field of its own receiver, a method of ``owner``; else ""): the methods reading a
-        field that keeps a view of it read the copy in flight."""
-        old = self.buffer_fills.get(site)
+    def buffer_fill(self, buffer: tuple, reader: str) -> Value | None:
+        """The copies from the device some method left filling the pinned buffer ``buffer``
+        (its site and object), as a method of the class ``reader`` ("": a function) sees them."""
+        site, objects = buffer
+        found = None
+        for key in sorted(self.filled_sites.get(site, ()), key=repr):
+            owners = self.buffer_owners[key]
+            if not same_object(key[1], objects):
+                continue
+            if "" in owners or (reader and any(owner in self.index.class_ancestors(reader) for owner in owners)):
+                found = join(found, self.buffer_fills[key])
+        return found
+
+    def fill_buffer(self, buffer: tuple, copy: Value, owner: str) -> None:
+        """A method returns with ``copy`` still filling the pinned buffer ``buffer`` (its
+        site and object; through a field of its own receiver, a method of ``owner``; else
+        ""): the methods reading a field that keeps a view of it read the copy in flight."""
+        site, objects = buffer
+        old = self.buffer_fills.get(buffer)
         new = join(old, copy)
-        owners = self.buffer_owners.get(site, frozenset())
+        owners = self.buffer_owners.get(buffer, frozenset())
         if new == old and owner in owners:
             return
-        self.buffer_fills[site] = new
-        self.buffer_owners[site] = owners | {owner}
+        self.buffer_fills[buffer] = new
+        self.buffer_owners[buffer] = owners | {owner}
+        self.filled_sites.setdefault(site, set()).add(buffer)
         attrs = set()
         for (holder, attr), kept in list(self.heap.items()):
-            if any(pinned_buffer(leaf) and leaf.site == site for leaf in deep_leaves(kept)):
+            if any(pinned_buffer(leaf) and leaf.site == site and same_object(leaf.objects, objects)
+                   for leaf in deep_leaves(kept)):
                 self._wake_readers(holder, attr, True)
                 attrs.add(attr)
         if owner == "":  # read through any object's field (a fill of its own is its class's)
