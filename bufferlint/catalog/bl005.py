@@ -98,10 +98,13 @@ arguments callers pass to a helper's device parameter, a device a helper returns
 forwarded with `**kwargs` are not followed yet. `pinned.copy_(gpu, non_blocking=True)` makes
 `pinned` in flight when it is known to be host memory (a CPU allocation in the same function,
 or a pinned allocation anywhere in the project, kept in a field of any object); a CPU buffer
-made elsewhere is not known to be. A pinned buffer is in flight through every view of it,
+made elsewhere is not known to be. Pinned allocations are recognised only in a run that
+enables BL006 (the pack key `pinned-allocations` serves that rule alone): without it, a copy
+into a pinned buffer kept in a field is not followed. A pinned buffer is in flight through every view of it,
 wherever it is kept (`self.arr = self.pinned.numpy()` in another field, another object's
 field): a method reading one while another method left a copy filling the buffer is
-reported. Any synchroniser counts as covering every copy, even one on an
+reported; of one class's buffers, those of objects the program tells apart (two fields each
+made by its own construction: see BL006) are not taken for each other. Any synchroniser counts as covering every copy, even one on an
 unrelated stream; an event a task is handed counts as covering what it is handed. A copy
 kept in an object's attribute by one method and read by another is in flight there until
 the reading method synchronises (the order the methods run in is not known: one that only

@@ -141,6 +141,15 @@ call's `n` is another value). A pool of pinned buffers is one buffer to the anal
 that synchronises every N iterations and cycles through at least N slots is reported though
 no byte a copy reads is written.
 
+A class's buffers are allocated at one line of the class for all its objects; the objects
+are told apart where the program makes them: a local `Buf(n)` at its own call, and an
+object kept in a field every store of which constructs one (`self.a = Buf(n)`, or a method
+of the class returning `Buf(...)`), so writing `self.b`'s buffer while a copy reads
+`self.a`'s is not reported. An object stored otherwise (another field's object, a
+parameter), stored from outside its class, or reached through the receiver's own field
+inside the buffer's class (`self.cpu`) is any object of its class: its buffer is taken to
+be every other's. Two objects made by one store (a loop, a method called twice) are one.
+
 A pinned buffer moved to the accelerator (`buf.to(device)`, `buf.cuda()`: the pack's
 `device-moves`) is new device memory, not the buffer, and a `.to(x)` whose argument is not
 known is taken as such a move (a no-op `.to` of the buffer's own dtype is missed); a move to
