@@ -89,6 +89,8 @@ VIEW: dict[str, Question] = {
     "activate": lambda view: view.activate("pkg.helper"),
     "flow": lambda view: view.flow("pkg.Loader.load", "pkg.helper", 0, True, frozenset()),
     "store_field": lambda view: view.store_field("pkg.Loader", "pool", _borrowed()),
+    "buffer_fill": lambda view: view.buffer_fill((("pkg.helper", 18, 11), frozenset()), "pkg.Loader"),
+    "fill_buffer": lambda view: view.fill_buffer((("pkg.helper", 18, 11), frozenset()), _borrowed(), ""),
     "consider": lambda view: view.consider(_program().index.functions["pkg.helper"]),
 }
 INDEX: dict[str, Question] = {
@@ -97,6 +99,7 @@ INDEX: dict[str, Question] = {
     "class_ancestors": lambda view: list(view.index.class_ancestors("pkg.Loader")),
     "class_method": lambda view: view.index.class_method("pkg.Loader", "run"),
     "field_types": lambda view: view.index.field_types(frozenset({"pkg.Loader"}), "pool"),
+    "field_objects": lambda view: view.index.field_objects(frozenset({"pkg.Loader"}), "pool"),
     "attached_functions": lambda view: view.index.attached_functions("on_load"),
     "record_shape": lambda view: view.index.record_shape("pkg.Item"),
     "return_types": lambda view: view.index.return_types("pkg.make_base"),
