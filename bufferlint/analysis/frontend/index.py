@@ -824,7 +824,9 @@ class ProjectIndex:
         out = set()
         for name in self._field_holders(class_qualname):
             info = self.classes.get(name)
-            for k, (method, callee) in enumerate(info.stores.get(attr, ()) if info is not None else ()):
+            if info is None:
+                continue
+            for k, (method, callee) in enumerate(info.stores.get(attr, ())):
                 if callee is None or not self._makes_new(info, callee):
                     return frozenset()
                 out.add((name, method, attr, k))
