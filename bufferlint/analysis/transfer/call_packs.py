@@ -24,6 +24,7 @@ from bufferlint.analysis.domain.values import (
     container,
     deep_leaves,
     evolve,
+    has_leaves,
     in_flight,
     index,
     iterate,
@@ -54,7 +55,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
-from bufferlint.analysis.transfer.call_tasks import judge_task
+from bufferlint.analysis.transfer.call_tasks import hand_to_task, judge_task
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.world import ProjectView
 from bufferlint.packs import HostWriteSpec, OwnedIf, RegistrarSpec, Shape, SinkSpec, SourceSpec
@@ -478,6 +479,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     if spec.task is not None and spec.hazard.read_on_host and any(in_flight(leaf) for leaf in deep_leaves(payload)):
         if judge_task(call, spec.task, spec.params):  # the task's summary said when it reads them
             payload = map_leaves(payload, lambda leaf: None if in_flight(leaf) else leaf)
+    if spec.task is not None and has_leaves(payload):
+        hand_to_task(call, spec.task, spec.params)
     if spec.eager:
         note = f"every element is submitted to `{call.name}` up front while the producer advances"
         for value in args.flat(skip=enabler):

@@ -514,9 +514,12 @@ def reads_in_flight(call: CallSite, leaf) -> bool:
     return not st.synced  # type: ignore[union-attr]
 
 
-def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple) -> None:
+def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple,
+                 receiver_text: str | None = None) -> None:
     """A helper returned the future of a submission that is still running: it is pending
-    here now, until this function waits for it (or its producer advances)."""
+    here now, until this function waits for it (or its producer advances). ``receiver_text``:
+    how this function names the callee's receiver, for the fields the callee keeps it in
+    (None: the call's own, ``call.receiver_text()``)."""
     found: list = []
     here = False
     for leaf in future.leaves:
@@ -537,7 +540,7 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     here = here or not future.hazard.lifted
     site = future.site if here else call.frame.site(call.node, call.name, call.subject(leaves))
     holder = None
-    receiver_text = call.receiver_text()
+    receiver_text = call.receiver_text() if receiver_text is None else receiver_text
     if future.holder is not None and receiver_text:  # `self.pending` of the callee is `loader.pending` here
         holder = (receiver_text + future.holder[0][future.holder[0].index("."):], future.holder[1])
     stored_in = frozenset(  # `self.futures` of the callee is `batch.futures` here

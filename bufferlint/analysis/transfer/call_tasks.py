@@ -2,17 +2,27 @@
 summary for the device copies in flight it is handed: the task reads such a copy on the host
 when its summary reads that parameter before it synchronises (``event.synchronize()`` first
 and the copy has landed by the time it reads). A task that cannot be resolved to project
-functions is judged at the hand-off instead (the caller then reads the copy, as before)."""
+functions is judged at the hand-off instead (the caller then reads the copy, as before).
+
+The borrowed values a sink hands to a project function flow into its parameters as a
+call's would (``hand_to_task``): the task's own stores into long-lived places (a field, a
+module dict) are reported where it keeps them, through the hand-off. Its asynchronous
+reads are not applied again: the hand-off itself is that finding."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
-from bufferlint.analysis.domain.values import Value, deep_leaves, in_flight, map_leaves
+from bufferlint.analysis.domain.summaries import Summary
+from bufferlint.analysis.domain.values import Value, deep_leaves, has_leaves, in_flight, map_leaves, resolve
 from bufferlint.analysis.frontend.index import FunctionInfo
-from bufferlint.analysis.transfer.call_effects import Record, Report
-from bufferlint.analysis.transfer.call_project import CallEdge, bind, reads_in_flight, targets_static, targets_typed
-from bufferlint.analysis.transfer.call_site import Args, CallSite
+from bufferlint.analysis.transfer.call_effects import KeepInField, Record, Report
+from bufferlint.analysis.transfer.call_project import (
+    CallEdge, adopt_future, bind, reads_in_flight, targets_static, targets_typed,
+)
+from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
+from bufferlint.findings import TraceStep
 from bufferlint.packs import TaskCall
 
 
@@ -42,6 +52,48 @@ def judge_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> bool:
                     site = call.frame.site(call.node, call.name, call.subject(frozenset({leaf})))
                     call.effects.append(Report(site, leaf.trace + (step,) + reach.trace, reach.hazard))
     return True
+
+
+def hand_to_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> None:
+    """The task's parameters receive what the sink hands it, as a call's would: each one a
+    borrowed value may reach is hot (the task is analysed for it), and the hand-off is a
+    call edge, along which the task's reaches with a report site of their own (a view kept
+    in a module's container: ``Hazard.lifted`` is false) come back to this caller's borrowed
+    values (``Program.propagate_sited``). Of its summary, only what it keeps applies here:
+    the views it keeps in its receiver's containers are kept past this caller's step (the
+    caller cannot empty them before the task runs), and its fields hold them for the
+    class's other methods. What it reads asynchronously is the hand-off's finding already,
+    and it runs later, so nothing it waits for or returns is this caller's."""
+    found = task_site(call, task, params)
+    if found is None:
+        return
+    task_call, targets = found
+    program = call.program
+    step = call.step(f"handed to `{task_call.name}`, which `{call.name}(...)` runs later")
+    for info in targets:
+        call.effects.append(Record("callee", info.qualname))
+        program.consider(info)
+        bound = bind(task_call, info)
+        for param, value in sorted(bound.items()):
+            concrete, origins_of = origins([value])
+            program.flow(call.caller, info.qualname, param, concrete, origins_of)
+        call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, step, call.frame.defaults)))
+        _apply_kept(call, program.summary(info.qualname), bound, step)
+
+
+def _apply_kept(call: CallSite, summary: Summary, bound: dict[int, Value], step: TraceStep) -> None:
+    """What a task keeps of its arguments, at its hand-off: views in its receiver's
+    containers are pending here (committed at this caller's next step: a finding where the
+    task keeps them), and what it stores in fields goes to the heap."""
+    callkey = (call.node.lineno, call.node.col_offset)
+    for future in sorted(summary.futures, key=repr):
+        if future.hazard.kept:
+            adopt_future(call, replace(future, holder=None, stored_in=frozenset()), bound, step, callkey, "")
+    for store in summary.field_stores:
+        actual = bound.get(store.param)
+        if actual is not None and has_leaves(actual):
+            kept = map_leaves(resolve(actual, store.path), lambda leaf: leaf.with_trace(leaf.trace + (step,) + store.trace))
+            call.effects.append(KeepInField(store.owner, store.attr, kept, store.element, None))
 
 
 def task_site(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> tuple[CallSite, list[FunctionInfo]] | None:
