@@ -334,6 +334,10 @@ class TaskCall:
     function: str  # the sink's parameter that holds the function
     args: str | None = None  # the parameter holding its positional arguments ("": none); None: the rest
     kwargs: str | None = None  # the parameter holding its keyword arguments (with ``args``)
+    # An ``eager`` sink calls the function once per element of its iterable arguments
+    # (``Executor.map(fn, names, weights)`` calls ``fn(name, weight)``): each argument the
+    # function gets is an element of the one the sink got.
+    each: bool = False
 
 
 @dataclass(frozen=True)
@@ -619,6 +623,8 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         if not isinstance(eager, bool):
             raise PackError(f"{where}: 'eager' must be true or false")
         task = _task_call(table["task"], params, where) if "task" in table else None
+        if task is not None and eager:
+            task = dataclasses.replace(task, each=True)
         handle = table.get("handle", "")
         if not isinstance(handle, str):
             raise PackError(f"{where}: 'handle' must be a class's qualified name")

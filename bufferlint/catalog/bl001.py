@@ -110,6 +110,11 @@ imports, or a registry on the way that imports a package's modules by name (ever
 that name when none is loaded). A class the caller never imports, whose object is built
 elsewhere and handed in, is not followed when a loaded class has the method.
 
+A closure that keeps the future of its submission in a list of its enclosing call
+(`inflight.append(pool.submit(fn, w))` in a function a factory returns) is reported at that
+submission even when its caller waits for every future in the list before the producer
+advances: the closure's analysis does not know which of the caller's names holds the list.
+
 A hand-off decided by a guard of another kind (a `[[guards]]` entry of kind A asked about
 a value of kind B) is reported, but gets no fix: the guard-based fixes treat a call a
 configured guard decides as the guard's problem (BL002), and a guard the tree does not

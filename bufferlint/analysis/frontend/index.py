@@ -43,6 +43,7 @@ class FunctionInfo:
     _assigned: frozenset | None = None
     _globals: frozenset | None = None
     _lambdas: dict[int, str] | None = None
+    _closure: bool | None = None
 
     @property
     def name(self) -> str:
@@ -112,6 +113,27 @@ class FunctionInfo:
             and isinstance(node.value.func, ast.Name) and node.value.func.id in assigned
             for node in _walk_own_body(self.node)
         )
+
+    @property
+    def returns_closure(self) -> bool:
+        """Does the function return a function it defines (``return _set``, ``return lambda
+        ...``, ``return partial(_set, ...)``): a factory whose result is a closure, which its
+        callers call later with what it captured (``call_project._with_closure``)?"""
+        if self._closure is None:
+            self._closure = any(
+                isinstance(node, ast.Return) and node.value is not None and self._own_function(node.value)
+                for node in _walk_own_body(self.node)
+            )
+        return self._closure
+
+    def _own_function(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Lambda):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in self.local_defs
+        if isinstance(node, ast.Call) and node.args and (dotted_name(node.func) or "").rsplit(".", 1)[-1] == "partial":
+            return self._own_function(node.args[0])
+        return False
 
     @property
     def binds_receiver(self) -> bool:
@@ -242,7 +264,7 @@ class ModuleInfo:
 FACTS: dict[type, tuple[str, ...]] = {
     ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names"),
     FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
-                   "class_qualname", "outer", "local_defs"),
+                   "class_qualname", "outer", "local_defs", "returns_closure"),
     ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants", "held", "stores", "makers"),
 }
 NOT_FACTS: dict[type, dict[str, str]] = {
@@ -256,6 +278,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "node": "compared as syntax (its signature and decorators; its whole tree when analysed)",
         "_generator": "read from the body", "_assigned": "read from the body", "_globals": "read from the body",
         "_lambdas": "read from the body (each lambda is an entry of its own)",
+        "_closure": "the store of ``returns_closure``",
     },
     ClassInfo: {
         "module": "the file the interface is of", "node": "compared as syntax (keywords, decorators, body)",

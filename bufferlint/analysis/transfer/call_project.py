@@ -397,6 +397,7 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     for called in sorted(summary.calls, key=repr):
         _call_back(call, called, bound, callkey, when)
     result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults)
+    result = _with_closure(call, summary.returns, result)
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
     if guards or checks:
@@ -404,6 +405,18 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     if when:
         result = map_leaves(result, lambda leaf: leaf.under(leaf.when | when))
     return result
+
+
+def _with_closure(call: CallSite, returned: Value, result: Value) -> Value:
+    """A factory returns a function it defines (a nested ``def`` or a lambda, a closure):
+    the value the call gives is that function, with what it captured instantiated
+    (``_instantiate`` made the captured values this call's arguments), so calling it later
+    analyses it (``setter = make_setter(pool, futures); setter(name, w)``). Only closures
+    are kept: a reference to any other function is the index's already."""
+    ref = returned.ref
+    if ref is None or ".<locals>." not in ref or call.program.index.functions.get(ref) is None:
+        return result
+    return evolve(result, ref=ref, not_none=True)
 
 
 def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:

@@ -15,7 +15,7 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.summaries import Summary
-from bufferlint.analysis.domain.values import Value, deep_leaves, has_leaves, in_flight, map_leaves, resolve
+from bufferlint.analysis.domain.values import Value, deep_leaves, has_leaves, in_flight, iterate, map_leaves, resolve
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.transfer.call_effects import KeepInField, Record, Report
 from bufferlint.analysis.transfer.call_project import (
@@ -149,6 +149,10 @@ def _task_arguments(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> 
             return None  # which argument is the function is not known
         positional = list(args.positional[position + 1:])
         keywords = [(key, value) for key, value in args.keywords if key not in params]
+        if task.each:  # ``pool.map(fn, names, weights)`` runs ``fn(name, weight)``, no keywords
+            if any(starred for _, starred in positional):
+                return None  # which iterable gives which argument is not known
+            return Args([(iterate(value), False) for value, _ in positional], [], {})
         return Args(positional, keywords, {})
     positional_args: list[tuple[Value, bool]] = []
     if task.args:

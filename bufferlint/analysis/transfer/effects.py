@@ -102,8 +102,10 @@ class Effects:
             pending = _with_preferred_traces(known, pending)
         st.pending = st.pending | {pending}
 
-    def commit(self, state: State, step: TraceStep | None) -> None:
-        """The producer may advance now: every submission still pending is a race."""
+    def commit(self, state: State, step: TraceStep | None, sited: frozenset = frozenset()) -> None:
+        """The producer may advance now: every submission still pending is a race. ``sited``:
+        the keys of submissions reported at their own site even when the hazard is lifted
+        (a closure's, whose future the enclosing call keeps)."""
         facts = self.facts
         for pending in state.pending:
             for leaf in pending.leaves:
@@ -117,7 +119,7 @@ class Effects:
                 if isinstance(leaf, Borrow):
                     facts.report(pending.site, trace, pending.hazard)
                 else:
-                    here = "iter" in leaf.path or not pending.hazard.lifted
+                    here = "iter" in leaf.path or not pending.hazard.lifted or pending.key in sited
                     site = pending.site if here else None
                     facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume | leaf.when, site, trace, pending.hazard))
 

@@ -413,7 +413,19 @@ class FunctionInterpreter:
         facts.futures |= handed
         st.pending = st.pending - handed
         self.effects.refill_next_call(node)
-        self.effects.commit(st, self.frame.step(node, "function returns"))
+        self.effects.commit(st, self.frame.step(node, "function returns"), self._kept_by_enclosing_call())
+
+    def _kept_by_enclosing_call(self) -> frozenset:
+        """The submissions whose futures this nested function put in its enclosing call's
+        variables (``inflight.append(pool.submit(...))`` in a closure a factory returns): no
+        caller of this function gets them back, so the race is the closure's own, reported
+        at the submission (``Effects.commit``)."""
+        st, stores = self.st, self.stores
+        if self.info.outer is None:
+            return frozenset()
+        return frozenset(
+            key for name, value in st.vars.items() if stores.is_closure_variable(name) for key in deep_pending(value)
+        )
 
     def op_raise(self, op: cfg.Op) -> None:
         exc = cast(ast.Raise, op.node).exc

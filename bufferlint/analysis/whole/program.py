@@ -288,13 +288,14 @@ class Program:
     def consider(self, info: FunctionInfo) -> None:
         """A callee nobody passes borrowed values to still matters if it waits for the
         device (a helper around ``torch.cuda.synchronize()``), lets a producer refill its
-        buffers (around ``ring.release(slot)``) or picks the class of what it returns
-        (``return chosen()``: which methods its callers' calls reach): analyse it then."""
+        buffers (around ``ring.release(slot)``), picks the class of what it returns
+        (``return chosen()``: which methods its callers' calls reach) or returns a closure
+        (``return _set``: what its callers call later): analyse it then."""
         if info.qualname in self.active:
             return
         if info.qualname not in self._factories_checked:
             self._factories_checked.add(info.qualname)
-            if info.builds_chosen_class():
+            if info.builds_chosen_class() or info.returns_closure:
                 self.activate(info.qualname)
                 return
         if self._sync_pattern is None or info.qualname in self._considered:
