@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from bufferlint.analysis.domain.conditions import TRUTHY, decide_at_call, holds_by_default
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary
@@ -397,7 +397,8 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     for called in sorted(summary.calls, key=repr):
         _call_back(call, called, bound, callkey, when)
     result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults)
-    result = _with_closure(call, summary.returns, result)
+    result = _with_closure(call, summary.returns, result,
+                           lambda value: _instantiate(value, bound, call.returned_step, callkey, call.frame.defaults))
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
     if guards or checks:
@@ -407,16 +408,21 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     return result
 
 
-def _with_closure(call: CallSite, returned: Value, result: Value) -> Value:
+def _with_closure(call: CallSite, returned: Value, result: Value, instantiate: Callable[[Value], Value]) -> Value:
     """A factory returns a function it defines (a nested ``def`` or a lambda, a closure):
     the value the call gives is that function, with what it captured instantiated
-    (``_instantiate`` made the captured values this call's arguments), so calling it later
-    analyses it (``setter = make_setter(pool, futures); setter(name, w)``). Only closures
-    are kept: a reference to any other function is the index's already."""
+    (``_instantiate`` made the captured values this call's arguments) and so are the
+    arguments a ``functools.partial`` of it binds, so calling it later analyses it
+    (``setter = make_setter(pool, futures); setter(name, w)``). Only closures are kept: a
+    reference to any other function is the index's already."""
     ref = returned.ref
     if ref is None or ".<locals>." not in ref or call.program.index.functions.get(ref) is None:
         return result
-    return evolve(result, ref=ref, not_none=True)
+    preset = returned.preset
+    if preset is not None:
+        preset = Preset(tuple(map(instantiate, preset.positional)),
+                        tuple((key, instantiate(value)) for key, value in preset.keywords))
+    return evolve(result, ref=ref, preset=preset, not_none=True)
 
 
 def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
