@@ -119,7 +119,7 @@ for _table, _name in TABLES.items():
         )
 QUESTIONS = {**VIEW, **{f"index.{name}": ask for name, ask in INDEX.items()}}
 # The machinery of each program that is not the view (the replay's log access).
-OWN = {RecordingProgram: set(), ReplayProgram: {"answer", "wrote", "same_writes"}}
+OWN = {RecordingProgram: set(), ReplayProgram: {"answer", "wrote", "same_writes", "written"}}
 
 
 def _members(protocol: type) -> set[str]:

@@ -58,13 +58,14 @@ from bufferlint.cache import Cache, content_hash
 from bufferlint.discovery import path_order
 from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.gcpause import paused_gc
+from bufferlint.catalog import rule_for
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging
 from bufferlint.packs import Vocabulary
 from bufferlint.source import overlays_active, read_bytes, read_source
 
 if TYPE_CHECKING:
-    from bufferlint.analysis.incremental.edits import LineMap
+    from bufferlint.analysis.incremental.edits import EditContext, LineMap
     from bufferlint.analysis.whole.program import ProjectAnalysis
 
 
@@ -140,7 +141,7 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
         if analysis.program.read_imports:  # what each file imports, when a call by name asked (``_same_imports``)
             record["imports"] = _imports_read(analysis, scan)
         # The logs written with this record, by their bodies' digests (a concurrent run writes its own).
-        record["logs"] = cache.save_documents("replay", _logs_by_file(analysis, scan))
+        record["logs"] = cache.save_documents("replay", _logs_by_file(analysis, scan, record))
     # Report files never checked (a full check after pre-commit runs: thousands of them) are
     # checked as a cold run checks them, in worker processes.
     unchecked = [p for p in sorted(report) if p in scan.hashes and "error" not in facts.get(scan.hashes[p], {})]
@@ -171,13 +172,16 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     return result
 
 
-def _logs_by_file(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict]:
+def _logs_by_file(analysis: ProjectAnalysis, scan: Scan, record: dict) -> dict[str, dict]:
     """The analyses' logs (``analysis.replay``) as one document per parsed file, named by
-    its content hash."""
-    from bufferlint.analysis.incremental.replay import encode_logs, seal  # the engine's: loaded with it
+    its content hash; what following an edit's effects needs besides them goes in
+    ``record`` (``_cutoff_facts``)."""
+    from bufferlint.analysis.incremental.replay import encode_logs, observed_attributes, seal  # the engine's
 
     program = analysis.program
-    seal(program.logs, program.outcomes)
+    observed = observed_attributes(program.logs or {}, program.index.classes.values())
+    record.update(_cutoff_facts(analysis, scan, observed))
+    seal(program.logs or {}, program.outcomes, observed)
     grouped: dict[Path, dict] = {}
     for qualname, logs in (program.logs or {}).items():
         info = program.index.functions.get(qualname)
@@ -189,6 +193,41 @@ def _logs_by_file(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict]:
         if document is not None and path in scan.hashes:
             documents[scan.hashes[path]] = document
     return documents
+
+
+def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str]) -> dict:
+    """What ``analysis.cutoff`` reads of the run besides the logs: the attributes whose
+    stores are seen, who read each function's summary, who calls it, which functions hold
+    each finding's site, the functions whose every call is synchronised, and the attribute
+    names whose stored callables were asked for."""
+    program = analysis.program
+    readers: dict[str, set[str]] = {}
+    attached: set[str] = set()
+    for qualname, logs in (program.logs or {}).items():
+        for log in logs:
+            for _, question in log.reads:
+                if question[0] == "summary" and question[1] in program.logs:
+                    readers.setdefault(question[1], set()).add(qualname)
+                elif question[0] == "attached":
+                    attached.add(question[1])
+    incoming: dict[str, set[str]] = {}
+    origins: dict[tuple, set[str]] = {}
+    for qualname, outcome in program.outcomes.items():
+        for edge in outcome.edges:
+            incoming.setdefault(edge.callee, set()).add(qualname)
+        sites = [(hazard, site.span) for hazard, site in outcome.findings]
+        sites += [(reach.hazard, reach.site.span) for reach in outcome.sited]
+        for hazard, span in sites:
+            key = (hazard.name, scan.key(span.path), span.line, span.column, span.end_line, span.end_column)
+            origins.setdefault(key, set()).add(qualname)
+    return {
+        "observed": sorted(observed),
+        "readers": {q: sorted(names) for q, names in sorted(readers.items())},
+        "incoming": {q: sorted(names) for q, names in sorted(incoming.items())},
+        "origins": [[list(key), sorted(names)] for key, names in sorted(origins.items())],
+        "covered": sorted(analysis.covered_by_callers()),
+        "attached": sorted(attached),
+    }
 
 
 def _analysed_ranges(analysis: ProjectAnalysis, scan: Scan) -> dict[str, dict[str, list[int]]]:
@@ -336,11 +375,50 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
             return frozenset(record["modules"])
 
         return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, _analysed_module(record, scan, cache),
-                          module_names, VocabIndex(vocab), vocab)
+                          module_names, VocabIndex(vocab), vocab, _edit_context(record, scan, cache))
     except Exception:  # a damaged log, or an engine bug: it costs the reuse (analyse again), never the run
         if debugging():
             raise
         return None
+
+
+def _edit_context(record: dict, scan: Scan, cache: Cache) -> EditContext:
+    """The recorded run as ``analysis.cutoff`` reads it: its facts, and any analysed
+    function's module and logs (each file's document decoded once)."""
+    from bufferlint.analysis.incremental.cutoff import RunFacts
+    from bufferlint.analysis.incremental.edits import EditContext
+    from bufferlint.analysis.incremental.replay import decode_logs
+
+    files = {q: key for key, ranges in record["analysed"].items() for q in ranges}
+    documents: dict[str, dict | None] = {}
+
+    def module_of(qualname: str) -> str | None:
+        key = files.get(qualname)
+        return None if key is None else module_name(scan.root / key, scan.root)[0]
+
+    def logs_for(qualname: str):
+        key = files.get(qualname)
+        if key is None:
+            return None
+        if key not in documents:
+            base = record["base"][key]
+            digest = record["logs"].get(base)
+            documents[key] = cache.load_document("replay", base, digest) if isinstance(digest, str) else None
+        document = documents[key]
+        if document is None or qualname not in document["logs"]:
+            return None
+        return decode_logs(document, {qualname})[qualname]
+
+    facts = RunFacts(
+        observed=frozenset(record["observed"]),
+        readers=record["readers"],
+        incoming=record["incoming"],
+        origins={tuple(key): names for key, names in record["origins"]},
+        covered=frozenset(record["covered"]),
+        attached_asked=frozenset(record["attached"]),
+        reported=lambda path: path in scan.hashes,
+    )
+    return EditContext(facts, logs_for, module_of, scan.key)
 
 
 def _analysed_module(record: dict, scan: Scan, cache: Cache) -> Callable[[str], ProjectIndex | None]:
@@ -393,9 +471,17 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
     notices = result.notices + [text for text, *_ in result.conditional_notices] + [text for text, _ in result.file_notices]
     if any(module in notice for notice in notices for module in modules):
         return False
+    removed = set()
+    for shift in shifts.values():
+        delta = getattr(shift, "delta", None)
+        if delta is not None:
+            removed |= {(rule_for(Hazard[hazard]).code, root / path, line, column, end_line, end_column)
+                        for hazard, path, line, column, end_line, end_column in delta.removed}
     moved = []
     for finding in result.findings:
         span = finding.span
+        if (finding.rule, span.path, span.line, span.column, span.end_line, span.end_column) in removed:
+            continue
         shift = shifts.get(span.path)
         if shift is not None:
             line, end_line = shift.line(span.line), shift.line(span.end_line)
@@ -412,6 +498,8 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
                 step = TraceStep(step.path, line, step.note, step.fact)
             trace.append(step)
         moved.append(replace(finding, span=span, trace=tuple(trace)))
+    for shift in shifts.values():
+        moved += getattr(shift, "delta", None).added if getattr(shift, "delta", None) is not None else []
     result.findings = sorted(moved, key=Finding.sort_key)
     return True
 

@@ -27,6 +27,7 @@ from typing import Callable
 
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name, normalize_newlines
 from bufferlint.analysis.incremental.interface import Interface
+from bufferlint.analysis.incremental.cutoff import FindingsDelta, Phases, RunFacts, cut_off
 from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, replay_function
 
 ADDED_COLUMN = 1 << 20  # columns of added lines start past this (real columns never reach it)
@@ -35,13 +36,26 @@ ADDED_COLUMN = 1 << 20  # columns of added lines start past this (real columns n
 @dataclass(frozen=True)
 class LineMap:
     """Lines of the analysed version -> lines of the edited one (None: not kept as they
-    were, or shared with added lines)."""
+    were, or shared with added lines); ``delta``: the findings that changed, when the edit
+    changed what the edited functions tell others (``cutoff``)."""
 
     backward: dict[int, int]
     shared: frozenset
+    delta: FindingsDelta | None = None
 
     def line(self, line: int) -> int | None:
         return None if line in self.shared else self.backward.get(line)
+
+
+@dataclass(frozen=True)
+class EditContext:
+    """What following an edit's effects beyond the edited functions needs (``cutoff``):
+    the recorded run's facts, any analysed function's logs and module, and this file's key."""
+
+    facts: RunFacts
+    logs_for: Callable[[str], list[AnalysisLog] | None]
+    module_of: Callable[[str], str | None]
+    key: Callable[[Path], str]
 
 
 def renumber(old_lines: list[str], new_lines: list[str]) -> tuple[dict[int, tuple[int, int]], dict[int, int], set[int]]:
@@ -95,13 +109,15 @@ def edited_functions(old: Interface, new: Interface) -> set[str] | None:
 def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interface, new: Interface,
                logs_of: Callable[[set[str]], dict[str, list[AnalysisLog]] | None],
                load: Callable[[str], ProjectIndex | None], module_names: Callable[[], frozenset], vocab,
-               raw_vocab) -> LineMap | None:
+               raw_vocab, context: EditContext) -> LineMap | None:
     """The line map from the analysed ``old_text`` to the edited ``new_text`` if every edited
-    function replays its recorded analyses exactly (None: analyse the project again).
-    ``logs_of``: the recorded logs of these functions; ``load``: a module's index, as analysed;
-    ``module_names``: every module of the project (computed when first needed)."""
+    function replays its recorded analyses exactly, or if what changed stops within the
+    functions replayed after them (``cutoff``: the map then carries the findings' change).
+    None: analyse the project again. ``logs_of``: the recorded logs of these functions;
+    ``load``: a module's index, as analysed; ``module_names``: every module of the project
+    (computed when first needed)."""
     changed = edited_functions(old, new)
-    if not changed:
+    if not changed or _attached_attributes(old, new) & context.facts.attached_asked:
         return None
     logs = logs_of(changed)
     if logs is None or set(logs) != changed:
@@ -111,9 +127,10 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
     forward, backward, shared = renumber(old_lines, new_lines)
     # A changed line keeps its number but is read as it now is: character columns come from
     # the text the byte offsets were taken in.
+    renumbered = list(old_lines)
     for edited_line, (analysed_line, column_shift) in forward.items():
         if column_shift == 0:
-            old_lines[analysed_line - 1] = new_lines[edited_line - 1]
+            renumbered[analysed_line - 1] = new_lines[edited_line - 1]
     name, is_package = module_name(path, root)
     old_tree, new_tree = old.tree, new.tree  # parsed for the interfaces; changed in place below
     if old_tree is None or new_tree is None:
@@ -128,13 +145,42 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
         if not _replace(old_tree, old_nodes[qualname], node):
             return None
     index = ProjectIndex()
-    index.add_module(ModuleInfo(name, path, old_tree, "\n".join(old_lines), is_package))  # the analysed version, edits in place
+    index.add_module(ModuleInfo(name, path, old_tree, "\n".join(renumbered), is_package))  # the analysed version, edits in place
     modules = ModuleSource(lambda module: index if module == name else load(module), module_names)
-    for qualname in sorted(changed):
-        info: FunctionInfo | None = index.functions.get(qualname)
-        if info is None or not replay_function(info, logs[qualname], vocab, raw_vocab, modules):
-            return None
-    return LineMap(backward, frozenset(shared))
+    observed = context.facts.observed
+    if all(index.functions.get(q) is not None
+           and replay_function(index.functions[q], logs[q], vocab, raw_vocab, modules, observed) for q in sorted(changed)):
+        return LineMap(backward, frozenset(shared))
+    versions = {"old": _module_index(name, path, old_text, is_package), "check": index,
+                "new": _module_index(name, path, new_text, is_package)}
+
+    def info(phase: str, qualname: str) -> FunctionInfo | None:
+        module = context.module_of(qualname)
+        table = versions[phase] if module == name else (load(module) if module is not None else None)
+        return table.functions.get(qualname) if table is not None else None
+
+    phases = Phases(
+        {phase: ModuleSource(lambda module, phase=phase: versions[phase] if module == name else load(module), module_names)
+         for phase in versions},
+        info, lambda q: logs[q] if q in logs else context.logs_for(q), (str(path), name + "."),
+    )
+    delta = cut_off(changed, phases, context.facts, vocab, raw_vocab, context.key, context.key(path), backward)
+    return None if delta is None else LineMap(backward, frozenset(shared), delta)
+
+
+def _attached_attributes(old: Interface, new: Interface) -> set[str]:
+    """The attribute names whose stored callables the edit changed (inside analysed
+    functions: the outline holds the others): an analysis that asked for them
+    (``ProjectIndex.attached_functions``) could get another answer."""
+    gone = [entry for entry in old.attachments if entry not in new.attachments]
+    made = [entry for entry in new.attachments if entry not in old.attachments]
+    return {attr for attr, _ in gone + made}
+
+
+def _module_index(name: str, path: Path, text: str, is_package: bool) -> ProjectIndex:
+    index = ProjectIndex()
+    index.add_module(ModuleInfo(name, path, ast.parse(text), text, is_package))
+    return index
 
 
 def _function_nodes(tree: ast.Module, module: str) -> dict[str, ast.AST]:

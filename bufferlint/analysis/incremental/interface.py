@@ -42,6 +42,10 @@ class Interface:
     bodies: dict[str, str] | None = None
     segments: dict[str, str] = field(default_factory=dict)  # the exact lines of each range
     tree: ast.Module | None = field(default=None, compare=False)  # what it was read from (``edits`` reuses it)
+    # Every callable stored under an attribute name (``ProjectIndex.attachments_in``), those
+    # made inside analysed functions included: the outline holds only the others, and an
+    # edit that changes these answers only analyses that asked (``edits.check_edit``).
+    attachments: list = field(default_factory=list)
 
 
 def file_interface(text: str, path: Path, root: Path, analysed: set[str], words: set[str],
@@ -68,7 +72,7 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
         **{name: _plain(getattr(module, name)) for name in FACTS[ModuleInfo]},
         "top": [ast.dump(s) for s in top],
         "defs": defined_names(text.encode("utf-8", "surrogateescape")),
-        "attachments": sorted((k, v) for k, vs in index.attachments_in(module).items() for v in vs),
+        "attachments": _attachments(index, module),
         "classes": [_class_facts(info) for _, info in sorted(index.classes.items())],
     }
     per_function = [_function_facts(info, analysed, pattern, groups, lines, enclosing) for info in functions]
@@ -76,14 +80,17 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     # An analysed function's facts end with its whole tree: its body, for the outline.
     bodies = {info.qualname: own[-1] for info, own in zip(functions, per_function)
               if info.qualname in analysed and info.kind != "module"}
-    outline_facts = dict(facts, functions=[
-        own[:-1] + [_read_by_others(info)] if info.qualname in bodies else own
-        for info, own in zip(functions, per_function)
-    ])
     ranges = {
         info.qualname: (info.node.lineno, info.node.end_lineno or info.node.lineno)
         for info in functions if info.qualname in analysed and info.kind != "module"
     }
+    outside = list(lines)
+    for first, last in ranges.values():
+        outside[first - 1:last] = [""] * (last - first + 1)
+    outline_facts = dict(facts, functions=[
+        own[:-1] + [_read_by_others(info)] if info.qualname in bodies else own
+        for info, own in zip(functions, per_function)
+    ], attachments=_attachments(index, ModuleInfo(name, path, tree, "\n".join(outside), is_package)))
     if f"{name}.<module>" in analysed:
         # The module's own code is its top-level statements (the same when "top" is), and
         # the decorators and defaults of its definitions (in "functions" and "classes").
@@ -92,7 +99,11 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     segments = {qualname: "\n".join(lines[first - 1:last]) for qualname, (first, last) in ranges.items()}
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
     outline = hashlib.sha256(json.dumps(outline_facts, sort_keys=True, default=str).encode()).hexdigest()
-    return Interface(digest, ranges, outline, bodies, segments, tree)
+    return Interface(digest, ranges, outline, bodies, segments, tree=tree, attachments=facts["attachments"])
+
+
+def _attachments(index: ProjectIndex, module: ModuleInfo) -> list:
+    return sorted((k, v) for k, vs in index.attachments_in(module).items() for v in vs)
 
 
 def _read_by_others(info: FunctionInfo) -> list:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from typing import Container, Iterable, Sequence
+from typing import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
@@ -90,21 +90,69 @@ def read_key(question: tuple, writes: int) -> tuple:
     return (None if question[0] in STABLE else writes, question)
 
 
-def seal(logs: dict[str, list[AnalysisLog]], outcomes: dict) -> None:
+def seal(logs: dict[str, list[AnalysisLog]], outcomes: dict, observed: Container[str]) -> None:
     """After the fixpoint: fingerprint every analysis's writes and results, and each
-    function's last outcome whole; let go of the values."""
+    function's last outcome whole; let go of the values.
+
+    A store into an attribute no analysis read and no method of a parsed class reads
+    (``observed`` holds the others: ``observed_attributes``) changed nothing any analysis
+    saw: it is left out of the writes, and the reads after it are keyed as if it had not
+    been made. So an edit that only adds or removes such a store (``self._kept = w``)
+    replays the same trajectory, and its callers' replays too (``analysis.cutoff``)."""
     memo: dict = {}  # by identity: values met again are fingerprinted once
     for qualname, runs in logs.items():
         for log in runs:
             try:
                 if log.produced is not None:
-                    log.written = fingerprint(log.parts or [], memo)
+                    kept = _observed_writes(log, observed)
+                    log.written = fingerprint(kept, memo)
                     log.step = digest(log.produced, memo)
                 if log is runs[-1] and log.step is not None and qualname in outcomes:
                     log.final = outcome_digest(outcomes[qualname], memo)
             except (Unencodable, RecursionError):
                 log.step = None
             log.parts, log.produced = None, None
+
+
+def _observed_writes(log: AnalysisLog, observed: Container[str]) -> list:
+    """The log's writes others could see, its reads re-keyed by how many of those came
+    before them (the first answer kept when two keys become one: only unseen writes
+    came between them, which change no answer)."""
+    parts = log.parts or []
+    before = [0]  # observed writes before the i-th write
+    kept = []
+    for part in parts:
+        if unobserved_store(part, observed) is None:
+            kept.append(part)
+        before.append(len(kept))
+    if len(kept) != len(parts):
+        rekeyed: dict = {}
+        for (epoch, question), answer in log.reads.items():
+            rekeyed.setdefault((None if epoch is None else before[epoch], question), answer)
+        log.reads = rekeyed
+    log.writes = len(kept)
+    return kept
+
+
+def unobserved_store(part, observed: Container[str] | None) -> str | None:
+    """The attribute of a ``store_field`` write (as ``write_part`` made it) that nothing
+    observes; None for any other write (and for every write when ``observed`` is None)."""
+    if observed is None or type(part) is bytes or not part[0].startswith(b"store_field\0"):
+        return None
+    attr = part[0].split(b"\0")[2].decode("utf-8", "surrogatepass")
+    return None if attr in observed else attr
+
+
+def observed_attributes(logs: dict[str, list[AnalysisLog]], classes: Iterable) -> frozenset[str]:
+    """The attributes whose stored values some analysis read (``field`` questions) or some
+    method of a parsed class reads (``ClassInfo.readers``: a store there activates it)."""
+    out: set[str] = set()
+    for runs in logs.values():
+        for log in runs:
+            out.update(question[2] for _, question in log.reads if question[0] == "field")
+    for info in classes:
+        out.update(info.readers)
+    return frozenset(out)
 
 
 def write_part(action: tuple):
@@ -286,11 +334,21 @@ class _Lookup:
 # -- replaying --------------------------------------------------------------------------------
 
 class ReplayProgram:
-    """Answers one replayed analysis's reads from its log; compares its writes as they come."""
+    """Answers one replayed analysis's reads from its log; compares its writes as they come.
 
-    def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource") -> None:
+    ``observed``: the attributes a store into is seen by others (``seal``): the others are
+    set aside (``unobserved``), not compared (None: every attribute is). ``substitute``: the answer to a ``summary``
+    question given the recorded one (``analysis.cutoff``: a callee whose summary the edit
+    changed); it raises ``NotRecorded`` when it cannot tell. ``watch``: a file (path, module
+    name) whose lines moved; an answer from the log that names a position there is refused
+    (it would be an old one)."""
+
+    def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource", observed: Container[str] | None = None,
+                 substitute: Callable[[str, object], object] | None = None, watch: tuple[str, str] | None = None) -> None:
         self._log, self._done, self._modules = log, 0, modules
+        self._observed, self._substitute, self._watch = observed, substitute, watch
         self._parts: list = []
+        self.unobserved: list[str] = []  # attributes stored into that nothing observes
         self.index = ReplayIndex(self, modules)
         self.vocab, self.raw_vocab = vocab, raw_vocab
         self.by_name_summaries: dict = {}
@@ -305,7 +363,14 @@ class ReplayProgram:
     def answer(self, question: tuple):
         key = read_key(question, self._done)
         if key in self._log.reads:
-            return self._log.reads[key]
+            answer = self._log.reads[key]
+            if self._substitute is not None and question[0] == "summary":
+                substituted = self._substitute(question[1], answer)
+                if substituted is not answer:
+                    return substituted
+            if self._watch is not None and _names_file(answer, self._watch):
+                raise NotRecorded(question)
+            return answer
         found = outside_answer(question, self._modules.names)
         if found is NotRecorded:
             raise NotRecorded(question)
@@ -314,10 +379,20 @@ class ReplayProgram:
     def wrote(self, action: tuple) -> None:
         """Reads after a write are answered as recorded after as many writes; the writes
         themselves are compared once the analysis ends (``same_writes``)."""
+        part = write_part(action)
+        attr = unobserved_store(part, self._observed)
+        if attr is not None:
+            self.unobserved.append(attr)
+            return
         if self._done >= self._log.writes:
             raise NotRecorded(action)
         self._done += 1
-        self._parts.append(write_part(action))
+        self._parts.append(part)
+
+    @property
+    def written(self) -> int:
+        """The observed writes made so far."""
+        return self._done
 
     def same_writes(self) -> bool:
         return self._done == self._log.writes and fingerprint(self._parts) == self._log.written
@@ -355,6 +430,27 @@ class ReplayProgram:
 
     def consider(self, info: FunctionInfo) -> None:
         self.wrote(("consider", info.qualname))
+
+
+def _names_file(value, watch: tuple[str, str]) -> bool:
+    """Does ``value`` hold a position in the watched file (``(path, module)``): a trace step
+    or span there, or an object identified by where a function of that module made it
+    (``(qualname, line, column)``)?"""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return False
+    encoder = Encoder()
+    try:
+        encoder.encode(value)
+    except (Unencodable, RecursionError):
+        return True
+    path, module = watch
+    for row in encoder.rows:
+        if row.get("p") == path:
+            return True
+        items = row.get("t")
+        if items and len(items) == 3 and isinstance(items[0], str) and items[0].startswith(module):
+            return True
+    return False
 
 
 def outside_answer(question: tuple, modules: frozenset):
@@ -483,19 +579,36 @@ class _Found:
         return info
 
 
-def replay_function(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource) -> bool:
-    """Does ``info`` (an edited function) redo every recorded analysis exactly?"""
-    for i, log in enumerate(logs):
+def replay_runs(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource,
+                observed: Container[str], substitute: Callable[[str, object], object] | None = None,
+                watch: tuple[str, str] | None = None) -> list[tuple] | None:
+    """Each recorded analysis of ``info`` run again (see ``ReplayProgram`` for the rest):
+    (outcome, same writes, as many writes) per analysis; None when one asked what its log
+    does not hold, or failed."""
+    out = []
+    for log in logs:
         if log.step is None:
-            return False
-        program = ReplayProgram(log, vocab, raw_vocab, modules)
+            return None
+        program = ReplayProgram(log, vocab, raw_vocab, modules, observed, substitute, watch)
         try:
             outcome = FunctionInterpreter(info, program).run()
-            if not program.same_writes() or digest((outcome.summary, outcome.callees, outcome.demands)) != log.step:
-                return False
-            if i == len(logs) - 1 and (log.final is None or outcome_digest(outcome) != log.final):
-                return False
+            out.append((outcome, program.same_writes(), program.written == log.writes))
         except Exception:  # NotRecorded, Unencodable, or the edited code fails where the recorded did not
+            return None
+    return out
+
+
+def replay_function(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource,
+                    observed: Container[str]) -> bool:
+    """Does ``info`` (an edited function) redo every recorded analysis exactly?"""
+    for i, log in enumerate(logs):
+        runs = replay_runs(info, [log], vocab, raw_vocab, modules, observed)
+        if runs is None:
+            return False
+        outcome, same, _ = runs[0]
+        if not same or digest((outcome.summary, outcome.callees, outcome.demands)) != log.step:
+            return False
+        if i == len(logs) - 1 and (log.final is None or outcome_digest(outcome) != log.final):
             return False
     return True
 

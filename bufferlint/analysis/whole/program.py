@@ -17,7 +17,7 @@ import bisect
 import re
 from collections import deque
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Container, Iterable
 
 
 from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
@@ -454,62 +454,97 @@ class Program:
 
 
     def propagate_sited(self) -> dict[tuple, set]:
-        """Carry reaches with a known report site up the call edges to a fixpoint: where a
-        caller passes a borrowed value, the finding is made (at the site, with the trace).
-
-        Each function keeps one trace per reach (the preferred one), so the fixpoint's
-        result does not depend on the order it met them; the routes into each site are then
-        read off that result: every call edge where a borrowed value meets a reach that ends
-        there gives one trace. The finding shows the preferred one and counts the others."""
-        sited = {q: {reach: reach for reach in o.sited} for q, o in self.outcomes.items()}
+        """Every reach with a known report site carried up the call edges (``routes_to_sites``)."""
         incoming: dict[str, list] = {}
         for caller, outcome in self.outcomes.items():
             for edge in outcome.edges:
                 incoming.setdefault(edge.callee, []).append((caller, edge))
-        queue = deque((q, reach) for q, reaches in sited.items() for reach in reaches)
-        composed: dict[tuple, list] = {}  # the composition does not depend on the site or rule
-        while queue:
-            callee, reach = queue.popleft()
-            for caller, edge in incoming.get(callee, ()):
-                for leaf, assume, materialized in self._compose(composed, edge, reach):
-                    if isinstance(leaf, Borrow):
-                        continue  # a route into the site: read off the fixpoint below
-                    conditions, cut = bounded(assume | leaf.when)
-                    if cut:
-                        self.capped.add(
-                            f"{caller}: a finding's path depends on more than {MAX_CONDITIONS} conditions on the "
-                            f"parameters; only {MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
-                        )
-                    new = evolve(reach, param=leaf.index, path=leaf.path, assume=conditions,
-                                 trace=leaf.trace + (edge.step,) + reach.trace, materialized=materialized)
-                    reaches = sited.setdefault(caller, {})
-                    known = reaches.get(new)
-                    if known is None or preferred_trace(new.trace, known.trace):
-                        reaches.pop(new, None)  # equal reaches compare equal whatever their trace
-                        reaches[new] = new
-                        queue.append((caller, new))
-        routes: dict[tuple, set] = {}
-        for callee, reaches in sited.items():
-            for reach in reaches.values():
-                for _, edge in incoming.get(callee, ()):
-                    for leaf, _, _ in self._compose(composed, edge, reach):
-                        if isinstance(leaf, Borrow):
-                            routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + (edge.step,) + reach.trace)
-        return routes
+        sited = {q: {reach: reach for reach in o.sited} for q, o in self.outcomes.items()}
+        return routes_to_sites(sited, lambda callee: incoming.get(callee, ()), self.capped.add)
 
-    @staticmethod
-    def _compose(composed: dict[tuple, list], edge, reach) -> list:
-        """What a caller passes along ``edge`` into ``reach``: (leaf, assumptions,
-        materialized) per leaf; copies in flight from the device are only host reads, never
-        sited."""
-        key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
-        if key not in composed:
-            composed[key] = [
-                (leaf, assume, reach.materialized and not payload.lazy)
-                for leaf, payload, assume, _ in edge.through(reach)
-                if not program_memory(leaf)
-            ]
-        return composed[key]
+
+def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable], capped: Callable[[str], None]) -> dict[tuple, set]:
+    """Carry reaches with a known report site up the call edges to a fixpoint: where a
+    caller passes a borrowed value, the finding is made (at the site, with the trace).
+    ``sited``: each function's own reaches (changed in place); ``incoming``: the (caller,
+    edge) pairs of a function's calls; ``capped``: told each analysis limit hit.
+
+    Each function keeps one trace per reach (the preferred one), so the fixpoint's
+    result does not depend on the order it met them; the routes into each site are then
+    read off that result: every call edge where a borrowed value meets a reach that ends
+    there gives one trace. The finding shows the preferred one and counts the others.
+    Reaches of different sites never meet, so the routes into some sites can be computed
+    from the reaches of those sites alone (``analysis.incremental.cutoff``)."""
+    queue = deque((q, reach) for q, reaches in sited.items() for reach in reaches)
+    composed: dict[tuple, list] = {}  # the composition does not depend on the site or rule
+    while queue:
+        callee, reach = queue.popleft()
+        for caller, edge in incoming(callee):
+            for leaf, assume, materialized in _compose(composed, edge, reach):
+                if isinstance(leaf, Borrow):
+                    continue  # a route into the site: read off the fixpoint below
+                conditions, cut = bounded(assume | leaf.when)
+                if cut:
+                    capped(
+                        f"{caller}: a finding's path depends on more than {MAX_CONDITIONS} conditions on the "
+                        f"parameters; only {MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
+                    )
+                new = evolve(reach, param=leaf.index, path=leaf.path, assume=conditions,
+                             trace=leaf.trace + (edge.step,) + reach.trace, materialized=materialized)
+                reaches = sited.setdefault(caller, {})
+                known = reaches.get(new)
+                if known is None or preferred_trace(new.trace, known.trace):
+                    reaches.pop(new, None)  # equal reaches compare equal whatever their trace
+                    reaches[new] = new
+                    queue.append((caller, new))
+    routes: dict[tuple, set] = {}
+    for callee, reaches in sited.items():
+        for reach in reaches.values():
+            for _, edge in incoming(callee):
+                for leaf, _, _ in _compose(composed, edge, reach):
+                    if isinstance(leaf, Borrow):
+                        routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + (edge.step,) + reach.trace)
+    return routes
+
+
+def _compose(composed: dict[tuple, list], edge, reach) -> list:
+    """What a caller passes along ``edge`` into ``reach``: (leaf, assumptions,
+    materialized) per leaf; copies in flight from the device are only host reads, never
+    sited."""
+    key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
+    if key not in composed:
+        composed[key] = [
+            (leaf, assume, reach.materialized and not payload.lazy)
+            for leaf, payload, assume, _ in edge.through(reach)
+            if not program_memory(leaf)
+        ]
+    return composed[key]
+
+
+def direct_routes(routes: dict[tuple, dict], qualname: str, outcome: Outcome, covered: Container[str]) -> None:
+    """Add the findings a function's own analysis made to ``routes`` ((hazard, span) ->
+    {shown trace: site}); those only its next call makes are not hazards when every call
+    of it is made after its callers synchronised (``ProjectAnalysis.covered_by_callers``)."""
+    for (hazard, site), trace in outcome.findings.items():
+        if (hazard, site) in outcome.next_call and qualname in covered:
+            continue
+        routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
+
+
+def findings_of(routes: dict[tuple, dict], reported: Container[Path]) -> list[Finding]:
+    """One finding per (hazard, span) in a reported file: the preferred trace shown, the
+    others counted."""
+    out = []
+    for (hazard, span), sites in routes.items():
+        if span.path in reported:
+            best = None
+            for trace in sites:
+                if preferred_trace(trace, best):
+                    best = trace
+            site = sites[best]
+            out.append(Finding(rule_for(hazard).code, site.span, "", site.function, best, subject=site.subject,
+                               sink=site.sink, other_paths=len(sites) - 1))
+    return out
 
 
 class ProjectAnalysis:
@@ -797,7 +832,7 @@ class ProjectAnalysis:
         producers, self.new_triggers = self.new_triggers - self.trigger_names, set()
         for qualname, summary in self.program.summaries.items():
             short = qualname.rsplit(".", 1)[-1]
-            if short not in self.trigger_names and not short.startswith("<") and _returns_borrowed(summary):
+            if short not in self.trigger_names and not short.startswith("<") and returns_borrowed(summary):
                 producers.add(short)
         if producers:
             self.trigger_names |= producers
@@ -864,22 +899,8 @@ class ProjectAnalysis:
         covered = self.covered_by_callers()
         for qualname, outcome in self.program.outcomes.items():
             used_as_guard |= outcome.used_as_guard
-            for (hazard, site), trace in outcome.findings.items():
-                if (hazard, site) in outcome.next_call and qualname in covered:
-                    continue
-                routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
-        for (hazard, span), sites in routes.items():
-            if span.path in self.report_files:
-                best = None
-                for trace in sites:
-                    if preferred_trace(trace, best):
-                        best = trace
-                site = sites[best]
-                code = rule_for(hazard).code
-                self.result.findings.append(Finding(
-                    code, site.span, "", site.function, best, subject=site.subject, sink=site.sink,
-                    other_paths=len(sites) - 1,
-                ))
+            direct_routes(routes, qualname, outcome, covered)
+        self.result.findings.extend(findings_of(routes, self.report_files))
         self.collect_guards(used_as_guard)
         self.result.findings.sort(key=Finding.sort_key)
         self.result.file_notices.sort(key=str)
@@ -973,7 +994,7 @@ class ProjectAnalysis:
             self.result.findings.append(Finding(code, span, "", info.display, trace, sink=node.name, kind=kind))
 
 
-def _returns_borrowed(summary: Summary) -> bool:
+def returns_borrowed(summary: Summary) -> bool:
     """Does the function hand out borrowed values (or copies in flight), so that its callers'
     files matter? A pinned buffer it returns does not make them matter: a caller that copies
     from it to the device or writes it mentions a copy or a write of its own (memory pools

@@ -1,0 +1,369 @@
+"""Early cut-off: an edit that changes what a function tells its callers, replayed up the
+call graph until nothing changes any more (Salsa's red-green, on the recorded analyses).
+
+Why: ``replay.replay_function`` accepts an edit only when the edited function does
+exactly what it did. The edits commits make usually change something: ``self._kept =
+loaded_weight`` in a model's ``load_weights`` adds a field store to its summary (its callers
+now put the borrowed weight there) and a finding. The rest of the run is still the recorded
+one when:
+
+* every analysis of the edited functions, given what it read, writes what it wrote (a store
+  into an attribute nothing reads is not a write others see: ``replay.seal``), calls and
+  asks for the same functions, and changes its summary at the same analyses as before (so
+  the fixpoint visits the same functions in the same order);
+* every analysis that read a changed summary (``RunFacts.readers``), replayed with the new
+  summary in place of the old one, does the same in turn: a reader whose summary changes
+  too is a changed function, and its readers are replayed (bounded: ``MAX_REPLAYED``);
+* nothing the file selection, the guards' judgement or the limits read changed
+  (``_same_effects``).
+
+Then only the outcomes of the replayed functions changed, and the findings they take part
+in are computed again: the routes into each site they hold (``program.routes_to_sites``,
+from the reaches of those sites only, through the recorded call edges into them,
+``RunFacts.incoming``) and their own findings, from every function whose outcome holds the
+site (``RunFacts.origins``). The check runs in the lines of the analysed version (the edited
+functions renumbered into it: ``edits.renumber``), where the logs' answers hold; the new
+findings come from the same analyses run again in the edited file's own lines, whose
+answers must not name a position in that file (``replay.ReplayProgram``'s ``watch``).
+Anything else gives up (``None``): the project is analysed afresh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
+from bufferlint.analysis.frontend.index import FunctionInfo
+from bufferlint.analysis.incremental.codec import Unencodable, digest
+from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, NotRecorded, outcome_digest, replay_runs
+from bufferlint.analysis.whole.program import MAX_ANALYSES_PER_FUNCTION, direct_routes, findings_of, returns_borrowed, routes_to_sites
+from bufferlint.findings import Finding, Span
+
+MAX_REPLAYED = 64  # functions replayed before giving up (the project is analysed afresh)
+
+
+class GiveUp(Exception):
+    """The edit's effects reach beyond what the recorded analyses can answer."""
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the recorded run knew beyond each analysis's log (``cached``'s record)."""
+
+    observed: frozenset[str]  # attributes whose stores someone sees (``replay.seal``)
+    readers: Mapping[str, Sequence[str]]  # function -> the functions whose analyses read its summary
+    incoming: Mapping[str, Sequence[str]]  # function -> the functions with a call edge into it
+    origins: Mapping[tuple, Sequence[str]]  # finding key -> the functions whose outcomes hold it
+    covered: frozenset[str]  # ``ProjectAnalysis.covered_by_callers``
+    attached_asked: frozenset[str]  # attribute names some analysis asked the stored callables of
+    reported: Callable[[Path], bool]  # is a file reported (the record's analysis reported them all)
+
+
+@dataclass
+class FindingsDelta:
+    """The recorded findings to drop (by rule and span, in the analysed version's lines)
+    and those to add (in the edited files' own lines)."""
+
+    removed: set = field(default_factory=set)
+    added: list = field(default_factory=list)
+
+
+@dataclass
+class Phases:
+    """How to reach a function in each version: ``old`` (the analysed version), ``check``
+    (the edited functions renumbered into it), ``new`` (the edited file as it is)."""
+
+    modules: Mapping[str, ModuleSource]  # phase -> module source
+    info: Callable[[str, str], FunctionInfo | None]  # (phase, function) -> its definition there
+    logs: Callable[[str], list[AnalysisLog] | None]
+    watch: tuple[str, str]  # the edited file (path, module prefix): its lines moved
+
+
+def key_of(hazard, span: Span, key: Callable[[Path], str]) -> tuple:
+    """A finding's key as the record stores it (``RunFacts.origins``)."""
+    return (hazard.name, key(span.path), span.line, span.column, span.end_line, span.end_column)
+
+
+def cut_off(changed: set[str], phases: Phases, facts: RunFacts, vocab, raw_vocab, path_key: Callable[[Path], str],
+            edited: str, backward: Mapping[int, int]) -> FindingsDelta | None:
+    """The findings' change if the edit of ``changed`` (in the file keyed ``edited``) stops
+    within the replayed functions (None: give up). ``backward``: the analysed version's
+    lines -> the edited version's that hold the very same text."""
+    try:
+        return _CutOff(phases, facts, vocab, raw_vocab, path_key, edited, backward).run(changed)
+    except (GiveUp, NotRecorded, Unencodable, RecursionError):
+        return None
+
+
+class _CutOff:
+    def __init__(self, phases: Phases, facts: RunFacts, vocab, raw_vocab, path_key, edited: str,
+                 backward: Mapping[int, int]) -> None:
+        self.phases, self.facts, self.vocab, self.raw_vocab = phases, facts, vocab, raw_vocab
+        self.path_key, self.edited = path_key, edited
+        self.ahead_lines = dict(backward)  # analysed line -> edited line, kept lines only
+        self.back_lines = {new: old for old, new in backward.items()}
+        self.old: dict[str, list] = {}  # function -> its recorded analyses' outcomes
+        self.checked: dict[str, list] = {}  # function -> its analyses' outcomes after the edit (check lines)
+        self.renamed: dict[str, list[tuple[bytes, Summary]]] = {}  # changed summaries: old digest -> new (check lines)
+        self.moved: dict[str, list[tuple[bytes, Summary]]] = {}  # the same, in the edited file's lines
+        self.final_new: dict[str, object] = {}  # function -> its last outcome in the edited file's lines
+
+    # -- the check: the recorded trajectory, with changed summaries in place -------------
+
+    def run(self, changed: set[str]) -> FindingsDelta:
+        todo = sorted(changed)
+        queued = set(todo)
+        replays = 0
+        while todo:
+            qualname = todo.pop(0)
+            queued.discard(qualname)
+            replays += 1
+            if replays > MAX_REPLAYED:
+                raise GiveUp("too many functions replayed")
+            if self._check(qualname):
+                for reader in self.facts.readers.get(qualname, ()):
+                    if len(self.phases.logs(reader) or ()) >= MAX_ANALYSES_PER_FUNCTION:
+                        raise GiveUp(f"{reader} may be analysed past the cap")
+                    if reader not in queued:
+                        todo.append(reader)
+                        queued.add(reader)
+        differs = sorted(q for q in self.checked if self._differs(q))
+        return self._findings(differs) if differs else FindingsDelta()
+
+    def _replay(self, phase: str, qualname: str, substitute: dict | None, last_only: bool = False) -> list:
+        info = self.phases.info(phase, qualname)
+        logs = self.phases.logs(qualname)
+        if info is None or not logs:
+            raise GiveUp(f"no {phase} definition or log for {qualname}")
+        if last_only:
+            logs = logs[-1:]
+        watch = self.phases.watch if phase == "new" else None
+        runs = replay_runs(info, logs, self.vocab, self.raw_vocab, self.phases.modules[phase], self.facts.observed,
+                           None if substitute is None else _substituting(substitute), watch)
+        if runs is None:
+            raise GiveUp(f"{qualname} did not replay")
+        return runs
+
+    def _check(self, qualname: str) -> bool:
+        """Replay ``qualname`` with the changed summaries known so far; True when its own
+        summary's new versions are news (its readers must be replayed)."""
+        logs = self.phases.logs(qualname) or []
+        if qualname not in self.old:
+            old = self._replay("old", qualname, None)
+            for (outcome, same, _), log in zip(old, logs):
+                if not same or digest((outcome.summary, outcome.callees, outcome.demands)) != log.step:
+                    raise GiveUp(f"{qualname}: the recorded analysis does not replay")
+            if logs[-1].final is None or outcome_digest(old[-1][0]) != logs[-1].final:
+                raise GiveUp(f"{qualname}: the recorded outcome does not replay")
+            self.old[qualname] = [outcome for outcome, _, _ in old]
+        new = self._replay("check", qualname, self.renamed)
+        if not all(same for _, same, _ in new):
+            raise GiveUp(f"{qualname} writes otherwise")
+        outcomes = [outcome for outcome, _, _ in new]
+        _same_effects(qualname, self.old[qualname], outcomes)
+        self.checked[qualname] = outcomes
+        renamed = _changed_summaries(self.old[qualname], outcomes)
+        before = self.renamed.get(qualname, [])
+        self.renamed[qualname] = renamed
+        return _signature(renamed) != _signature(before)
+
+    def _differs(self, qualname: str) -> bool:
+        """Its last outcome changed; its call edges must not have (the routes of the sites it
+        does not hold go through them, and are kept as recorded)."""
+        old, new = self.old[qualname][-1], self.checked[qualname][-1]
+        if outcome_digest(old) == outcome_digest(new):
+            return False
+        if digest(old.edges) != digest(new.edges):
+            raise GiveUp(f"{qualname}: its call edges changed")
+        return True
+
+    # -- the findings: the changed outcomes in the edited file's lines ---------------------
+
+    def _new_outcomes(self) -> None:
+        """Every replayed function's analyses in the edited file's own lines, in the order
+        they were checked (callees whose summary changed first), with the changed summaries
+        in those lines too (repeated until they settle)."""
+        for _ in range(len(self.checked) + 1):
+            settled = True
+            for qualname in list(self.checked):
+                runs = self._replay("new", qualname, self.moved)
+                if len(runs) != len(self.checked[qualname]) or not all(count for _, _, count in runs):
+                    raise GiveUp(f"{qualname} replays otherwise in the edited lines")
+                outcomes = [outcome for outcome, _, _ in runs]
+                self.final_new[qualname] = outcomes[-1]
+                moved = _changed_summaries(self.old[qualname], outcomes) if self.renamed.get(qualname) else []
+                if _signature(moved) != _signature(self.moved.get(qualname, [])):
+                    self.moved[qualname] = moved
+                    settled = False
+            if settled:
+                return
+        raise GiveUp("the changed summaries do not settle")
+
+    def _final_new(self, qualname: str):
+        """A function's last outcome in the edited file's lines (replayed unchanged when it
+        was not replayed for the edit)."""
+        if qualname not in self.final_new:
+            runs = self._replay("new", qualname, None, last_only=True)
+            if not runs[0][2]:
+                raise GiveUp(f"{qualname} replays otherwise")
+            self.final_new[qualname] = runs[0][0]
+        return self.final_new[qualname]
+
+    def _findings(self, differs: list[str]) -> FindingsDelta:
+        self._new_outcomes()
+        key = self.path_key
+        old_keys = set()
+        for qualname in differs:
+            old_keys |= _keys(self.old[qualname][-1], key)
+        new_keys = set()
+        for qualname in differs:
+            new_keys |= _keys(self.final_new[qualname], key)
+        # The sites to compute again, in the edited lines, and every function holding one.
+        sites = set(new_keys)
+        origins = set(differs)
+        for old_key in old_keys | {self._back(k) for k in new_keys} - {None}:
+            origins |= set(self.facts.origins.get(old_key, ()))
+            moved = self._ahead(old_key)
+            if moved is not None:
+                sites.add(moved)
+        if len(origins) > MAX_REPLAYED:
+            raise GiveUp("too many functions hold the sites")
+        sited, routes = {}, {}
+        for qualname in sorted(origins):
+            outcome = self._final_new(qualname)
+            reaches = {r: r for r in outcome.sited if (r.hazard.name,) + _span_key(r.site.span, key) in sites}
+            if reaches:
+                sited[qualname] = reaches
+            held = {}
+            direct_routes(held, qualname, outcome, self.facts.covered)
+            for (hazard, span), traces in held.items():
+                if (hazard.name,) + _span_key(span, key) in sites:
+                    routes.setdefault((hazard, span), {}).update(traces)
+        incoming_memo: dict[str, list] = {}
+
+        def incoming(callee: str) -> list:
+            if callee not in incoming_memo:
+                callers = self.facts.incoming.get(callee, ())
+                if len(callers) > MAX_REPLAYED:
+                    raise GiveUp(f"{callee} has too many callers")
+                incoming_memo[callee] = [(caller, edge) for caller in callers
+                                         for edge in self._final_new(caller).edges if edge.callee == callee]
+            return incoming_memo[callee]
+
+        def capped(_text: str) -> None:
+            raise GiveUp("a route hit the conditions limit")
+
+        from bufferlint.analysis.whole.program import _dedupe
+
+        for (hazard, site), traces in routes_to_sites(sited, incoming, capped).items():
+            for trace in traces:
+                routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
+        return FindingsDelta(removed=old_keys | self._olds(sites), added=findings_of(routes, _Reported(self.facts.reported)))
+
+    def _back(self, new_key: tuple) -> tuple | None:
+        """A key in the edited lines -> the analysed version's (None: on a changed line)."""
+        return self._shift_key(new_key, self.back_lines)
+
+    def _ahead(self, old_key: tuple) -> tuple | None:
+        """A key in the analysed version's lines -> the edited version's (None: gone)."""
+        return self._shift_key(old_key, self.ahead_lines)
+
+    def _shift_key(self, key: tuple, lines: Mapping[int, int]) -> tuple | None:
+        hazard, path, line, column, end_line, end_column = key
+        if path != self.edited:
+            return key
+        first, last = lines.get(line), lines.get(end_line)
+        if first is None or last is None:
+            return None
+        return (hazard, path, first, column, last, end_column)
+
+    def _olds(self, sites: set) -> set:
+        return {old for old in (self._back(k) for k in sites) if old is not None}
+
+
+class _Reported:
+    def __init__(self, test: Callable[[Path], bool]) -> None:
+        self._test = test
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, Path) and self._test(path)
+
+
+def _span_key(span: Span, key: Callable[[Path], str]) -> tuple:
+    return (key(span.path), span.line, span.column, span.end_line, span.end_column)
+
+
+def _keys(outcome, key: Callable[[Path], str]) -> set:
+    """The finding keys an outcome holds: its own findings' and its reaches' sites."""
+    out = {(hazard.name,) + _span_key(site.span, key) for hazard, site in outcome.findings}
+    out |= {(reach.hazard.name,) + _span_key(reach.site.span, key) for reach in outcome.sited}
+    return out
+
+
+def _substituting(renamed: dict[str, list[tuple[bytes, Summary]]]) -> Callable[[str, object], object]:
+    """A ``summary`` answer as the edited run gives it: the new version of the recorded one."""
+    def substitute(qualname: str, answer):
+        versions = renamed.get(qualname)
+        if not versions:
+            return answer
+        recorded = digest(answer)
+        for old, new in versions:
+            if old == recorded:
+                return new
+        if answer == EMPTY_SUMMARY and recorded == digest(EMPTY_SUMMARY):
+            return answer  # read before the function's first analysis
+        raise NotRecorded(("summary", qualname))
+    return substitute
+
+
+def _signature(renamed: list[tuple[bytes, Summary]]) -> list[tuple[bytes, bytes]]:
+    return [(old, digest(new)) for old, new in renamed]
+
+
+def _changed_summaries(old: list, new: list) -> list[tuple[bytes, Summary]]:
+    """(old digest, new summary) per analysis, if any summary differs ([] if none).
+
+    The fixpoint re-analyses a function's readers after each analysis that changed its
+    summary, so the changes must come at the same analyses, with one exception: a summary
+    that never changed after the first analysis (an empty one, typically: nothing borrowed
+    reached the function's stores before the edit) and now changes there once. Then the
+    edited run analyses its readers once more at the end; their replays with the new
+    summary in place of every answer they got (``_substituting``) stand for that last
+    analysis, and must do what their recorded ones did."""
+    pairs = [(digest(was.summary), now.summary) for was, now in zip(old, new)]
+    if all(digest(now) == before for before, now in pairs):
+        return []
+    same_pattern = True
+    before_old, before_new = EMPTY_SUMMARY, EMPTY_SUMMARY
+    for was, now in zip(old, new):
+        if (was.summary != before_old) != (now.summary != before_new):
+            same_pattern = False
+        before_old, before_new = was.summary, now.summary
+    if not same_pattern:
+        first_old, first_new = digest(old[0].summary), digest(new[0].summary)
+        if any(digest(was.summary) != first_old for was in old) or any(digest(now.summary) != first_new for now in new):
+            raise GiveUp("a summary changes at other analyses")
+    seen: dict[bytes, bytes] = {}
+    for before, now in pairs:
+        if seen.setdefault(before, digest(now)) != digest(now):
+            raise GiveUp("one recorded summary has two new versions")
+    return pairs
+
+
+def _same_effects(qualname: str, old: list, new: list) -> None:
+    """What the fixpoint and the file selection read of each analysis besides its summary's
+    value must not change: callees, demands, guards used, whether the summary hands out
+    borrowed values or built objects, advances or synchronises; and of its last outcome,
+    the limits it hit and whether its next call makes findings."""
+    for was, now in zip(old, new):
+        if was.callees != now.callees or was.demands != now.demands or was.used_as_guard != now.used_as_guard:
+            raise GiveUp(f"{qualname}: callees, demands or guards changed")
+        a, b = was.summary, now.summary
+        if (returns_borrowed(a) != returns_borrowed(b) or a.returns.built != b.returns.built
+                or a.advances != b.advances or a.synchronizes != b.synchronizes
+                or a.guards != b.guards or a.undecided != b.undecided):
+            raise GiveUp(f"{qualname}: what the file selection or the guard judge reads changed")
+    if digest(old[-1].caps) != digest(new[-1].caps) or bool(old[-1].next_call) != bool(new[-1].next_call):
+        raise GiveUp(f"{qualname}: its limits or next-call findings changed")
