@@ -78,7 +78,7 @@ class Phases:
     modules: Mapping[str, ModuleSource]  # phase -> module source
     info: Callable[[str, str], FunctionInfo | None]  # (phase, function) -> its definition there
     logs: Callable[[str], list[AnalysisLog] | None]
-    watch: tuple[str, str]  # the edited file (path, module prefix): its lines moved
+    watch: tuple  # the edited file (path, module prefix, its analysed lines that moved or changed)
 
 
 def key_of(hazard, span: Span, key: Callable[[Path], str]) -> tuple:

@@ -162,7 +162,8 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
     phases = Phases(
         {phase: ModuleSource(lambda module, phase=phase: versions[phase] if module == name else load(module), module_names)
          for phase in versions},
-        info, lambda q: logs[q] if q in logs else context.logs_for(q), (str(path), name + "."),
+        info, lambda q: logs[q] if q in logs else context.logs_for(q),
+        (str(path), name + ".", frozenset(line for line in range(1, len(old_lines) + 1) if backward.get(line) != line)),
     )
     delta = cut_off(changed, phases, context.facts, vocab, raw_vocab, context.key, context.key(path), backward)
     return None if delta is None else LineMap(backward, frozenset(shared), delta)

@@ -340,11 +340,11 @@ class ReplayProgram:
     set aside (``unobserved``), not compared (None: every attribute is). ``substitute``: the answer to a ``summary``
     question given the recorded one (``analysis.cutoff``: a callee whose summary the edit
     changed); it raises ``NotRecorded`` when it cannot tell. ``watch``: a file (path, module
-    name) whose lines moved; an answer from the log that names a position there is refused
-    (it would be an old one)."""
+    name, the analysed version's lines that moved or changed); an answer from the log that
+    names a position on one of those lines is refused (it would be an old one)."""
 
     def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource", observed: Container[str] | None = None,
-                 substitute: Callable[[str, object], object] | None = None, watch: tuple[str, str] | None = None) -> None:
+                 substitute: Callable[[str, object], object] | None = None, watch: tuple | None = None) -> None:
         self._log, self._done, self._modules = log, 0, modules
         self._observed, self._substitute, self._watch = observed, substitute, watch
         self._parts: list = []
@@ -432,10 +432,10 @@ class ReplayProgram:
         self.wrote(("consider", info.qualname))
 
 
-def _names_file(value, watch: tuple[str, str]) -> bool:
-    """Does ``value`` hold a position in the watched file (``(path, module)``): a trace step
-    or span there, or an object identified by where a function of that module made it
-    (``(qualname, line, column)``)?"""
+def _names_file(value, watch: tuple) -> bool:
+    """Does ``value`` hold a position on a moved line of the watched file (``(path, module,
+    moved lines)``): a trace step or span there, or an object identified by where a
+    function of that module made it (``(qualname, line, column)``)?"""
     if isinstance(value, (bool, int, float, str)) or value is None:
         return False
     encoder = Encoder()
@@ -443,12 +443,16 @@ def _names_file(value, watch: tuple[str, str]) -> bool:
         encoder.encode(value)
     except (Unencodable, RecursionError):
         return True
-    path, module = watch
+    path, module, moved = watch
+    here = [{"r": i} for i, row in enumerate(encoder.rows) if row.get("p") == path]
     for row in encoder.rows:
-        if row.get("p") == path:
-            return True
+        fields = row.get("f")
+        if fields and row.get("c") in ("TraceStep", "Span") and fields[0] in here:
+            lines = [fields[1]] + ([fields[3]] if row["c"] == "Span" else [])
+            if any(line in moved for line in lines):
+                return True
         items = row.get("t")
-        if items and len(items) == 3 and isinstance(items[0], str) and items[0].startswith(module):
+        if items and len(items) == 3 and isinstance(items[0], str) and items[0].startswith(module) and items[1] in moved:
             return True
     return False
 
@@ -581,7 +585,7 @@ class _Found:
 
 def replay_runs(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource,
                 observed: Container[str], substitute: Callable[[str, object], object] | None = None,
-                watch: tuple[str, str] | None = None) -> list[tuple] | None:
+                watch: tuple | None = None) -> list[tuple] | None:
     """Each recorded analysis of ``info`` run again (see ``ReplayProgram`` for the rest):
     (outcome, same writes, as many writes) per analysis; None when one asked what its log
     does not hold, or failed."""
