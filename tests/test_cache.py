@@ -136,6 +136,10 @@ def test_an_edit_outside_the_analysed_functions_moves_the_findings(project: Path
     (("            future.result()", "            future.describe()"), False),
     # calls of names outside the project (builtins): their answers need no record
     (("        futures = []\n", "        futures = []\n        print(len(futures))\n"), True),
+    # a copy where the view was submitted: the finding goes, nothing else the function tells
+    # others changes (its summary, writes, calls): the findings of its sites are computed
+    # again from the replayed outcome (``analysis.cutoff``)
+    (("executor.submit(params[name].copy_, weight)", "executor.submit(params[name].copy_, weight.clone())"), True),
 ])
 def test_an_edit_of_an_analysed_function_is_replayed_only_if_it_does_what_it_did(
         project: Path, edit: tuple[str, str], replayed: bool) -> None:

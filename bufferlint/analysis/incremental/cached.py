@@ -422,10 +422,18 @@ def _edit_context(record: dict, scan: Scan, cache: Cache) -> EditContext:
 
 
 def _analysed_module(record: dict, scan: Scan, cache: Cache) -> Callable[[str], ProjectIndex | None]:
-    """A module's index as the recorded analysis read it (None: it changed since, or is gone)."""
+    """A module's index as the recorded analysis read it (None: it changed since, or is gone);
+    each module parsed once, whichever replay asks (``cutoff`` replays in three versions of
+    the edited file, and the others' modules are the same in all three)."""
     paths: dict[str, Path] = {}
+    loaded: dict[str, ProjectIndex | None] = {}
 
     def load(name: str) -> ProjectIndex | None:
+        if name not in loaded:
+            loaded[name] = read(name)
+        return loaded[name]
+
+    def read(name: str) -> ProjectIndex | None:
         if not paths:
             paths.update({module_name(scan.root / key, scan.root)[0]: scan.root / key for key in record["base"]})
         path = paths.get(name)
