@@ -38,7 +38,9 @@ from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.incremental.codec import Unencodable, digest
 from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, NotRecorded, outcome_digest, replay_runs
-from bufferlint.analysis.whole.program import MAX_ANALYSES_PER_FUNCTION, direct_routes, findings_of, returns_borrowed, routes_to_sites
+from bufferlint.analysis.whole.program import (
+    MAX_ANALYSES_PER_FUNCTION, dedupe, direct_routes, findings_of, returns_borrowed, routes_to_sites,
+)
 from bufferlint.findings import Finding, Span
 
 MAX_REPLAYED = 64  # functions replayed before giving up (the project is analysed afresh)
@@ -212,33 +214,38 @@ class _CutOff:
         return self.final_new[qualname]
 
     def _findings(self, differs: list[str]) -> FindingsDelta:
+        """The findings at every site a changed outcome holds (before or after the edit),
+        computed again from every function holding one of those sites."""
         self._new_outcomes()
         key = self.path_key
-        old_keys = set()
+        before = set()  # the sites, in the analysed version's lines
         for qualname in differs:
-            old_keys |= _keys(self.old[qualname][-1], key)
-        new_keys = set()
+            before |= _keys(self.old[qualname][-1], key)
+        sites = set()  # the sites, in the edited file's lines
         for qualname in differs:
-            new_keys |= _keys(self.final_new[qualname], key)
-        # The sites to compute again, in the edited lines, and every function holding one.
-        sites = set(new_keys)
+            sites |= _keys(self.final_new[qualname], key)
         origins = set(differs)
-        for old_key in old_keys | {self._back(k) for k in new_keys} - {None}:
-            origins |= set(self.facts.origins.get(old_key, ()))
-            moved = self._ahead(old_key)
-            if moved is not None:
-                sites.add(moved)
-        if len(origins) > MAX_REPLAYED:
-            raise GiveUp("too many functions hold the sites")
+        while True:
+            before |= {old for old in map(self._back, sites) if old is not None}
+            sites |= {new for new in map(self._ahead, before) if new is not None}
+            holders = set(origins).union(*(self.facts.origins.get(old, ()) for old in before))
+            if len(holders) > MAX_REPLAYED:
+                raise GiveUp("too many functions hold the sites")
+            # A holder's site on an edited line has no recorded key: it is one of these too.
+            held = {k for q in holders for k in _keys(self._final_new(q), key)
+                    if self._back(k) is None or self._back(k) in before}
+            if holders == origins and held <= sites:
+                break
+            origins, sites = holders, sites | held
         sited, routes = {}, {}
         for qualname in sorted(origins):
             outcome = self._final_new(qualname)
             reaches = {r: r for r in outcome.sited if (r.hazard.name,) + _span_key(r.site.span, key) in sites}
             if reaches:
                 sited[qualname] = reaches
-            held = {}
-            direct_routes(held, qualname, outcome, self.facts.covered)
-            for (hazard, span), traces in held.items():
+            direct: dict = {}
+            direct_routes(direct, qualname, outcome, self.facts.covered)
+            for (hazard, span), traces in direct.items():
                 if (hazard.name,) + _span_key(span, key) in sites:
                     routes.setdefault((hazard, span), {}).update(traces)
         incoming_memo: dict[str, list] = {}
@@ -255,12 +262,10 @@ class _CutOff:
         def capped(_text: str) -> None:
             raise GiveUp("a route hit the conditions limit")
 
-        from bufferlint.analysis.whole.program import _dedupe
-
         for (hazard, site), traces in routes_to_sites(sited, incoming, capped).items():
             for trace in traces:
-                routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
-        return FindingsDelta(removed=old_keys | self._olds(sites), added=findings_of(routes, _Reported(self.facts.reported)))
+                routes.setdefault((hazard, site.span), {})[dedupe(trace)] = site
+        return FindingsDelta(removed=before, added=findings_of(routes, _Reported(self.facts.reported)))
 
     def _back(self, new_key: tuple) -> tuple | None:
         """A key in the edited lines -> the analysed version's (None: on a changed line)."""
@@ -278,10 +283,6 @@ class _CutOff:
         if first is None or last is None:
             return None
         return (hazard, path, first, column, last, end_column)
-
-    def _olds(self, sites: set) -> set:
-        return {old for old in (self._back(k) for k in sites) if old is not None}
-
 
 class _Reported:
     def __init__(self, test: Callable[[Path], bool]) -> None:

@@ -528,7 +528,7 @@ def direct_routes(routes: dict[tuple, dict], qualname: str, outcome: Outcome, co
     for (hazard, site), trace in outcome.findings.items():
         if (hazard, site) in outcome.next_call and qualname in covered:
             continue
-        routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
+        routes.setdefault((hazard, site.span), {})[dedupe(trace)] = site
 
 
 def findings_of(routes: dict[tuple, dict], reported: Container[Path]) -> list[Finding]:
@@ -895,7 +895,7 @@ class ProjectAnalysis:
         used_as_guard: set[str] = set()
         for (hazard, site), traces in self.program.propagate_sited().items():
             for trace in traces:
-                routes.setdefault((hazard, site.span), {})[_dedupe(trace)] = site
+                routes.setdefault((hazard, site.span), {})[dedupe(trace)] = site
         covered = self.covered_by_callers()
         for qualname, outcome in self.program.outcomes.items():
             used_as_guard |= outcome.used_as_guard
@@ -1007,7 +1007,7 @@ def returns_borrowed(summary: Summary) -> bool:
                for value in handed for leaf in deep_leaves(value, through_lazy=True))
 
 
-def _dedupe(trace: tuple) -> tuple:
+def dedupe(trace: tuple) -> tuple:
     out: list[TraceStep] = []
     for step in trace:
         if not out or out[-1] != step:
