@@ -203,10 +203,11 @@ def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str
     program = analysis.program
     readers: dict[str, set[str]] = {}
     attached: set[str] = set()
-    for qualname, logs in (program.logs or {}).items():
+    logged = program.logs or {}
+    for qualname, logs in logged.items():
         for log in logs:
             for _, question in log.reads:
-                if question[0] == "summary" and question[1] in program.logs:
+                if question[0] == "summary" and question[1] in logged:
                     readers.setdefault(question[1], set()).add(qualname)
                 elif question[0] == "attached":
                     attached.add(question[1])
@@ -479,12 +480,9 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
     notices = result.notices + [text for text, *_ in result.conditional_notices] + [text for text, _ in result.file_notices]
     if any(module in notice for notice in notices for module in modules):
         return False
-    removed = set()
-    for shift in shifts.values():
-        delta = getattr(shift, "delta", None)
-        if delta is not None:
-            removed |= {(rule_for(Hazard[hazard]).code, root / path, line, column, end_line, end_column)
-                        for hazard, path, line, column, end_line, end_column in delta.removed}
+    deltas = [delta for delta in (getattr(each, "delta", None) for each in shifts.values()) if delta is not None]
+    removed = {(rule_for(Hazard[hazard]).code, root / path, line, column, end_line, end_column)
+               for delta in deltas for hazard, path, line, column, end_line, end_column in delta.removed}
     moved = []
     for finding in result.findings:
         span = finding.span
@@ -506,8 +504,8 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
                 step = TraceStep(step.path, line, step.note, step.fact)
             trace.append(step)
         moved.append(replace(finding, span=span, trace=tuple(trace)))
-    for shift in shifts.values():
-        moved += getattr(shift, "delta", None).added if getattr(shift, "delta", None) is not None else []
+    for delta in deltas:
+        moved += delta.added
     result.findings = sorted(moved, key=Finding.sort_key)
     return True
 

@@ -237,7 +237,8 @@ class _CutOff:
             if holders == origins and held <= sites:
                 break
             origins, sites = holders, sites | held
-        sited, routes = {}, {}
+        sited: dict[str, dict] = {}
+        routes: dict[tuple, dict] = {}
         for qualname in sorted(origins):
             outcome = self._final_new(qualname)
             reaches = {r: r for r in outcome.sited if (r.hazard.name,) + _span_key(r.site.span, key) in sites}

@@ -68,11 +68,12 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     lines = module.text.split("\n")
     enclosing = {info.outer.qualname for info in functions if info.outer is not None}
     top = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    attachments = _attachments(index, module)
     facts: dict[str, object] = {
         **{name: _plain(getattr(module, name)) for name in FACTS[ModuleInfo]},
         "top": [ast.dump(s) for s in top],
         "defs": defined_names(text.encode("utf-8", "surrogateescape")),
-        "attachments": _attachments(index, module),
+        "attachments": attachments,
         "classes": [_class_facts(info) for _, info in sorted(index.classes.items())],
     }
     per_function = [_function_facts(info, analysed, pattern, groups, lines, enclosing) for info in functions]
@@ -99,7 +100,7 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     segments = {qualname: "\n".join(lines[first - 1:last]) for qualname, (first, last) in ranges.items()}
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
     outline = hashlib.sha256(json.dumps(outline_facts, sort_keys=True, default=str).encode()).hexdigest()
-    return Interface(digest, ranges, outline, bodies, segments, tree=tree, attachments=facts["attachments"])
+    return Interface(digest, ranges, outline, bodies, segments, tree=tree, attachments=attachments)
 
 
 def _attachments(index: ProjectIndex, module: ModuleInfo) -> list:
