@@ -417,7 +417,7 @@ def _edit_context(record: dict, scan: Scan, cache: Cache) -> EditContext:
         origins={tuple(key): names for key, names in record["origins"]},
         covered=frozenset(record["covered"]),
         attached_asked=frozenset(record["attached"]),
-        reported=lambda path: path in scan.hashes,
+        reported=frozenset(scan.hashes),
     )
     return EditContext(facts, logs_for, module_of, scan.key)
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Container, Mapping, Sequence
 
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.frontend.index import FunctionInfo
@@ -60,7 +60,7 @@ class RunFacts:
     origins: Mapping[tuple, Sequence[str]]  # finding key -> the functions whose outcomes hold it
     covered: frozenset[str]  # ``ProjectAnalysis.covered_by_callers``
     attached_asked: frozenset[str]  # attribute names some analysis asked the stored callables of
-    reported: Callable[[Path], bool]  # is a file reported (the record's analysis reported them all)
+    reported: Container[Path]  # the files reported (the record's analysis reported them all)
 
 
 @dataclass
@@ -266,7 +266,7 @@ class _CutOff:
         for (hazard, site), traces in routes_to_sites(sited, incoming, capped).items():
             for trace in traces:
                 routes.setdefault((hazard, site.span), {})[dedupe(trace)] = site
-        return FindingsDelta(removed=before, added=findings_of(routes, _Reported(self.facts.reported)))
+        return FindingsDelta(removed=before, added=findings_of(routes, self.facts.reported))
 
     def _back(self, new_key: tuple) -> tuple | None:
         """A key in the edited lines -> the analysed version's (None: on a changed line)."""
@@ -284,14 +284,6 @@ class _CutOff:
         if first is None or last is None:
             return None
         return (hazard, path, first, column, last, end_column)
-
-class _Reported:
-    def __init__(self, test: Callable[[Path], bool]) -> None:
-        self._test = test
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, Path) and self._test(path)
-
 
 def _span_key(span: Span, key: Callable[[Path], str]) -> tuple:
     return (key(span.path), span.line, span.column, span.end_line, span.end_column)
