@@ -1,0 +1,1 @@
+"""Checkpoint loaders for the serving fleet (RunAI streamer + a shared copy pool)."""
