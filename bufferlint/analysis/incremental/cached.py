@@ -61,6 +61,7 @@ from bufferlint.gcpause import paused_gc
 from bufferlint.catalog import rule_for
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging
+from bufferlint.lifetime import keep_until_exit
 from bufferlint.packs import Vocabulary
 from bufferlint.source import overlays_active, read_bytes, read_source
 
@@ -105,6 +106,11 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
     scan = _read(root, paths, record, facts)
     report = set(report_files)
     stored, moved = _reusable(record, scan, cache, vocab)
+    if moved:
+        # The replays' state (module indexes, decoded logs, interpreter states: cycles) is
+        # garbage now; the collector resuming at the end would walk all of it (0.8 s after
+        # a cut-off on sglang 0.5.16). The command need not: see bufferlint.lifetime.
+        keep_until_exit(moved)
     reused = stored is not None
     if stored is not None:
         parsed = stored.files_parsed  # the record stays the analysis's own (``base``: what it read)

@@ -37,7 +37,7 @@ from typing import Callable, Container, Mapping, Sequence
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.incremental.codec import Unencodable, digest
-from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, NotRecorded, outcome_digest, replay_runs
+from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, NotRecorded, Watch, outcome_digest, replay_runs
 from bufferlint.analysis.whole.program import (
     MAX_ANALYSES_PER_FUNCTION, dedupe, direct_routes, findings_of, returns_borrowed, routes_to_sites,
 )
@@ -80,7 +80,7 @@ class Phases:
     modules: Mapping[str, ModuleSource]  # phase -> module source
     info: Callable[[str, str], FunctionInfo | None]  # (phase, function) -> its definition there
     logs: Callable[[str], list[AnalysisLog] | None]
-    watch: tuple  # the edited file (path, module prefix, its analysed lines that moved or changed)
+    watch: Watch  # the edited file: its analysed lines that moved or changed
 
 
 def key_of(hazard, span: Span, key: Callable[[Path], str]) -> tuple:

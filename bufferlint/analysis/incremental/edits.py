@@ -28,7 +28,7 @@ from typing import Callable
 from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name, normalize_newlines
 from bufferlint.analysis.incremental.interface import Interface
 from bufferlint.analysis.incremental.cutoff import FindingsDelta, Phases, RunFacts, cut_off
-from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, replay_function
+from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, Watch, replay_function
 
 ADDED_COLUMN = 1 << 20  # columns of added lines start past this (real columns never reach it)
 
@@ -163,7 +163,7 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
         {phase: ModuleSource(lambda module, phase=phase: versions[phase] if module == name else load(module), module_names)
          for phase in versions},
         info, lambda q: logs[q] if q in logs else context.logs_for(q),
-        (str(path), name + ".", frozenset(line for line in range(1, len(old_lines) + 1) if backward.get(line) != line)),
+        Watch(str(path), name + ".", frozenset(line for line in range(1, len(old_lines) + 1) if backward.get(line) != line)),
     )
     delta = cut_off(changed, phases, context.facts, vocab, raw_vocab, context.key, context.key(path), backward)
     return None if delta is None else LineMap(backward, frozenset(shared), delta)

@@ -344,7 +344,7 @@ class ReplayProgram:
     names a position on one of those lines is refused (it would be an old one)."""
 
     def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource", observed: Container[str] | None = None,
-                 substitute: Callable[[str, object], object] | None = None, watch: tuple | None = None) -> None:
+                 substitute: Callable[[str, object], object] | None = None, watch: "Watch | None" = None) -> None:
         self._log, self._done, self._modules = log, 0, modules
         self._observed, self._substitute, self._watch = observed, substitute, watch
         self._parts: list = []
@@ -368,7 +368,7 @@ class ReplayProgram:
                 substituted = self._substitute(question[1], answer)
                 if substituted is not answer:
                     return substituted
-            if self._watch is not None and _names_file(answer, self._watch):
+            if self._watch is not None and self._watch.named_by(answer):
                 raise NotRecorded(question)
             return answer
         found = outside_answer(question, self._modules.names)
@@ -432,29 +432,45 @@ class ReplayProgram:
         self.wrote(("consider", info.qualname))
 
 
-def _names_file(value, watch: tuple) -> bool:
-    """Does ``value`` hold a position on a moved line of the watched file (``(path, module,
-    moved lines)``): a trace step or span there, or an object identified by where a
-    function of that module made it (``(qualname, line, column)``)?"""
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return False
-    encoder = Encoder()
-    try:
-        encoder.encode(value)
-    except (Unencodable, RecursionError):
-        return True
-    path, module, moved = watch
-    here = [{"r": i} for i, row in enumerate(encoder.rows) if row.get("p") == path]
-    for row in encoder.rows:
-        fields = row.get("f")
-        if fields and row.get("c") in ("TraceStep", "Span") and fields[0] in here:
-            lines = [fields[1]] + ([fields[3]] if row["c"] == "Span" else [])
-            if any(line in moved for line in lines):
-                return True
-        items = row.get("t")
-        if items and len(items) == 3 and isinstance(items[0], str) and items[0].startswith(module) and items[1] in moved:
+class Watch:
+    """A file whose moved lines a replay's recorded answers must not name (``cutoff``'s
+    check of the edited file): its path, its module prefix and those lines. What an
+    answer names is worked out once per answer: the replays of one cut-off ask the same
+    recorded summaries thousands of times, and each look encodes the whole value."""
+
+    def __init__(self, path: str, module: str, moved: frozenset[int]) -> None:
+        self.path, self.module, self.moved = path, module, moved
+        self._seen: dict[int, tuple[object, bool]] = {}  # id(answer) -> (the answer, kept alive; its verdict)
+
+    def named_by(self, value) -> bool:
+        """Does ``value`` hold a position on a moved line of the file: a trace step or span
+        there, or an object identified by where a function of its module made it
+        (``(qualname, line, column)``)?"""
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            return False
+        seen = self._seen.get(id(value))
+        if seen is None or seen[0] is not value:
+            seen = self._seen[id(value)] = (value, self._names(value))
+        return seen[1]
+
+    def _names(self, value) -> bool:
+        encoder = Encoder()
+        try:
+            encoder.encode(value)
+        except (Unencodable, RecursionError):
             return True
-    return False
+        here = [{"r": i} for i, row in enumerate(encoder.rows) if row.get("p") == self.path]
+        for row in encoder.rows:
+            fields = row.get("f")
+            if fields and row.get("c") in ("TraceStep", "Span") and fields[0] in here:
+                lines = [fields[1]] + ([fields[3]] if row["c"] == "Span" else [])
+                if any(line in self.moved for line in lines):
+                    return True
+            items = row.get("t")
+            if (items and len(items) == 3 and isinstance(items[0], str) and items[0].startswith(self.module)
+                    and items[1] in self.moved):
+                return True
+        return False
 
 
 def outside_answer(question: tuple, modules: frozenset):
@@ -585,7 +601,7 @@ class _Found:
 
 def replay_runs(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource,
                 observed: Container[str], substitute: Callable[[str, object], object] | None = None,
-                watch: tuple | None = None) -> list[tuple] | None:
+                watch: "Watch | None" = None) -> list[tuple] | None:
     """Each recorded analysis of ``info`` run again (see ``ReplayProgram`` for the rest):
     (outcome, same writes, as many writes) per analysis; None when one asked what its log
     does not hold, or failed."""
