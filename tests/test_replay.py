@@ -88,3 +88,44 @@ def test_a_question_no_write_can_change_is_answered_after_any_write() -> None:
     assert replay.summary("pkg.f") is EMPTY_SUMMARY
     with pytest.raises(NotRecorded):
         replay.field_value({"pkg.C"}, "x")
+
+
+def _functions(text: str) -> dict:
+    import ast
+
+    from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex
+
+    index = ProjectIndex()
+    index.add_module(ModuleInfo("pkg.mod", Path("/p/pkg/mod.py"), ast.parse(text), text, False))
+    return index.functions
+
+
+def test_an_outlined_function_binds_like_the_function_and_reads_its_module_only_when_asked() -> None:
+    from bufferlint.analysis.incremental.replay import OutlinedFunction, outline_of
+
+    real = _functions("class Model:\n    async def load_weights(self, weights, *rest, strict=True, **extra):\n"
+                      "        return weights\n")["pkg.mod.Model.load_weights"]
+    loads: list[str] = []
+
+    def load():
+        loads.append(real.qualname)
+        return real
+
+    outlined = OutlinedFunction(real.qualname, json.loads(json.dumps(outline_of(real))), load)
+    for attribute in ("display", "class_qualname", "kind", "params", "n_positional", "n_required", "required_kwonly",
+                      "vararg", "kwarg", "binds_receiver", "is_async", "outer", "name"):
+        assert getattr(outlined, attribute) == getattr(real, attribute), attribute
+    for n_args, keywords in ((1, set()), (0, set()), (3, {"strict"}), (None, {"other"})):
+        assert outlined.accepts(n_args, keywords, True) == real.accepts(n_args, keywords, True)
+    assert outlined == outlined and outlined != real  # one per function in a replay: identity
+    assert loads == []  # binding a call needs no syntax tree
+    assert outlined.node is real.node and outlined.module is real.module and outlined.is_generator is False
+    assert loads and set(loads) == {real.qualname}
+
+
+def test_a_nested_function_has_no_outline() -> None:
+    from bufferlint.analysis.incremental.replay import outline_of
+
+    functions = _functions("def outer(x):\n    def inner(y):\n        return y\n    return inner\n")
+    assert outline_of(functions["pkg.mod.outer"]) is not None
+    assert outline_of(functions["pkg.mod.outer.<locals>.inner"]) is None

@@ -136,6 +136,11 @@ class FunctionInfo:
         return False
 
     @property
+    def is_async(self) -> bool:
+        """An ``async def``: calling it makes a coroutine that holds the arguments until it runs."""
+        return isinstance(self.node, ast.AsyncFunctionDef)
+
+    @property
     def binds_receiver(self) -> bool:
         return self.kind in ("method", "classmethod")
 

@@ -204,19 +204,26 @@ def _logs_by_file(analysis: ProjectAnalysis, scan: Scan, record: dict) -> dict[s
 def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str]) -> dict:
     """What ``analysis.cutoff`` reads of the run besides the logs: the attributes whose
     stores are seen, who read each function's summary, who calls it, which functions hold
-    each finding's site, the functions whose every call is synchronised, and the attribute
-    names whose stored callables were asked for."""
+    each finding's site, the functions whose every call is synchronised, the attribute
+    names whose stored callables were asked for, and the signatures of the functions calls
+    by name were given (``replay.OutlinedFunction``: a replay need not parse their modules)."""
+    from bufferlint.analysis.incremental.replay import outline_of  # the engine's
     program = analysis.program
     readers: dict[str, set[str]] = {}
     attached: set[str] = set()
     logged = program.logs or {}
+    by_name: set[str] = set()  # the functions a call by name or an override lookup was given
     for qualname, logs in logged.items():
         for log in logs:
-            for _, question in log.reads:
+            for (_, question), answer in log.reads.items():
                 if question[0] == "summary" and question[1] in logged:
                     readers.setdefault(question[1], set()).add(qualname)
                 elif question[0] == "attached":
                     attached.add(question[1])
+                elif question[0] == "methods_named":
+                    by_name.update(found for found, _ in answer)
+                elif question[0] == "overrides_of":
+                    by_name.update(answer)
     incoming: dict[str, set[str]] = {}
     origins: dict[tuple, set[str]] = {}
     for qualname, outcome in program.outcomes.items():
@@ -227,9 +234,16 @@ def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str
         for hazard, span in sites:
             key = (hazard.name, scan.key(span.path), span.line, span.column, span.end_line, span.end_column)
             origins.setdefault(key, set()).add(qualname)
+    outlines: dict[str, dict[str, list]] = {}
+    for qualname in sorted(by_name):
+        info = program.index.functions.get(qualname)
+        outline = outline_of(info) if info is not None else None
+        if outline is not None:
+            outlines.setdefault(info.module.name, {})[qualname] = outline
     return {
         "observed": sorted(observed),
         "readers": {q: sorted(names) for q, names in sorted(readers.items())},
+        "outlines": outlines,
         "incoming": {q: sorted(names) for q, names in sorted(incoming.items())},
         "origins": [[list(key), sorted(names)] for key, names in sorted(origins.items())],
         "covered": sorted(analysis.covered_by_callers()),
@@ -381,7 +395,8 @@ def _shift(record: dict, scan: Scan, key: str, cache: Cache, vocab: Vocabulary) 
         def module_names() -> frozenset:  # as the analysis knew them (the files are the same)
             return frozenset(record["modules"])
 
-        return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, _analysed_module(record, scan, cache),
+        modules = _AnalysedModules(record, scan, cache)
+        return check_edit(path, scan.root, old_text, new_text, old, new, logs_of, modules, modules.outline,
                           module_names, VocabIndex(vocab), vocab, _edit_context(record, scan, cache))
     except Exception:  # a damaged log, or an engine bug: it costs the reuse (analyse again), never the run
         if debugging():
@@ -428,33 +443,47 @@ def _edit_context(record: dict, scan: Scan, cache: Cache) -> EditContext:
     return EditContext(facts, logs_for, module_of, scan.key)
 
 
-def _analysed_module(record: dict, scan: Scan, cache: Cache) -> Callable[[str], ProjectIndex | None]:
-    """A module's index as the recorded analysis read it (None: it changed since, or is gone);
-    each module parsed once, whichever replay asks (``cutoff`` replays in three versions of
-    the edited file, and the others' modules are the same in all three)."""
-    paths: dict[str, Path] = {}
-    loaded: dict[str, ProjectIndex | None] = {}
+class _AnalysedModules:
+    """The modules as the recorded analysis read them: a module's index (None: it changed
+    since, or is gone), each parsed once whichever replay asks (``cutoff`` replays in three
+    versions of the edited file, and the others' modules are the same in all three); and the
+    recorded signature of a function a call by name was given (``outline``), which spares a
+    replay parsing its module unless it needs more of it."""
 
-    def load(name: str) -> ProjectIndex | None:
-        if name not in loaded:
-            loaded[name] = read(name)
-        return loaded[name]
+    def __init__(self, record: dict, scan: Scan, cache: Cache) -> None:
+        self._record, self._scan, self._cache = record, scan, cache
+        self._paths: dict[str, Path] = {}
+        self._loaded: dict[str, ProjectIndex | None] = {}
 
-    def read(name: str) -> ProjectIndex | None:
-        if not paths:
-            paths.update({module_name(scan.root / key, scan.root)[0]: scan.root / key for key in record["base"]})
-        path = paths.get(name)
-        if path is None:
+    def __call__(self, name: str) -> ProjectIndex | None:
+        if name not in self._loaded:
+            self._loaded[name] = self._read(name)
+        return self._loaded[name]
+
+    def outline(self, module: str, qualname: str) -> list | None:
+        """``replay.outline_of`` for ``qualname`` as recorded, if its module is unchanged."""
+        outline = self._record["outlines"].get(module, {}).get(qualname)
+        return outline if outline is not None and self._unchanged(module) is not None else None
+
+    def _unchanged(self, name: str) -> Path | None:
+        """The module's file, if it is the version the analysis read."""
+        if not self._paths:
+            self._paths.update({module_name(self._scan.root / key, self._scan.root)[0]: self._scan.root / key
+                                for key in self._record["base"]})
+        path = self._paths.get(name)
+        if path is None or self._scan.hashes.get(path) != self._record["base"][self._scan.key(path)]:
             return None
-        data = cache.load_text(record["base"][scan.key(path)])
-        if data is None or scan.hashes.get(path) != record["base"][scan.key(path)]:
+        return path
+
+    def _read(self, name: str) -> ProjectIndex | None:
+        path = self._unchanged(name)
+        data = self._cache.load_text(self._record["base"][self._scan.key(path)]) if path is not None else None
+        if path is None or data is None:
             return None
         text = _text(data)
         index = ProjectIndex()
-        index.add_module(ModuleInfo(name, path, ast.parse(text), text, module_name(path, scan.root)[1]))
+        index.add_module(ModuleInfo(name, path, ast.parse(text), text, module_name(path, self._scan.root)[1]))
         return index
-
-    return load
 
 
 def _bytes(scan: Scan, path: Path) -> bytes | None:

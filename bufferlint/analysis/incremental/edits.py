@@ -108,14 +108,15 @@ def edited_functions(old: Interface, new: Interface) -> set[str] | None:
 
 def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interface, new: Interface,
                logs_of: Callable[[set[str]], dict[str, list[AnalysisLog]] | None],
-               load: Callable[[str], ProjectIndex | None], module_names: Callable[[], frozenset], vocab,
-               raw_vocab, context: EditContext) -> LineMap | None:
+               load: Callable[[str], ProjectIndex | None], outline: Callable[[str, str], list | None],
+               module_names: Callable[[], frozenset], vocab, raw_vocab, context: EditContext) -> LineMap | None:
     """The line map from the analysed ``old_text`` to the edited ``new_text`` if every edited
     function replays its recorded analyses exactly, or if what changed stops within the
     functions replayed after them (``cutoff``: the map then carries the findings' change).
     None: analyse the project again. ``logs_of``: the recorded logs of these functions;
-    ``load``: a module's index, as analysed; ``module_names``: every module of the project
-    (computed when first needed)."""
+    ``load``: a module's index, as analysed; ``outline``: the recorded signature of a
+    function (module, qualname) in a module as analysed; ``module_names``: every module of
+    the project (computed when first needed)."""
     changed = edited_functions(old, new)
     if not changed or _attached_attributes(old, new) & context.facts.attached_asked:
         return None
@@ -146,7 +147,7 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
             return None
     index = ProjectIndex()
     index.add_module(ModuleInfo(name, path, old_tree, "\n".join(renumbered), is_package))  # the analysed version, edits in place
-    modules = ModuleSource(lambda module: index if module == name else load(module), module_names)
+    modules = ModuleSource(lambda module: index if module == name else load(module), module_names, outline, name)
     observed = context.facts.observed
     if all(index.functions.get(q) is not None
            and replay_function(index.functions[q], logs[q], vocab, raw_vocab, modules, observed) for q in sorted(changed)):
@@ -160,7 +161,8 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
         return table.functions.get(qualname) if table is not None else None
 
     phases = Phases(
-        {phase: ModuleSource(lambda module, phase=phase: versions[phase] if module == name else load(module), module_names)
+        {phase: ModuleSource(lambda module, phase=phase: versions[phase] if module == name else load(module), module_names,
+                             outline, name)
          for phase in versions},
         info, lambda q: logs[q] if q in logs else context.logs_for(q),
         Watch(str(path), name + ".", frozenset(line for line in range(1, len(old_lines) + 1) if backward.get(line) != line)),

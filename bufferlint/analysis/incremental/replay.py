@@ -27,19 +27,22 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from pathlib import PurePath
 from typing import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bufferlint.analysis.incremental.codec import Decoder, Encoder, Unencodable, digest
+from bufferlint.analysis.incremental.codec import CLASSES, FIELDS, Decoder, Encoder, Unencodable, digest
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex
 from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
 from bufferlint.analysis.domain.values import Value
+from bufferlint.analysis.transfer.call_project import CallEdge
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.world import IndexView, ProjectView, Table
 from bufferlint.findings import Span
+from bufferlint.hazards import Hazard
 
 
 class NotRecorded(Exception):
@@ -434,43 +437,53 @@ class ReplayProgram:
 
 class Watch:
     """A file whose moved lines a replay's recorded answers must not name (``cutoff``'s
-    check of the edited file): its path, its module prefix and those lines. What an
-    answer names is worked out once per answer: the replays of one cut-off ask the same
-    recorded summaries thousands of times, and each look encodes the whole value."""
+    check of the edited file): its path, its module prefix and those lines. The replays of
+    one cut-off ask thousands of recorded answers, which share most of their parts (a
+    callee's summary in many of them): what each part names is worked out once."""
 
     def __init__(self, path: str, module: str, moved: frozenset[int]) -> None:
         self.path, self.module, self.moved = path, module, moved
-        self._seen: dict[int, tuple[object, bool]] = {}  # id(answer) -> (the answer, kept alive; its verdict)
+        self._parts: dict[int, tuple[object, bool]] = {}  # id(part) -> (the part, kept alive; its verdict)
 
     def named_by(self, value) -> bool:
         """Does ``value`` hold a position on a moved line of the file: a trace step or span
         there, or an object identified by where a function of its module made it
-        (``(qualname, line, column)``)?"""
-        if isinstance(value, (bool, int, float, str)) or value is None:
+        (``(qualname, line, column)``)? A value the codec cannot hold counts as naming it."""
+        try:
+            return self._walk(value)
+        except RecursionError:
+            return True
+
+    def _walk(self, value) -> bool:
+        if value is None or isinstance(value, (bool, int, float, str, bytes, PurePath, Hazard)):
             return False
-        seen = self._seen.get(id(value))
+        seen = self._parts.get(id(value))
         if seen is None or seen[0] is not value:
-            seen = self._seen[id(value)] = (value, self._names(value))
+            seen = self._parts[id(value)] = (value, self._holds(value))
         return seen[1]
 
-    def _names(self, value) -> bool:
-        encoder = Encoder()
-        try:
-            encoder.encode(value)
-        except (Unencodable, RecursionError):
-            return True
-        here = [{"r": i} for i, row in enumerate(encoder.rows) if row.get("p") == self.path]
-        for row in encoder.rows:
-            fields = row.get("f")
-            if fields and row.get("c") in ("TraceStep", "Span") and fields[0] in here:
-                lines = [fields[1]] + ([fields[3]] if row["c"] == "Span" else [])
+    def _holds(self, value) -> bool:
+        kind = type(value)
+        name = kind.__name__
+        if CLASSES.get(name) is kind:
+            fields = [getattr(value, f) for f in FIELDS[name]]
+            if name in ("TraceStep", "Span") and isinstance(fields[0], PurePath) and str(fields[0]) == self.path:
+                lines = [fields[1]] + ([fields[3]] if name == "Span" else [])
                 if any(line in self.moved for line in lines):
                     return True
-            items = row.get("t")
-            if (items and len(items) == 3 and isinstance(items[0], str) and items[0].startswith(self.module)
-                    and items[1] in self.moved):
+            return any(self._walk(f) for f in fields)
+        if isinstance(value, tuple):
+            if (len(value) == 3 and isinstance(value[0], str) and value[0].startswith(self.module)
+                    and isinstance(value[1], int) and value[1] in self.moved):
                 return True
-        return False
+            return any(self._walk(v) for v in value)
+        if isinstance(value, (list, frozenset, set)):
+            return any(self._walk(v) for v in value)
+        if isinstance(value, dict):
+            return any(self._walk(k) or self._walk(v) for k, v in value.items())
+        if isinstance(value, CallEdge):
+            return any(self._walk(getattr(value, f)) for f in CallEdge.__slots__)
+        return True  # not a value the codec writes: no recorded answer holds one
 
 
 def outside_answer(question: tuple, modules: frozenset):
@@ -505,15 +518,72 @@ class _Answers:
         return self._program.answer((self._name, item))
 
 
+def outline_of(info: FunctionInfo) -> list | None:
+    """What resolving and binding a call reads of a function, without its syntax tree
+    (``OutlinedFunction``); None for a nested function (its enclosing one is part of it)."""
+    if info.outer is not None:
+        return None
+    return [info.display, info.class_qualname, info.kind, list(info.params), info.n_positional, info.n_required,
+            list(info.required_kwonly), info.vararg, info.kwarg, info.is_async]
+
+
+class OutlinedFunction(FunctionInfo):
+    """A function of a module the edit did not touch, as a replay first meets it: a call by
+    method name is given hundreds (every model's ``load_weights``), and for most of them
+    binds only the arguments to the signature recorded with the run (``outline_of``). Its
+    syntax tree, module and the rest are read from the module, parsed then, when something
+    asks for them (``__getattr__``). One per function in a replay, so identity is equality,
+    as for the analysis's own ``FunctionInfo``s."""
+
+    def __init__(self, qualname: str, outline: list, load: Callable[[], FunctionInfo]) -> None:
+        self.qualname = qualname
+        (self.display, self.class_qualname, self.kind, params, self.n_positional, self.n_required, kwonly,
+         self.vararg, self.kwarg, self._async) = outline
+        self.params, self.required_kwonly = list(params), tuple(kwonly)
+        self._load = load
+
+    @property
+    def is_async(self) -> bool:
+        return self._async
+
+    def __getattr__(self, name: str):
+        if name in ("_load", "_async"):
+            raise AttributeError(name)
+        return getattr(self._load(), name)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = None  # type: ignore[assignment]  # as FunctionInfo's
+
+
 class ModuleSource:
     """The modules a replay looks functions and classes up in: the edited one (its analysed
-    version with the edited functions in place) and, on demand, others as analysed."""
+    version with the edited functions in place) and, on demand, others as analysed; a
+    function of another module that has a recorded outline is an ``OutlinedFunction``."""
 
-    def __init__(self, load, names) -> None:
+    def __init__(self, load, names, outline: Callable[[str, str], list | None] | None = None,
+                 own: str | None = None) -> None:
         self._load = load  # module name -> ProjectIndex holding it (None: not the analysed version)
         self._names = names  # () -> every module of the project, parsed or not (asked rarely)
+        self._outline, self._own = outline, own  # (module, qualname) -> recorded outline; the edited module
         self._known: frozenset | None = None
         self._indexes: dict[str, ProjectIndex | None] = {}
+        self._outlined: dict[str, OutlinedFunction | None] = {}
+
+    def outlined(self, qualname: str, module: str) -> OutlinedFunction | None:
+        """The function as its recorded outline, if there is one (never in the edited module)."""
+        if qualname not in self._outlined:
+            outline = self._outline(module, qualname) if self._outline is not None and module != self._own else None
+            self._outlined[qualname] = None if outline is None else OutlinedFunction(
+                qualname, outline, lambda: self._defined(qualname, module))
+        return self._outlined[qualname]
+
+    def _defined(self, qualname: str, module: str) -> FunctionInfo:
+        found = self.index_of(module).functions.get(qualname)
+        if found is None:
+            raise NotRecorded(("function", qualname))
+        return found
 
     @property
     def names(self) -> frozenset:
@@ -540,6 +610,10 @@ class ReplayIndex:
         module = self._program._log.where.get(qualname)
         if module is None:
             raise NotRecorded((kind, qualname))
+        if kind == "function":
+            outlined = self._modules.outlined(qualname, module)
+            if outlined is not None:
+                return outlined
         table = self._modules.index_of(module)
         found = (table.functions if kind == "function" else table.classes).get(qualname)
         if found is None:

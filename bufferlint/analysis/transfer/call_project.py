@@ -276,7 +276,7 @@ def _receiver_keeps_futures(call: CallSite) -> bool:
 
 def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) -> Value:
     """The call's value from its targets' results."""
-    if any(isinstance(info.node, ast.AsyncFunctionDef) for info in targets):
+    if any(info.is_async for info in targets):
         # A coroutine object holds its arguments until it runs (awaited now, or later as
         # a task): ``create_task(consume(w))`` reads ``w`` after the caller moves on.
         result = join(result, container(join_all(call.args.flat()))) or EMPTY
