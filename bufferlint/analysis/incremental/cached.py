@@ -238,7 +238,7 @@ def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str
     for qualname in sorted(by_name):
         info = program.index.functions.get(qualname)
         outline = outline_of(info) if info is not None else None
-        if outline is not None:
+        if info is not None and outline is not None:
             outlines.setdefault(info.module.name, {})[qualname] = outline
     return {
         "observed": sorted(observed),
