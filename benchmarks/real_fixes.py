@@ -10,7 +10,9 @@ Nothing of the projects is stored here: each release is downloaded with ``pip do
 For every entry the script runs ``bufferlint check --no-cache --format json`` on the file's
 package folder (``scope``) of both releases, out of the box and, when the entry has one,
 with the declaration the docs show (``config``: the body of a ``[tool.bufferlint]`` table), and
-prints whether the bug was found before its fix and whether the finding is gone after it.
+prints whether the bug was found before its fix and whether the finding is gone after it. A
+finding is the fix's when it is of the fix's rule and reported in the fix's function, or its
+trace starts there (the producer's site: a kept view is reported where it is kept).
 
     python benchmarks/real_fixes.py [--only ID ...] [--cache DIR] [--keep DIR] [--manifests DIR]
 
@@ -24,8 +26,9 @@ Manifest entry (TOML)::
     before = "1.2.0"                  # a release with the bug
     after = "1.2.1"                   # the first release with the fix
     path = "project/utils/copy.py"    # the bug's file, relative to the unpacked release
-    function = "move_to_host"         # the function holding the report site (its last name part)
-    scope = "project"                 # optional: what to check (default: `path`'s top folder)
+    function = "move_to_host"         # the function holding the report site or its source (last name part)
+    scope = "project"                 # optional: what to check (default: `path`'s top folder); what
+                                      # the project's developers would check, callers included
     after_path = "..."                # optional: where the file is in `after`, if it moved
     config = '''declarations...'''    # optional: a documented declaration ([tool.bufferlint] body)
     note = "what the bug is"
@@ -34,6 +37,7 @@ Manifest entry (TOML)::
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -155,12 +159,29 @@ def findings(tree: Path, scope: str, config: str, scratch: Path) -> list[dict]:
     return json.loads(proc.stdout)["findings"]
 
 
-def reported(found: list[dict], fix: Fix, path: str) -> list[dict]:
-    """The findings of the fix's rule in its function."""
+def function_lines(tree: Path, path: str, function: str) -> list[range]:
+    """The lines of every function called ``function`` in ``tree / path``."""
+    module = ast.parse((tree / path).read_text(encoding="utf-8"))
     return [
-        f for f in found
-        if f["rule"] == fix.rule and f["path"] == path and f["function"].replace(":", ".").split(".")[-1] == fix.function
+        range(node.lineno, (node.end_lineno or node.lineno) + 1)
+        for node in ast.walk(module)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function
     ]
+
+
+def reported(found: list[dict], fix: Fix, path: str, lines: list[range]) -> list[dict]:
+    """The findings of the fix's rule in its function, or whose source (the trace's first step)
+    is in it: a BL003 is reported where a view is kept, which for a producer that only re-yields
+    its library's views (a weights iterator) is a caller in another module, and the fix in the
+    iterator is what silences it."""
+    def in_function(f: dict) -> bool:
+        return f["path"] == path and f["function"].replace(":", ".").split(".")[-1] == fix.function
+
+    def sourced_in_function(f: dict) -> bool:
+        source = (f.get("trace") or [{}])[0]
+        return source.get("path") == path and any(source.get("line") in span for span in lines)
+
+    return [f for f in found if f["rule"] == fix.rule and (in_function(f) or sourced_in_function(f))]
 
 
 @dataclass(frozen=True)
@@ -192,7 +213,11 @@ def judge(fix: Fix, cache: Path, keep: Path | None) -> list[Verdict]:
                 tag = "declared" if declared else "plain"
                 (keep / f"{fix.id}.{tag}.before.json").write_text(json.dumps(old, indent=1), encoding="utf-8")
                 (keep / f"{fix.id}.{tag}.after.json").write_text(json.dumps(new, indent=1), encoding="utf-8")
-            verdicts.append(Verdict(fix, declared, len(reported(old, fix, fix.path)), len(reported(new, fix, fix.after_path))))
+            verdicts.append(Verdict(
+                fix, declared,
+                len(reported(old, fix, fix.path, function_lines(before, fix.path, fix.function))),
+                len(reported(new, fix, fix.after_path, function_lines(after, fix.after_path, fix.function))),
+            ))
     return verdicts
 
 

@@ -302,6 +302,10 @@ class SinkSpec:
     # The class of the handle the call returns for its work (``zmq.MessageTracker``): the
     # pack's settlers and done-flags written on that class (``MessageTracker.wait``) match it.
     handle: str = ""
+    # Which of the work the handle stands for: "all" of it, or only the "last-part" of the
+    # sequence the call's first argument holds (pyzmq's ``send_multipart`` returns the last
+    # frame's tracker): the other parts' reads are pending with nothing that waits for them.
+    handle_covers: str = "all"
 
 
 @dataclass(frozen=True)
@@ -628,8 +632,13 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         handle = table.get("handle", "")
         if not isinstance(handle, str):
             raise PackError(f"{where}: 'handle' must be a class's qualified name")
+        covers = table.get("handle-covers", "all")
+        if covers not in ("all", "last-part"):
+            raise PackError(f"{where}: 'handle-covers' must be \"all\" or \"last-part\"")
+        if covers != "all" and not handle:
+            raise PackError(f"{where}: 'handle-covers' needs the 'handle' it speaks of")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task, handle))
+                              payload, within, eager, task, handle, covers))
     return sinks
 
 
@@ -784,7 +793,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task", "handle"), _call_names, "calls"),
+                              "eager", "task", "handle", "handle-covers"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),

@@ -237,10 +237,33 @@ def test_a_tracker_wait_with_a_timeout_raises_unless_the_send_is_done() -> None:
     assert {spec.handle for spec in vocab.sinks if any(p.last_name.startswith("send") for p in spec.calls)} == {qualname}
 
 
-def test_send_multipart_returns_the_last_frames_tracker() -> None:
-    """Why a tracker of `send_multipart` does not cover its other frames (the analysis still
-    settles the whole send on it: tests/fixtures/producers/shm_sender, todo-expect): pyzmq
-    sends each frame on its own and returns the last one's tracker; a small frame is copied
-    and its tracker is done at once, whatever the earlier frames' state."""
+def test_send_multipart_returns_the_last_frames_tracker(pair) -> None:
+    """Why the pack's `send_multipart` sink says `handle-covers = "last-part"`: pyzmq sends
+    each frame on its own and returns the last one's tracker; a small last frame is copied and
+    its tracker is done at once, while libzmq still holds the first frame's buffer, so a
+    buffer reused once that tracker is done is what the peer receives."""
     source = inspect.getsource(zmq.Socket.send_multipart)
     assert "return self.send(msg_parts[-1], flags, copy=copy, track=track)" in source
+    sender, receiver = pair
+    payload = bytearray(b"a" * (2 * zmq.COPY_THRESHOLD))
+    tracker = sender.send_multipart([payload, b"end"], copy=False, track=True)
+    assert tracker.done  # the copied last frame's
+    payload[:5] = b"XXXXX"  # reused "after the send was done"
+    first, _ = receiver.recv_multipart(copy=False)
+    assert bytes(first.buffer[:6]) == b"XXXXXa"
+    del first
+    covers = {spec.handle_covers for spec in builtin_vocabulary().sinks
+              if any(p.last_name == "send_multipart" for p in spec.calls)}
+    assert covers == {"last-part"}
+
+
+@pytest.mark.parametrize("table, error", [
+    ('call = ".send_parts"\nhandle-covers = "first"\nhandle = "a.T"', "'handle-covers' must be"),
+    ('call = ".send_parts"\nhandle-covers = "last-part"', "needs the 'handle'"),
+])
+def test_handle_covers_is_checked(table: str, error: str) -> None:
+    import tomllib
+
+    from bufferlint.packs import PackError, vocabulary_from_dict
+    with pytest.raises(PackError, match=error):
+        vocabulary_from_dict(tomllib.loads(f"[[sinks]]\n{table}\n"), "test")

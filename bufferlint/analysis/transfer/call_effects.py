@@ -138,6 +138,7 @@ class Submit:
     subject: str
     hazard: Hazard
     owners: frozenset
+    untracked: bool = False  # no handle the call returns stands for it (``SinkSpec.handle_covers``)
 
 
 @dataclass(frozen=True)

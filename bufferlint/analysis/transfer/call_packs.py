@@ -489,9 +489,34 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     owners = call.receiver_identity() if call.receiver is not None else frozenset()
     if all(pinned_buffer(leaf) for leaf in deep_leaves(payload)):
         return EMPTY  # nothing, or only the program's pinned buffers (``device_copy_reads``): no future
+    if spec.handle_covers == "last-part":
+        payload, untracked = _split_last_part(call, payload)
+        if has_leaves(untracked):
+            call.effects.append(Submit(call.node, untracked, call.name, assume, subject, spec.hazard, owners, True))
     call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.hazard, owners))
     handle = frozenset({spec.handle}) if spec.handle else frozenset()  # ``MessageTracker``: its class's settlers
     return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}), types=handle)  # the future
+
+
+def _split_last_part(call: CallSite, payload: Value) -> tuple[Value, Value]:
+    """A sink whose handle covers the last part of the sequence its first argument holds
+    (``send_multipart(parts, ...)``): (what the handle covers, what it does not). The parts are
+    told apart by position when the argument is a list or tuple display, or a tuple whose
+    positions are known; otherwise which part is last is not known, and nothing the sequence
+    holds is covered (nothing the call passes, when it passes no first argument). A view in the last part and an earlier one is not covered."""
+    node = call.node.args[0] if call.node.args else None
+    parts = call.args.arg(0)
+    items: list[Value] | None = None
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and not any(isinstance(e, ast.Starred) for e in node.elts):
+        items = [call.args.values.get(id(elt), EMPTY) for elt in node.elts]
+    elif parts is not None and parts.items:
+        items = list(parts.items)
+    earlier = join_all(items[:-1]) if items is not None else (parts if parts is not None else payload)
+    uncovered = frozenset(deep_leaves(earlier))
+    if not uncovered:
+        return payload, EMPTY
+    covered = map_leaves(payload, lambda leaf: None if leaf in uncovered else leaf)
+    return covered, map_leaves(payload, lambda leaf: leaf if leaf in uncovered else None)
 
 
 def on_retainer(call: CallSite, spec) -> Value:

@@ -66,10 +66,13 @@ class Effects:
         holder: tuple | None = None,
         owners: frozenset = frozenset(),
         form: str = "",
+        untracked: bool = False,
     ) -> Value:
         """Work that reads ``payload`` later; returns the future standing for it. A copy still
         in flight from the device handed to a host reader (``Hazard.read_on_host``) is read
-        now; the pending work is about buffers a producer reuses, never about those copies."""
+        now; the pending work is about buffers a producer reuses, never about those copies.
+        ``untracked`` work of the call (the parts of a multipart send its tracker does not
+        cover) has a key of its own, which no handle the call returns holds."""
         frame = self.frame
         st = frame.st
         leaves = frozenset(deep_leaves(payload))
@@ -83,7 +86,8 @@ class Effects:
         leaves = frozenset(leaf for leaf in leaves if not pinned_buffer(leaf))  # the program's own (``stage``)
         if not leaves:
             return EMPTY
-        key = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        col = node.col_offset  # type: ignore[attr-defined]
+        key = (node.lineno, (col, "untracked") if untracked else col)  # type: ignore[attr-defined]
         step = replace(frame.step(node, ""), fact=sink_fact(hazard, sink, form))  # the hazard's rule words it
         pending = Pending(key, leaves, frame.site(node, sink, subject), st.assume | assume, step, hazard, holder, owners)
         st.pending = st.pending | {pending}

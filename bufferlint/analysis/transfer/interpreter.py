@@ -548,7 +548,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Stage: lambda it, e: it.effects.stage(e.node, e.value, e.what),
     call_effects.Allocate: lambda it, e: it.effects.allocate(e.sites),
     call_effects.Submit: lambda it, e: it.effects.add_pending(
-        e.node, e.payload, e.sink, e.assume, e.subject, hazard=e.hazard, owners=e.owners
+        e.node, e.payload, e.sink, e.assume, e.subject, hazard=e.hazard, owners=e.owners, untracked=e.untracked
     ),
     call_effects.Adopt: lambda it, e: it.effects.adopt(e.pending),
     call_effects.KeepInField: lambda it, e: it.stores.keep_in_callee_field(e.owner, e.attr, e.value, e.element),
