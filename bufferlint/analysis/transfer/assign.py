@@ -107,6 +107,7 @@ class Assignment:
                 old = self.lookup(container_expr.id)
             grown = join(old, container(value))
             st.vars[container_expr.id] = grown if grown.collection == old.collection else replace(grown, collection=old.collection)
+            self.effects.park(container_expr, value)
         elif holder is None:
             self.eval(container_expr)
         if isinstance(container_expr, ast.Attribute):

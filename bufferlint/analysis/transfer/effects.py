@@ -154,6 +154,26 @@ class Effects:
             for p in st.pending
         )
 
+    def park(self, container_expr: ast.expr, value: Value) -> None:
+        """``ring.appendleft((tracker, buffer))`` in a function that polls the futures of that
+        local container (``ring[-1][0].done``): each future is kept with what its work reads,
+        and the function takes a pair out to reuse its buffer once that future is done (vLLM's
+        ring of send buffers). The work the pair's future stands for is parked in the ring,
+        no longer pending here: a buffer is not reused while a future kept with it is not done.
+        Work the future does not stand for (the parts of a multipart send its tracker does not
+        cover) stays pending. Taken on the poll's word: the analysis does not check that the
+        buffer reused is the one whose future it polled."""
+        st = self.frame.st
+        items = value.items
+        if st is None or not st.pending or items is None or not isinstance(container_expr, ast.Name):
+            return
+        keys = frozenset(key for item in items for key in item.pending)
+        if not keys or all(item.pending for item in items):
+            return  # no future, or nothing kept with it
+        if not polls_done(self.frame.info.node, container_expr.id, self.frame.program.vocab.done_flags):
+            return
+        st.pending = frozenset(p for p in st.pending if p.key not in keys or is_stand_in(p))
+
     def stored_futures(self, holder: str) -> frozenset:
         """The keys of the submissions whose futures were stored in ``holder`` on this path."""
         st = self.frame.st
@@ -691,6 +711,19 @@ def _with_preferred_traces(known: Pending, new: Pending) -> Pending:
     leaves = frozenset(theirs[leaf] if preferred_trace(theirs[leaf].trace, leaf.trace) else leaf for leaf in known.leaves)
     step = new.step if preferred_trace((new.step,), (known.step,)) else known.step
     return replace(known, leaves=leaves, step=step)
+
+
+def polls_done(function: ast.AST, name: str, flags: frozenset) -> bool:
+    """Does ``function`` test a done-flag of an element of the local container ``name``
+    (``name[-1][0].done``, ``name[0].done()``)?"""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Subscript):
+            base: ast.expr = node.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id == name:
+                return True
+    return False
 
 
 def _on_current_stream(pending: Pending) -> bool:
