@@ -103,6 +103,10 @@ Every fix is re-verified by analysing the fixed project before anything is writt
 
 ## Known problems
 
+`map(fn, stream)` calls `fn` with each element, and is analysed as if it made every call at
+once (as `list(map(...))` does): a lazy `map` whose results are waited one at a time as it
+is iterated (`for f in map(submit, ws): f.result()`) is reported although it is safe.
+
 Calls the analysis cannot resolve (an unknown callable given the value) are assumed not to
 keep it, so a helper outside the project that forwards to a pool is not reported.
 

@@ -22,8 +22,8 @@ from bufferlint.analysis.domain.values import (
 )
 from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.frontend.syntax import holder_name
-from bufferlint.analysis.transfer.call_effects import Mark, Materialize, ReadBack, Release, Retain, Store
-from bufferlint.analysis.transfer.call_site import CallSite
+from bufferlint.analysis.transfer.call_effects import CallBack, Mark, Materialize, ReadBack, Release, Retain, Store
+from bufferlint.analysis.transfer.call_site import Args, CallSite
 
 # ``typing.cast(T, value)`` returns ``value`` itself: a type checker's word, not a copy.
 CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
@@ -68,6 +68,8 @@ def builtin(call: CallSite, name: str) -> Value | None:
     if name == "filter":
         second = args.arg(1)
         return container(iterate(second), lazy=advances_producer(second)) if second is not None else EMPTY
+    if name == "map":
+        return mapped(call)
     if name == "next":
         default = args.arg(1)
         return join(iterate(first, call.step("element taken by `next()`")), default) or EMPTY
@@ -80,6 +82,24 @@ def builtin(call: CallSite, name: str) -> Value | None:
     if name == "dict":
         return container(index(iterate(first), 1))
     return None
+
+
+def mapped(call: CallSite) -> Value | None:
+    """``map(fn, *iterables)``: ``fn`` is called with an element of each iterable, as a
+    callback is (``CallBack``): what it submits or keeps is reported through this call. The
+    calls are evaluated once, here, as if ``map`` ran them all at once (``list(map(...))``);
+    a lazy ``map`` whose elements are waited one by one as it is iterated is not told apart.
+    What ``fn`` returns is not followed: the result is a lazy iterator of nothing known."""
+    positional = call.args.positional
+    if len(positional) < 2 or any(starred for _, starred in positional):
+        return None
+    function = positional[0][0]
+    iterables = [value for value, _ in positional[1:]]
+    step = call.step("element taken by `map(...)`")
+    elements = Args([(iterate(value, step), False) for value in iterables], [], {})
+    note = call.step("`map(...)` calls it with each element")
+    call.effects.append(CallBack(call.node, function, elements, note, frozenset()))
+    return container(None, lazy=any(advances_producer(value) for value in iterables))
 
 
 def super_object(call: CallSite) -> Value:
