@@ -138,6 +138,9 @@ class Callee:
             # as a method of the object, or the default.
             return Callee(None, callee.bound, callee.method, callee.ref, callee.preset, classes)
         functions = callee.callables if qualname is None and not classes else frozenset()
+        if qualname is None and not classes and not functions and (callee.types or callee.declared):
+            # An object of a project class called as a function runs its ``__call__``.
+            return Callee(None, callee, "__call__")
         return Callee(qualname, None, None, None, callee.preset, classes, functions)
 
     def site(self, frame: Frame, stores: Stores, node: ast.Call, args: Args, name: str) -> CallSite:
@@ -158,6 +161,9 @@ def callable_name(function: Value) -> str:
     if function.ref is not None:
         last = function.ref.rsplit(".", 1)[-1]
         return "lambda" if last.startswith("<lambda") else last
+    classes = sorted(function.types or function.declared)
+    if classes:  # an object called as a function: its class's ``__call__``
+        return f"{classes[0].rsplit('.', 1)[-1]}.__call__"
     return "callback"
 
 
