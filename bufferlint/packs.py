@@ -394,6 +394,10 @@ class Vocabulary:
     # taking a view is taken to read its bytes.
     metadata_reads: list[CallPattern] = field(default_factory=list)
     host_allocations: list[CallPattern] = field(default_factory=list)
+    # Calls whose result is a new array of numbers (``torch.empty(n, d)``, ``numpy.zeros(n)``,
+    # not an object array): a store into one of its items (``stacked[i] = w``) copies ``w``'s
+    # bytes into it, so the array keeps no view of ``w`` (a list or dict would).
+    array_allocations: list[CallPattern] = field(default_factory=list)
     # Calls whose result is pinned host memory the program owns (``torch.empty(...,
     # pin_memory=True)``, ``t.pin_memory()``): a non-blocking copy to the device reads it after
     # the call returns, so it must not be written before a synchronisation (BL006).
@@ -813,6 +817,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
     _call_list("host-allocations", "calls whose result lives in host memory"),
+    _call_list("array-allocations", "calls whose result is a new array of numbers: a store into it copies"),
     dataclasses.replace(_call_list("pinned-allocations", "calls whose result is pinned host memory the program owns"),
                         rules=("BL006",)),
     dataclasses.replace(_call_list("device-moves", "calls that return their receiver only if it is already where they move it"),

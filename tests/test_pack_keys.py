@@ -41,6 +41,7 @@ EVERY_KEY = {
     "host-reads": [".every_host_read"],
     "metadata-reads": [".every_metadata_read"],
     "host-allocations": ["every.host_allocation"],
+    "array-allocations": ["every.array_allocation"],
     "pinned-allocations": ["every.pinned_allocation"],
     "device-moves": ["every.device_move"],
     "host-writes": [{"call": "every.host_write", "writes": 0}],

@@ -279,6 +279,7 @@ class Value:
     part_of: str | None = None  # the container this value lives in (``d.setdefault(k, {})``)
     collection: bool = False  # surely a Python list/dict/set (a slice store into it keeps, not copies)
     host: bool = False  # surely a tensor in host memory (pack ``host-allocations``): a copy into it lands there
+    array: bool = False  # surely a new array of numbers (pack ``array-allocations``): a store into it copies
     # An event recorded here (pack ``event-records``): the device copies issued before its
     # record (in-flight sites, pending keys), all its ``synchronize()`` waits for. None: not
     # recorded here.
@@ -400,6 +401,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         part_of=a.part_of if a.part_of == b.part_of else None,
         collection=a.collection and b.collection,
         host=a.host and b.host,
+        array=a.array and b.array,
         recorded=_covered(a.recorded, b.recorded),
         param=a.param if a.param == b.param else None,
         classes=join_classes(a, b),

@@ -202,6 +202,8 @@ def dispatch(call: CallSite) -> Value:
         result = evolve(result, host=True)
     elif vocab.match("device-moves", call.shape) is not None:
         result = map_leaves(result, _off_the_host)
+    if vocab.match("array-allocations", call.shape) is not None:
+        result = evolve(result, array=True)
     pinned = vocab.match("pinned-allocations", call.shape)
     if pinned is not None:
         result = call_packs.pinned_allocation(call, pinned, result)

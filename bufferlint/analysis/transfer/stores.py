@@ -30,7 +30,10 @@ class Stores:
 
     def is_array(self, expr: ast.expr, value: Value) -> bool:
         """A store target (``expr``, evaluated to ``value``) known to be an array (a view, e.g.
-        ``param.data``), not a container: storing into it copies."""
+        ``param.data``; an array of numbers the program allocated, ``torch.empty(n, d)``; a
+        value annotated as one of a kind's types), not a container: storing into it copies."""
+        if value.array or (value.declared and self.frame.vocab.vocab.kind_of_types(value.declared)):
+            return True
         if isinstance(expr, ast.Attribute) and expr.attr in self.frame.vocab.view_attributes:
             return True
         return any(isinstance(leaf, ParamRef) and "view" in leaf.path for leaf in value.leaves)
