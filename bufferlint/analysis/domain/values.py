@@ -726,6 +726,13 @@ def advances_producer(iterable: Value) -> bool:
     return any(isinstance(leaf, ParamRef) and "view" not in leaf.path for leaf in iterable.leaves)
 
 
+def waits_when_exhausted(iterable: Value) -> frozenset:
+    """The pending work an iterator stands for itself, whose every element waits for its
+    share (an eager sink's results, ``pool.map(fn, items)``): taken to its end (``list(...)``,
+    a ``for`` loop that ran out), every task has finished. Empty for anything else."""
+    return iterable.pending if iterable.lazy else frozenset()
+
+
 def in_flight(leaf: Leaf) -> bool:
     """A host tensor a non-blocking device-to-host copy is still filling (only a host read of
     it is a hazard: ``Hazard.about_in_flight``)."""

@@ -19,10 +19,11 @@ from bufferlint.analysis.domain.values import (
     iterate,
     join,
     view_of,
+    waits_when_exhausted,
 )
 from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.frontend.syntax import holder_name
-from bufferlint.analysis.transfer.call_effects import CallBack, Mark, Materialize, ReadBack, Release, Retain, Store
+from bufferlint.analysis.transfer.call_effects import CallBack, Mark, Materialize, ReadBack, Release, Retain, Settle, Store
 from bufferlint.analysis.transfer.call_site import Args, CallSite
 
 # ``typing.cast(T, value)`` returns ``value`` itself: a type checker's word, not a copy.
@@ -59,6 +60,8 @@ def builtin(call: CallSite, name: str) -> Value | None:
         return collection(None) if name in ("list", "dict", "set") and not node.args else None
     if name in ("list", "tuple", "set", "frozenset", "sorted", "dict"):
         call.effects.append(Materialize(node, first, f"{name}(...)"))
+        if waits_when_exhausted(first):  # ``list(pool.map(fn, parts))`` waits for every task
+            call.effects.append(Settle(Value(pending=waits_when_exhausted(first))))
     if name in ("list", "set", "sorted"):
         return collection(iterate(first))
     if name in ("tuple", "frozenset"):

@@ -495,7 +495,10 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
             call.effects.append(Submit(call.node, untracked, call.name, assume, subject, spec.hazard, owners, True))
     call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.hazard, owners))
     handle = frozenset({spec.handle}) if spec.handle else frozenset()  # ``MessageTracker``: its class's settlers
-    return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}), types=handle)  # the future
+    # An eager sink's result (``Executor.map``, ``Pool.imap``) is an iterator over the tasks'
+    # results, each waited for in turn: iterated to its end, it has waited for every task
+    # (``waits_when_exhausted``).
+    return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}), types=handle, lazy=spec.eager)
 
 
 def _split_last_part(call: CallSite, payload: Value) -> tuple[Value, Value]:

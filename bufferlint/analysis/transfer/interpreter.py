@@ -39,6 +39,7 @@ from bufferlint.analysis.domain.values import (
     evolve,
     iterate,
     join,
+    waits_when_exhausted,
 )
 from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo, decorator_names, import_bindings
@@ -281,9 +282,12 @@ class FunctionInterpreter:
             if drained is None:
                 return
             elements = deep_pending(iterate(self.eval(drained)))
+            exhausted: frozenset = frozenset()
         else:
-            elements = deep_pending(iterate(st.vars.get(f"<iter:{key}>", EMPTY)))
-        settled = elements - self.settled_each.get(key, frozenset())
+            iterable = st.vars.get(f"<iter:{key}>", EMPTY)
+            elements = deep_pending(iterate(iterable))
+            exhausted = waits_when_exhausted(iterable)  # ``for r in pool.map(...)``: each round waited
+        settled = (elements - self.settled_each.get(key, frozenset())) | exhausted
         if settled:
             st.pending = frozenset(p for p in st.pending if p.key not in settled)
 
