@@ -38,6 +38,15 @@ class Drain:
 
 
 @dataclass(frozen=True)
+class Reown:
+    """The submissions ``keys`` now run inside a task of ``owners`` (``tg.create_task(aw)``
+    of an awaitable standing for them): waiting for every task of ``owners`` waits for them."""
+
+    keys: frozenset
+    owners: frozenset
+
+
+@dataclass(frozen=True)
 class Synchronize:
     """Wait for all outstanding device work; ``covers``: only for the device-to-host copies
     an event recorded after (``event.synchronize()`` of an event recorded here)."""

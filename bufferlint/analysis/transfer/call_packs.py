@@ -48,6 +48,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Issue,
     Refill,
     Materialize,
+    Reown,
     Retain,
     Settle,
     Stage,
@@ -487,8 +488,11 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
             call.effects.append(Materialize(call.node, value, call.name, spec.hazard, note))
     subject = call.subject(frozenset(deep_leaves(payload)))
     owners = call.receiver_identity() if call.receiver is not None else frozenset()
+    awaited = run_awaitables(call, spec, owners)
     if all(pinned_buffer(leaf) for leaf in deep_leaves(payload)):
-        return EMPTY  # nothing, or only the program's pinned buffers (``device_copy_reads``): no future
+        # nothing, or only the program's pinned buffers (``device_copy_reads``): no future of
+        # its own, but the task stands for the awaitables it runs
+        return Value(pending=awaited) if awaited else EMPTY
     if spec.handle_covers == "last-part":
         payload, untracked = _split_last_part(call, payload)
         if has_leaves(untracked):
@@ -498,7 +502,23 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     # An eager sink's result (``Executor.map``, ``Pool.imap``) is an iterator over the tasks'
     # results, each waited for in turn: iterated to its end, it has waited for every task
     # (``waits_when_exhausted``).
-    return Value(pending=frozenset({(call.node.lineno, call.node.col_offset)}), types=handle, lazy=spec.eager)
+    own = frozenset({(call.node.lineno, call.node.col_offset)})
+    return Value(pending=own | awaited, types=handle, lazy=spec.eager)
+
+
+def run_awaitables(call: CallSite, spec: SinkSpec, owners: frozenset) -> frozenset:
+    """A sink that runs the awaitable it is given (no ``task``: ``create_task(coro)``,
+    ``tg.create_task(asyncio.to_thread(fn, w))``): the task it makes awaits that awaitable,
+    so the submissions the awaitable stands for (its own ``pending``, not those of values it
+    merely holds) are waited for by whatever waits for the task: awaiting it, and the exit of
+    the task group it was created in (``Pending.owners``, ``Effects.settle_owned_by``).
+    Returns their keys, for the task's value."""
+    if spec.task is not None:
+        return frozenset()
+    awaited = frozenset(key for value in call.args.flat() for key in value.pending)
+    if awaited and owners:
+        call.effects.append(Reown(awaited, owners))
+    return awaited
 
 
 def _split_last_part(call: CallSite, payload: Value) -> tuple[Value, Value]:

@@ -187,6 +187,13 @@ class Effects:
         if st is not None and st.pending:
             st.pending = frozenset(p for p in st.pending if holder not in p.stored_in)
 
+    def reown(self, keys: frozenset, owners: frozenset) -> None:
+        """The submissions ``keys`` run inside a task submitted to ``owners`` now: draining
+        that receiver (a task group's exit) waits for them too."""
+        st = self.frame.st
+        if st is not None and st.pending:
+            st.pending = frozenset(replace(p, owners=owners) if p.key in keys else p for p in st.pending)
+
     def settle_owned_by(self, executor: Value) -> None:
         """``executor.shutdown(wait=True)`` or leaving ``with executor:`` waits for every task
         submitted to it: the submissions whose receiver can only be this executor."""

@@ -541,6 +541,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Settle: lambda it, e: it.effects.settle(e.value),
     call_effects.SettleStored: lambda it, e: it.effects.settle_stored(e.holder),
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
+    call_effects.Reown: lambda it, e: it.effects.reown(e.keys, e.owners),
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers),
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
