@@ -408,6 +408,12 @@ class Vocabulary:
     device_moves: list[CallPattern] = field(default_factory=list)
     host_writes: list[HostWriteSpec] = field(default_factory=list)
     event_records: list[CallPattern] = field(default_factory=list)
+    # Calls returning a new event recorded now (``stream.record_event()``): as
+    # ``event-records``, its synchronize waits for the work issued before the call only.
+    recorded_events: list[CallPattern] = field(default_factory=list)
+    # Calls constructing an event not recorded yet (``torch.cuda.Event()``): its synchronize
+    # waits for nothing until it is recorded.
+    new_events: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
     # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
@@ -825,6 +831,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
     PackKey("host-writes", "host_writes", "tables", "calls that write a buffer's bytes now (receiver or arguments)",
             _host_writes, _extend, ("call", "writes", "refills", "doc"), _call_names, "calls"),
     _call_list("event-records", "calls recording an event: its synchronize waits for the work issued before"),
+    _call_list("recorded-events", "calls returning an event recorded now: its synchronize waits for the work issued before"),
+    _call_list("new-events", "calls constructing an event not recorded yet: its synchronize waits for nothing"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),
 )

@@ -46,6 +46,8 @@ EVERY_KEY = {
     "device-moves": ["every.device_move"],
     "host-writes": [{"call": "every.host_write", "writes": 0}],
     "event-records": ["every.event_record"],
+    "recorded-events": ["every.recorded_event"],
+    "new-events": ["every.new_event"],
     "not-one-value": ["every.not_one"],
 }
 

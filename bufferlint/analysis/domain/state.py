@@ -87,6 +87,18 @@ class State:
     __hash__ = None  # type: ignore[assignment]
 
 
+# In an event's ``Value.recorded``: the device work issued before the function began (its
+# callers', an earlier call's, another method's), which every event recorded here follows.
+BEFORE_CALL = ("before-call",)
+
+
+def issued_work(st: State) -> frozenset:
+    """The device work issued so far on this path, which an event recorded now waits for:
+    the copies in flight to the host, the pending copies that read host buffers, and all the
+    work issued before the function began (``BEFORE_CALL``)."""
+    return st.flying | {p.key for p in st.pending if p.hazard.settled_by_sync} | {BEFORE_CALL}
+
+
 def join_states(a: State | None, b: State | None) -> State | None:
     if a is None:
         return b.copy() if b is not None else None

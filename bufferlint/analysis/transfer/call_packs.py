@@ -207,10 +207,35 @@ def device_copy_reads(call: CallSite, spec: SinkSpec, payload: Value) -> None:
 
 def on_synchronizer(call: CallSite, spec) -> Value:
     """Wait for the device: for everything, or, ``event.synchronize()`` of an event recorded
-    in this function, for what was issued before its record."""
-    receiver = call.receiver
-    call.effects.append(Synchronize(receiver.recorded if receiver is not None else None))
+    in this function (held in a variable or a field), for what was issued before its record."""
+    call.effects.append(Synchronize(_recorded(call)))
     return EMPTY
+
+
+def _recorded(call: CallSite) -> frozenset | None:
+    """What the receiver of ``event.synchronize()`` was recorded after, when this function
+    tracks it: an event in a variable (its value), or in a field (the stand-in its records
+    here set). None (a wait for everything) for an event whose records are not tracked: a
+    field not recorded here, an element of a container of events (``done[i % 2]``: which
+    element a ``record()`` reaches is not known), a call's result."""
+    func, st = call.node.func, call.frame.st
+    holder = event_holder(func.value) if isinstance(func, ast.Attribute) else None
+    if holder is None or st is None:
+        return None
+    if isinstance(func.value, ast.Name):  # type: ignore[union-attr]  # an attribute: holder is set
+        return call.receiver.recorded if call.receiver is not None else None
+    kept = st.vars.get(holder)
+    return kept.recorded if kept is not None else None
+
+
+def event_holder(event: ast.expr) -> str | None:
+    """Where the record of the event ``event`` names is kept in the state: its variable, or,
+    for an event held in a field (``self.ready.record()``), a stand-in for that dotted name,
+    taken to name one object through the function; None for any other expression."""
+    if isinstance(event, ast.Name):
+        return event.id
+    dotted = dotted_name(event)
+    return f"<event:{dotted}>" if dotted else None
 
 
 def on_settler(call: CallSite, pattern) -> Value:

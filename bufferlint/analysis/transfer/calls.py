@@ -15,6 +15,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bufferlint.analysis.domain.state import issued_work
 from bufferlint.analysis.domain.values import (
     EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join_all, map_leaves, pinned_buffer,
 )
@@ -182,8 +183,9 @@ def dispatch(call: CallSite) -> Value:
         used = join_all([call.receiver, *call.args.flat()])
         call.effects.append(UseAfterRefill(call.node, used, call.name))
     if vocab.match("event-records", call.shape) is not None and isinstance(call.node.func, ast.Attribute):
-        if isinstance(call.node.func.value, ast.Name):
-            call.effects.append(RecordEvent(call.node.func.value.id))
+        holder = call_packs.event_holder(call.node.func.value)
+        if holder is not None:
+            call.effects.append(RecordEvent(holder))
     if vocab.match("advances", call.shape) is not None:
         call.effects.append(Advance(call.node, call.name))
     if call.receiver is not None and (call.receiver.pending or call.receiver.alloc or call.receiver.recorded):
@@ -204,6 +206,10 @@ def dispatch(call: CallSite) -> Value:
         result = map_leaves(result, _off_the_host)
     if vocab.match("array-allocations", call.shape) is not None:
         result = evolve(result, array=True)
+    if vocab.match("recorded-events", call.shape) is not None and call.frame.st is not None:
+        result = evolve(result, recorded=issued_work(call.frame.st))  # ``stream.record_event()``
+    if vocab.match("new-events", call.shape) is not None:
+        result = evolve(result, recorded=frozenset())  # ``torch.cuda.Event()``: covers nothing yet
     pinned = vocab.match("pinned-allocations", call.shape)
     if pinned is not None:
         result = call_packs.pinned_allocation(call, pinned, result)

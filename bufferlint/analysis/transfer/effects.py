@@ -10,7 +10,7 @@ from typing import Callable, cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.regions import constant_part, disjoint
-from bufferlint.analysis.domain.state import Pending, State, is_stand_in
+from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, is_stand_in, issued_work
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -226,6 +226,7 @@ class Effects:
         if st is not None and covers is not None:
             st.flying = st.flying - covers
             st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
+            st.synced = st.synced or BEFORE_CALL in covers  # recorded here on every path: after the callers' work
         elif st is not None:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
             st.synced = True
@@ -240,6 +241,7 @@ class Effects:
             return
         sites = in_flight_sites(value)
         if sites:
+            self.forget_records(sites)
             st.flying = st.flying | sites
         self.refresh(value)
 
@@ -308,6 +310,7 @@ class Effects:
         stream: tuple = ("side-stream",) if frame.contexts else ()
         key = ("staged", *stream, node.lineno, node.col_offset)  # type: ignore[attr-defined]
         site = frame.site(node, what)
+        self.forget_records(frozenset({key}))
         st.pending = st.pending | {Pending(key, buffers, site, st.assume, step, Hazard.HOST_WRITTEN_IN_FLIGHT)}
 
     def allocate(self, sites: frozenset) -> None:
@@ -437,12 +440,23 @@ class Effects:
             facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, site))
 
     def record_event(self, name: str) -> None:
-        """``event.record()``: the event waits for the device work issued so far, no later:
-        the copies in flight to the host, and the pending copies that read host buffers."""
+        """``event.record()``: the event waits for the device work issued so far, no later
+        (``issued_work``). ``name``: the variable holding the event, or the stand-in for an
+        event held in a field (``call_packs.event_holder``)."""
         st = self.frame.st
         if st is not None:
-            issued = st.flying | {p.key for p in st.pending if p.hazard.settled_by_sync}
-            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=issued)
+            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=issued_work(st))
+
+    def forget_records(self, keys: frozenset) -> None:
+        """Device work issued again at ``keys`` (the same copy in the next round of a loop):
+        an event recorded before is recorded before this one too, so it no longer covers it."""
+        st = self.frame.st
+        if st is None:
+            return
+        stale = [name for name, value in st.vars.items() if value.recorded and value.recorded & keys]
+        for name in stale:
+            value = st.vars[name]
+            st.vars[name] = evolve(value, recorded=value.recorded - keys)  # type: ignore[operator]  # recorded is set: checked above
 
     def fill(self, target: ast.expr, copy: Value, buffers: frozenset) -> None:
         """``pinned.copy_(gpu, non_blocking=True)``: the variable ``target`` names holds the
