@@ -219,10 +219,12 @@ def _recorded(call: CallSite) -> frozenset | None:
     field not recorded here, an element of a container of events (``done[i % 2]``: which
     element a ``record()`` reaches is not known), a call's result."""
     func, st = call.node.func, call.frame.st
-    holder = event_holder(func.value) if isinstance(func, ast.Attribute) else None
-    if holder is None or st is None:
+    if not isinstance(func, ast.Attribute) or st is None:
         return None
-    if isinstance(func.value, ast.Name):  # type: ignore[union-attr]  # an attribute: holder is set
+    holder = event_holder(func.value)
+    if holder is None:
+        return None
+    if isinstance(func.value, ast.Name):
         return call.receiver.recorded if call.receiver is not None else None
     kept = st.vars.get(holder)
     return kept.recorded if kept is not None else None
