@@ -306,6 +306,10 @@ class SinkSpec:
     # sequence the call's first argument holds (pyzmq's ``send_multipart`` returns the last
     # frame's tracker): the other parts' reads are pending with nothing that waits for them.
     handle_covers: str = "all"
+    # The task it makes runs the awaitable it is given (``create_task(coro)``): waiting for the
+    # task (awaiting it, the exit of the task group it was made in) waits for what that
+    # awaitable stands for (``asyncio.to_thread(fn, w)``'s thread).
+    awaits: bool = False
 
 
 @dataclass(frozen=True)
@@ -647,8 +651,11 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
             raise PackError(f"{where}: 'handle-covers' must be \"all\" or \"last-part\"")
         if covers != "all" and not handle:
             raise PackError(f"{where}: 'handle-covers' needs the 'handle' it speaks of")
+        awaits = table.get("awaits", False)
+        if not isinstance(awaits, bool):
+            raise PackError(f"{where}: 'awaits' must be true or false")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task, handle, covers))
+                              payload, within, eager, task, handle, covers, awaits))
     return sinks
 
 
@@ -803,7 +810,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task", "handle", "handle-covers"), _call_names, "calls"),
+                              "eager", "task", "handle", "handle-covers", "awaits"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),

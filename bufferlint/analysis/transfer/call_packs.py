@@ -534,13 +534,14 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
 
 
 def run_awaitables(call: CallSite, spec: SinkSpec, owners: frozenset) -> frozenset:
-    """A sink that runs the awaitable it is given (no ``task``: ``create_task(coro)``,
+    """A sink that runs the awaitable it is given (pack ``awaits``: ``create_task(coro)``,
     ``tg.create_task(asyncio.to_thread(fn, w))``): the task it makes awaits that awaitable,
     so the submissions the awaitable stands for (its own ``pending``, not those of values it
     merely holds) are waited for by whatever waits for the task: awaiting it, and the exit of
     the task group it was created in (``Pending.owners``, ``Effects.settle_owned_by``).
-    Returns their keys, for the task's value."""
-    if spec.task is not None:
+    Returns their keys, for the task's value. A queue's ``put`` of a future is no such sink:
+    its ``join()`` waits for the getters' ``task_done()``, not for the future."""
+    if not spec.awaits:
         return frozenset()
     awaited = frozenset(key for value in call.args.flat() for key in value.pending)
     if awaited and owners:
