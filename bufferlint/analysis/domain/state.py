@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bufferlint.analysis.domain.summaries import Site
-from bufferlint.analysis.domain.values import Value, join
+from bufferlint.analysis.domain.values import Value, evolve, join
 from bufferlint.findings import TraceStep
 from bufferlint.hazards import Hazard
 
@@ -99,6 +99,22 @@ def issued_work(st: State) -> frozenset:
     return st.flying | {p.key for p in st.pending if p.hazard.settled_by_sync} | {BEFORE_CALL}
 
 
+def _unissued(st: State, other: State) -> frozenset:
+    """The device work issued on ``other``'s path and not on ``st``'s."""
+    return issued_work(other) - issued_work(st)
+
+
+def _vacuous(value: Value, unissued: frozenset) -> Value:
+    """An event's value with the work its path never issued counted as covered: on that
+    path there is nothing of it to wait for. (A loop whose round ends with ``ev.record()``
+    after its copy and begins with ``ev.synchronize()``: at the loop's head the event is
+    new on the first round, when no copy is in flight, and recorded after the copy on the
+    next ones; it covers the copy on both.)"""
+    if value.recorded is None or not unissued:
+        return value
+    return evolve(value, recorded=value.recorded | unissued)
+
+
 def join_states(a: State | None, b: State | None) -> State | None:
     if a is None:
         return b.copy() if b is not None else None
@@ -115,11 +131,12 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     changes an entry state in place: a visit works on a copy)."""
     out = old.vars
     copied = False
+    for_old, for_new = _unissued(old, new), _unissued(new, old)
     for name, value in new.vars.items():
         mine = out.get(name)
         if mine is value:
             continue
-        joined = join(mine, value)
+        joined = join(_vacuous(mine, for_old) if mine is not None else None, _vacuous(value, for_new))
         if joined is mine or joined == mine:
             continue
         if not copied:
