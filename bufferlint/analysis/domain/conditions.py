@@ -38,6 +38,14 @@ MATCHES = "matches"  # a pack argument condition (``device@0='cpu*'``)
 
 NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
 
+# Where the indices of a nested function's closure variables begin (``FunctionInfo.captured``:
+# the ``k``-th is ``CAPTURED + k``), far above any parameter's. Inside its analysis such a
+# variable is ``captured_variable``: no object known, but a test of it, or a pack condition
+# on it (``tensor.to(device, ...)`` with the enclosing call's ``device``), is a condition
+# like a parameter's, which a call made inside the enclosing call decides with that call's
+# value of the variable (``call_project.bind``); any other call leaves it not known.
+CAPTURED = 1 << 16
+
 # The most conditions one fact keeps: nested branches on many flags, or conditions composed
 # through long chains of helpers, stay bounded (the summary's lattice stays finite).
 MAX_CONDITIONS = 8
@@ -113,12 +121,20 @@ def bounded(tests: frozenset) -> tuple[frozenset, bool]:
 def exact_parameter(value: Value | None) -> int | None:
     """The index of the parameter ``value`` is, as the caller passed it, on every path (not a
     part or a view of it, not reassigned on some path: ``Value.param``)."""
-    if value is None or value.param is None or value.has_const or not value.leaves:
+    if value is None or value.param is None or value.has_const:
         return None
+    if not value.leaves:  # a closure variable (``captured_variable``)
+        return value.param if value.param >= CAPTURED else None
     for leaf in value.leaves:
         if not (isinstance(leaf, ParamRef) and leaf.index == value.param and uncleared(leaf.path) == ()):
             return None
     return value.param
+
+
+def captured_variable(position: int) -> Value:
+    """The value of a nested function's ``position``-th closure variable inside its own
+    analysis: nothing known of the object, only which variable it is (``CAPTURED``)."""
+    return Value(param=CAPTURED + position)
 
 
 def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults: dict[int, object]) -> frozenset | None:

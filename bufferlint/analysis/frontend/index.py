@@ -44,6 +44,7 @@ class FunctionInfo:
     _globals: frozenset | None = None
     _lambdas: dict[int, str] | None = None
     _closure: bool | None = None
+    _captured: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -85,6 +86,25 @@ class FunctionInfo:
             elif isinstance(node, ast.Global):
                 declared.update(node.names)
         self._generator, self._assigned, self._globals = generator, frozenset(assigned), frozenset(declared)
+
+    @property
+    def captured(self) -> tuple[str, ...]:
+        """The closure variables of the enclosing function (``outer``) this function's own
+        body reads, sorted: the names whose values a call of it made inside the enclosing
+        call takes from that call (``CAPTURED``). Empty for a function that nests in none."""
+        if self._captured is None:
+            outer = self.outer
+            found: set[str] = set()
+            if outer is not None:
+                own = self.assigned | set(self.params) | set(self.local_defs)
+                enclosing = outer.assigned | set(outer.params)
+                found = {
+                    node.id for node in _walk_own_body(self.node)
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in own
+                    and node.id in enclosing
+                }
+            self._captured = tuple(sorted(found))
+        return self._captured
 
     def lambda_name(self, node: ast.Lambda) -> str | None:
         """The qualname of a lambda of this function's own body (``f.<locals>.<lambda0>``,
@@ -284,6 +304,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "_generator": "read from the body", "_assigned": "read from the body", "_globals": "read from the body",
         "_lambdas": "read from the body (each lambda is an entry of its own)",
         "_closure": "the store of ``returns_closure``",
+        "_captured": "read from the body and the enclosing function's (its params and assigned names)",
     },
     ClassInfo: {
         "module": "the file the interface is of", "node": "compared as syntax (keywords, decorators, body)",

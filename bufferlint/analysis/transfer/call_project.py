@@ -9,7 +9,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from bufferlint.analysis.domain.conditions import TRUTHY, decide_at_call, holds_by_default
+from bufferlint.analysis.domain.conditions import CAPTURED, TRUTHY, decide_at_call, holds_by_default
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -350,7 +350,26 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
             spill.append(value)
     if info.kwarg is not None and spill:
         bound[info.kwarg] = container(join_all(spill))
+    bound.update(_captured_here(call, info))
     return bound
+
+
+def _captured_here(call: CallSite, info: FunctionInfo) -> dict[int, Value]:
+    """A nested function called inside its enclosing function's call (directly, or called
+    back by a helper that call passes it to) reads that call's variables as they are now:
+    each closure variable it reads is bound to the value of that name here (``CAPTURED``).
+    Only its conditions read these (``decide_at_call``): a closure variable carries no
+    object into the nested function's summary, so nothing else changes. A call anywhere
+    else (a closure a factory returned) binds none, and leaves them not known."""
+    st = call.frame.st
+    if info.outer is None or call.frame.info is not info.outer or st is None:
+        return {}
+    out: dict[int, Value] = {}
+    for position, name in enumerate(info.captured):
+        value = st.vars.get(name)
+        if value is not None:
+            out[CAPTURED + position] = value
+    return out
 
 
 def _spread(positional: list[tuple[Value, bool]]) -> list[tuple[Value, bool]]:

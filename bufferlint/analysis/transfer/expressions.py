@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from bufferlint.analysis.domain.conditions import ParamTest
+from bufferlint.analysis.domain.conditions import ParamTest, captured_variable
 from bufferlint.analysis.domain.state import join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -154,7 +154,11 @@ class ExpressionEvaluator:
             if name in outer.local_defs:
                 return Value(ref=outer.local_defs[name], not_none=True)
             if name in outer.params or name in outer.assigned:
-                return EMPTY  # a closure variable: some object of the enclosing call, unknown here
+                # a closure variable: some object of the enclosing call, unknown here; of
+                # the direct enclosing function's, which one (its conditions are decided
+                # by a call made inside that function's call)
+                captured = self.info.captured
+                return captured_variable(captured.index(name)) if outer is self.info.outer and name in captured else EMPTY
             outer = outer.outer
         module = self.module
         project = self.program.index
