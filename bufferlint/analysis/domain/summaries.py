@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bufferlint.analysis.domain.values import EMPTY, WIDENED, ParamRef, Value, deep_leaves
+from bufferlint.analysis.domain.values import EMPTY, WIDENED, Borrow, ParamRef, Value, deep_leaves
 from bufferlint.findings import Span, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -74,6 +74,10 @@ class ParamCall:
     keywords: tuple  # ((name or None for ``**``, Value), ...)
     assume: frozenset
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+    # The function returns what this call returns (``return fn(data)``): at each call site
+    # the callable's result is the call's too, whatever the arguments carry (a callback that
+    # makes a copy in flight of what it is given hands that copy to the helper's caller).
+    returned: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,3 +129,16 @@ def widened(summary: Summary) -> bool:
     paths += [called.path for called in summary.calls]
     paths += [leaf.path for leaf in deep_leaves(summary.returns, through_lazy=True) if isinstance(leaf, ParamRef)]
     return any(WIDENED in path for path in paths)
+
+
+def returns_borrowed(summary: Summary) -> bool:
+    """Does the function hand out borrowed values (or copies in flight), so that its callers'
+    files matter? A pinned buffer it returns does not make them matter: a caller that copies
+    from it to the device or writes it mentions a copy or a write of its own (memory pools
+    that return pinned buffers are called from everywhere). Handing its own borrowed values
+    to a callback its caller passes (``Summary.calls``) is handing them out too: the caller
+    says what the callback does."""
+    handed = [summary.returns] + [value for called in summary.calls
+                                  for value in [v for v, _ in called.positional] + [v for _, v in called.keywords]]
+    return any(isinstance(leaf, Borrow) and not leaf.pinned
+               for value in handed for leaf in deep_leaves(value, through_lazy=True))

@@ -45,6 +45,7 @@ class FunctionInfo:
     _lambdas: dict[int, str] | None = None
     _closure: bool | None = None
     _captured: tuple[str, ...] | None = None
+    _returned_calls: tuple[frozenset, bool] | None = None
 
     @property
     def name(self) -> str:
@@ -105,6 +106,28 @@ class FunctionInfo:
                 }
             self._captured = tuple(sorted(found))
         return self._captured
+
+    def returns_call(self, node: ast.Call) -> bool:
+        """Is ``node`` a call whose result this function returns as it is (``return
+        fn(data, *args)``)? A callback called so hands its result to this function's
+        callers (``ParamCall.returned``)."""
+        return id(node) in self._read_returned_calls()[0]
+
+    @property
+    def returns_parameter_call(self) -> bool:
+        """Does the function return what a call of one of its parameters returns (``return
+        function(data)`` in a helper mapping a callback over a collection)? What it returns
+        then depends on the callable each caller passes (``call_project._call_back``)."""
+        return self._read_returned_calls()[1]
+
+    def _read_returned_calls(self) -> tuple[frozenset, bool]:
+        if self._returned_calls is None:
+            params = set(self.params)
+            returned = [stmt.value for stmt in _walk_own_body(self.node)
+                        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call)]
+            of_param = any(isinstance(call.func, ast.Name) and call.func.id in params for call in returned)
+            self._returned_calls = (frozenset(id(call) for call in returned), of_param)
+        return self._returned_calls
 
     def lambda_name(self, node: ast.Lambda) -> str | None:
         """The qualname of a lambda of this function's own body (``f.<locals>.<lambda0>``,
@@ -304,6 +327,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "_generator": "read from the body", "_assigned": "read from the body", "_globals": "read from the body",
         "_lambdas": "read from the body (each lambda is an entry of its own)",
         "_closure": "the store of ``returns_closure``",
+        "_returned_calls": "read from the body",
         "_captured": "read from the body and the enclosing function's (its params and assigned names)",
     },
     ClassInfo: {

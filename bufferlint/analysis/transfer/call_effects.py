@@ -262,6 +262,7 @@ class CallBack:
     args: object  # call_site.Args (kept apart: this module does not import the call sites)
     step: TraceStep
     assume: frozenset
+    returned: bool = False  # the callee returns what the callable returns: the call's value too
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from bufferlint.analysis.domain.conditions import CAPTURED, TRUTHY, decide_at_call, holds_by_default
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed
 from bufferlint.analysis.domain.values import (
     EMPTY,
     NOTHING,
@@ -227,6 +227,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         bound = bindings.get(signature)
         if bound is None:
             bound = bindings[signature] = bind(call, info, binding)
+        if info.returns_parameter_call and info.qualname not in program.active:
+            _activate_for_callback(call, info, bound)
         for param, value in bound.items():
             known = facts.get(id(value))
             if known is None or known[0] is not value:
@@ -262,6 +264,22 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         for bound in bounds:
             call.effects.append(Settle(bound[param]))
     return _project_result(call, targets, join_all(results))
+
+
+def _activate_for_callback(call: CallSite, info: FunctionInfo, bound: dict[int, Value]) -> None:
+    """``info`` returns what a call of its parameter returns, and this call passes it a
+    project function: when that function hands out borrowed values (a copy in flight),
+    ``info`` hands them to this caller, so it is analysed. The caller is analysed again
+    when the function's summary changes (it is a callee of this call then)."""
+    program = call.program
+    for value in bound.values():
+        for qualname in sorted(value.callables or ({value.ref} if value.ref is not None else set())):
+            if qualname not in program.index.functions:
+                continue
+            call.effects.append(Record("callee", qualname))
+            if returns_borrowed(program.summary(qualname)):
+                program.activate(info.qualname)
+                return
 
 
 def _receiver_keeps_futures(call: CallSite) -> bool:
@@ -489,8 +507,9 @@ def call_parameter(call: CallSite) -> None:
     called = sorted((leaf for leaf in callee.leaves if isinstance(leaf, ParamRef)), key=repr)
     if not called:
         return
+    returned = call.frame.info.returns_call(call.node)
     concrete, params = call.args.origins(None)
-    if not is_hot(call.program, call.caller, concrete, params):
+    if not returned and not is_hot(call.program, call.caller, concrete, params):
         return
     names = call.frame.info.params
     where = (call.node.lineno, call.node.col_offset)
@@ -498,7 +517,7 @@ def call_parameter(call: CallSite) -> None:
         name = names[leaf.index] if leaf.index < len(names) else call.name
         step = call.step(f"`{call.name}(...)` calls back what the caller passed as `{name}`")
         fact = ParamCall(leaf.index, leaf.path, tuple(call.args.positional), tuple(call.args.keywords), call.assume,
-                         (step,))
+                         (step,), returned)
         call.effects.append(CallParam(where, fact))
 
 
@@ -519,7 +538,7 @@ def _call_back(call: CallSite, called: ParamCall, bound: dict[int, Value], callk
                   for value, starred in called.positional]
     keywords = [(name, _instantiate(value, bound, step, callkey, defaults, entered)) for name, value in called.keywords]
     function = resolve(function, called.path)
-    call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when))
+    call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when, called.returned))
 
 
 def _write_at_call(call: CallSite, edge: "CallEdge", reach, leaf, assume: frozenset) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from bufferlint.analysis.domain.state import issued_work
 from bufferlint.analysis.domain.values import (
-    EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join_all, map_leaves, pinned_buffer,
+    EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join, join_all, map_leaves, pinned_buffer,
 )
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
@@ -56,9 +56,17 @@ class CallResolver:
         if call is None:
             return EMPTY
         value = dispatch(call)
-        self.frame.calls[id(node)] = (node, value, tuple(call.targets))
         for effect in call.effects:
-            self.apply(effect)
+            value = self.apply_effect(effect, value)
+        self.frame.calls[id(node)] = (node, value, tuple(call.targets))
+        return value
+
+    def apply_effect(self, effect: object, value: Value) -> Value:
+        """Apply one of a call's effects; a call-back whose result the callee returns
+        (``CallBack.returned``) adds that result to the call's ``value``."""
+        if isinstance(effect, CallBack) and effect.returned:
+            return join(value, self.call_back(effect))
+        self.apply(effect)
         return value
 
     def site_of(self, node: ast.Call) -> CallSite | None:
@@ -84,15 +92,15 @@ class CallResolver:
         call.callee = callee
         return call
 
-    def call_back(self, effect: CallBack) -> None:
+    def call_back(self, effect: CallBack) -> Value:
         """A callee calls back the callable this call passed it (``Summary.calls``): that
         callable is called here with the arguments the callee passes it, as a call written
         here would be (a project function, a lambda, a bound method, a partial, a pack's
         sink such as ``pool.submit`` passed as the callback, or this function's own
         parameter, whose call becomes a fact of this summary). Nested call-backs are
-        followed to ``MAX_CALLBACK_DEPTH``."""
+        followed to ``MAX_CALLBACK_DEPTH``. Returns what the callable returns."""
         if self.frame.st is None or self.depth >= MAX_CALLBACK_DEPTH:
-            return
+            return EMPTY
         function = effect.function
         parts = Callee.of(function)
         name = callable_name(function)
@@ -101,11 +109,12 @@ class CallResolver:
         call.callback = (effect.step, frozenset(effect.assume))
         self.depth += 1
         try:
-            dispatch(call)
+            value = dispatch(call)
             for one in call.effects:
-                self.apply(one)
+                value = self.apply_effect(one, value)
         finally:
             self.depth -= 1
+        return value
 
 
 MAX_CALLBACK_DEPTH = 4

@@ -156,7 +156,7 @@ class FunctionFacts:
         if cut:
             self.conditions_cut()
         shape = (where, called.param, called.path, assume, tuple(s for _, s in called.positional),
-                 tuple(k for k, _ in called.keywords))
+                 tuple(k for k, _ in called.keywords), called.returned)
         old = self.param_calls.get(shape)
         if old is not None:
             positional = tuple((join(a, b), s) for (a, s), (b, _) in zip(old.positional, called.positional))

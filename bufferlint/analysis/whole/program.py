@@ -33,7 +33,7 @@ from bufferlint.analysis.frontend.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
 )
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
 from bufferlint.analysis.domain.values import (
     Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory, same_object,
 )
@@ -1049,19 +1049,6 @@ class ProjectAnalysis:
             made[qualname] = Finding(code, span, "", info.display, trace, sink=node.name, kind=kind)
             self.result.findings.append(made[qualname])
         return made
-
-
-def returns_borrowed(summary: Summary) -> bool:
-    """Does the function hand out borrowed values (or copies in flight), so that its callers'
-    files matter? A pinned buffer it returns does not make them matter: a caller that copies
-    from it to the device or writes it mentions a copy or a write of its own (memory pools
-    that return pinned buffers are called from everywhere). Handing its own borrowed values
-    to a callback its caller passes (``Summary.calls``) is handing them out too: the caller
-    says what the callback does."""
-    handed = [summary.returns] + [value for called in summary.calls
-                                  for value in [v for v, _ in called.positional] + [v for _, v in called.keywords]]
-    return any(isinstance(leaf, Borrow) and not leaf.pinned
-               for value in handed for leaf in deep_leaves(value, through_lazy=True))
 
 
 def dedupe(trace: tuple) -> tuple:
