@@ -43,7 +43,7 @@ NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
 # variable is ``captured_variable``: no object known, but a test of it, or a pack condition
 # on it (``tensor.to(device, ...)`` with the enclosing call's ``device``), is a condition
 # like a parameter's, which a call made inside the enclosing call decides with that call's
-# value of the variable (``call_project.bind``); any other call leaves it not known.
+# value of the variable (``call_project._captured_here``); any other call leaves it not known.
 CAPTURED = 1 << 16
 
 # The most conditions one fact keeps: nested branches on many flags, or conditions composed

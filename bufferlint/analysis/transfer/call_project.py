@@ -240,6 +240,9 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
             program.flow(caller, info.qualname, param, known[1], known[2], known[4], known[5])
             if known[3]:
                 program.activate(info.qualname)  # it may wait for the futures it is given
+        captured = _captured_here(call, info)
+        if captured:  # not flows: they decide the callee's conditions, they carry nothing in
+            bound = {**bound, **captured}
         bounds.append(bound)
         step = steps.get(info.qualname, call.call_step) if steps else call.call_step
         when = call.target_when.get(info.qualname, frozenset())
@@ -368,7 +371,6 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
             spill.append(value)
     if info.kwarg is not None and spill:
         bound[info.kwarg] = container(join_all(spill))
-    bound.update(_captured_here(call, info))
     return bound
 
 
