@@ -93,9 +93,12 @@ one, no fix is offered: the helper is shared by other callers.
 The device and the flag are compared by value: `torch.device("cpu")`, a module constant
 holding one, a variable, a parameter's default. A flag that is not known
 (`non_blocking=self.non_blocking`) may be true and counts; a device that is not known is taken
-as the accelerator's (most `.to(device, non_blocking=True)` copy to the device), and the
-arguments callers pass to a helper's device parameter, a device a helper returns and options
-forwarded with `**kwargs` are not followed yet. `pinned.copy_(gpu, non_blocking=True)` makes
+as the accelerator's (most `.to(device, non_blocking=True)` copy to the device). The
+device callers pass to a helper's parameter is followed, and so is a nested function's
+device read from its enclosing call (a closure variable), where that call calls it, itself
+or through a helper that returns what its callback returns (`apply_to_collection(batch,
+Tensor, batch_to)`); a closure a factory returns and its callers call is not, nor a device
+a helper returns. `pinned.copy_(gpu, non_blocking=True)` makes
 `pinned` in flight when it is known to be host memory (a CPU allocation in the same function,
 or a pinned allocation anywhere in the project, kept in a field of any object); a CPU buffer
 made elsewhere is not known to be. Pinned allocations are recognised only in a run that
