@@ -10,6 +10,7 @@ import pytest
 
 from bufferlint.analysis import analyze_project
 from bufferlint.analysis.domain.conditions import (
+    CAPTURED,
     EQ,
     FALSY,
     IS,
@@ -20,6 +21,7 @@ from bufferlint.analysis.domain.conditions import (
     TRUTHY,
     ParamTest,
     bounded,
+    captured_variable,
     decide_at_call,
     exact_parameter,
     holds_by_default,
@@ -67,6 +69,20 @@ def test_only_the_parameter_itself_on_every_path_is_passed_on() -> None:
     assert exact_parameter(PASSED_ON) == 4
     assert exact_parameter(join(PASSED_ON, Value())) is None  # reassigned on some path
     assert exact_parameter(view_of(PASSED_ON)) is None
+
+
+def test_a_closure_variable_is_decided_only_where_its_enclosing_call_binds_it() -> None:
+    """A nested function's closure variable holds no object, but a condition on it is one on
+    ``CAPTURED + k``: a call inside the enclosing call binds it (to a constant, or to the
+    enclosing function's parameter passed on); a call that binds nothing leaves it not known."""
+    device = captured_variable(0)
+    assert exact_parameter(device) == CAPTURED and not device.leaves
+    assert exact_parameter(Value(param=2)) is None  # a real parameter's value always has its leaf
+    on_host = ParamTest(CAPTURED, MATCHES, "cpu*")
+    assert decide_at_call([on_host], {CAPTURED: const("cpu")}, {}) == frozenset()
+    assert decide_at_call([on_host], {CAPTURED: const("cuda")}, {}) is None
+    assert decide_at_call([on_host], {CAPTURED: PASSED_ON}, {}) == {ParamTest(4, MATCHES, "cpu*")}
+    assert decide_at_call([on_host], {}, {}) is None  # not bound: a device not known
 
 
 def test_an_argument_testing_the_callers_parameter_becomes_that_test() -> None:
