@@ -45,7 +45,7 @@ class FunctionInfo:
     _lambdas: dict[int, str] | None = None
     _closure: bool | None = None
     _captured: tuple[str, ...] | None = None
-    _returned_calls: tuple[frozenset, bool] | None = None
+    _returned_calls: frozenset | None = None
 
     @property
     def name(self) -> str:
@@ -108,25 +108,27 @@ class FunctionInfo:
         return self._captured
 
     def returns_call(self, node: ast.Call) -> bool:
-        """Is ``node`` a call whose result this function returns as it is (``return
-        fn(data, *args)``)? A callback called so hands its result to this function's
-        callers (``ParamCall.returned``)."""
-        return id(node) in self._read_returned_calls()[0]
+        """Is ``node`` a call of one of the function's parameters, other than its receiver,
+        whose result the function returns as it is (``return fn(data, *args)``)? A callback
+        called so hands its result to this function's callers (``ParamCall.returned``).
+        (``return cls(...)`` in a class method builds an instance: not a callback.)"""
+        return id(node) in self._read_returned_calls()
 
     @property
     def returns_parameter_call(self) -> bool:
         """Does the function return what a call of one of its parameters returns (``return
         function(data)`` in a helper mapping a callback over a collection)? What it returns
         then depends on the callable each caller passes (``call_project._call_back``)."""
-        return self._read_returned_calls()[1]
+        return bool(self._read_returned_calls())
 
-    def _read_returned_calls(self) -> tuple[frozenset, bool]:
+    def _read_returned_calls(self) -> frozenset:
         if self._returned_calls is None:
-            params = set(self.params)
-            returned = [stmt.value for stmt in _walk_own_body(self.node)
-                        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call)]
-            of_param = any(isinstance(call.func, ast.Name) and call.func.id in params for call in returned)
-            self._returned_calls = (frozenset(id(call) for call in returned), of_param)
+            params = set(self.params[1:] if self.binds_receiver else self.params)
+            self._returned_calls = frozenset(
+                id(stmt.value) for stmt in _walk_own_body(self.node)
+                if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id in params
+            )
         return self._returned_calls
 
     def lambda_name(self, node: ast.Lambda) -> str | None:

@@ -511,16 +511,24 @@ def call_parameter(call: CallSite) -> None:
         return
     returned = call.frame.info.returns_call(call.node)
     concrete, params = call.args.origins(None)
-    if not returned and not is_hot(call.program, call.caller, concrete, params):
+    hot = is_hot(call.program, call.caller, concrete, params)
+    if not returned and not hot:
         return
+    positional, keywords = tuple(call.args.positional), tuple(call.args.keywords)
+    if not hot:  # kept for its result alone: it hands the callback nothing borrowed
+        positional = tuple((map_leaves(value, _drop_borrowed), starred) for value, starred in positional)
+        keywords = tuple((key, map_leaves(value, _drop_borrowed)) for key, value in keywords)
     names = call.frame.info.params
     where = (call.node.lineno, call.node.col_offset)
     for leaf in called:
         name = names[leaf.index] if leaf.index < len(names) else call.name
         step = call.step(f"`{call.name}(...)` calls back what the caller passed as `{name}`")
-        fact = ParamCall(leaf.index, leaf.path, tuple(call.args.positional), tuple(call.args.keywords), call.assume,
-                         (step,), returned)
+        fact = ParamCall(leaf.index, leaf.path, positional, keywords, call.assume, (step,), returned)
         call.effects.append(CallParam(where, fact))
+
+
+def _drop_borrowed(leaf):
+    return leaf if isinstance(leaf, ParamRef) else None
 
 
 def _call_back(call: CallSite, called: ParamCall, bound: dict[int, Value], callkey: tuple, when: frozenset) -> None:
