@@ -227,7 +227,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         bound = bindings.get(signature)
         if bound is None:
             bound = bindings[signature] = bind(call, info, binding)
-        if info.returns_parameter_call and info.qualname not in program.active:
+        if info.returns_parameter_call:
             _activate_for_callback(call, info, bound)
         for param, value in bound.items():
             known = facts.get(id(value))
