@@ -113,7 +113,7 @@ def test_an_outlined_function_binds_like_the_function_and_reads_its_module_only_
 
     outlined = OutlinedFunction(real.qualname, json.loads(json.dumps(outline_of(real))), load)
     for attribute in ("display", "class_qualname", "kind", "params", "n_positional", "n_required", "required_kwonly",
-                      "vararg", "kwarg", "binds_receiver", "is_async", "outer", "name"):
+                      "vararg", "kwarg", "binds_receiver", "is_async", "returns_parameter_call", "outer", "name"):
         assert getattr(outlined, attribute) == getattr(real, attribute), attribute
     for n_args, keywords in ((1, set()), (0, set()), (3, {"strict"}), (None, {"other"})):
         assert outlined.accepts(n_args, keywords, True) == real.accepts(n_args, keywords, True)

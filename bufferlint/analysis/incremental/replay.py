@@ -524,7 +524,7 @@ def outline_of(info: FunctionInfo) -> list | None:
     if info.outer is not None:
         return None
     return [info.display, info.class_qualname, info.kind, list(info.params), info.n_positional, info.n_required,
-            list(info.required_kwonly), info.vararg, info.kwarg, info.is_async]
+            list(info.required_kwonly), info.vararg, info.kwarg, info.is_async, info.returns_parameter_call]
 
 
 class OutlinedFunction(FunctionInfo):
@@ -538,7 +538,7 @@ class OutlinedFunction(FunctionInfo):
     def __init__(self, qualname: str, outline: list, load: Callable[[], FunctionInfo]) -> None:
         self.qualname = qualname
         (self.display, self.class_qualname, self.kind, params, self.n_positional, self.n_required, kwonly,
-         self.vararg, self.kwarg, self._async) = outline
+         self.vararg, self.kwarg, self._async, self._returns_call) = outline
         self.params, self.required_kwonly = list(params), tuple(kwonly)
         self._load = load
 
@@ -546,8 +546,12 @@ class OutlinedFunction(FunctionInfo):
     def is_async(self) -> bool:
         return self._async
 
+    @property
+    def returns_parameter_call(self) -> bool:
+        return self._returns_call
+
     def __getattr__(self, name: str):
-        if name in ("_load", "_async"):
+        if name in ("_load", "_async", "_returns_call"):
             raise AttributeError(name)
         return getattr(self._load(), name)
 
