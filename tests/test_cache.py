@@ -151,6 +151,57 @@ def test_an_edit_of_an_analysed_function_is_replayed_only_if_it_does_what_it_did
     assert warm == check(project, "--no-cache")
 
 
+KEEPING_MODEL = {
+    "pyproject.toml": "[tool.bufferlint]\n",
+    "app/__init__.py": "",
+    "app/stream.py": (
+        'MARKER = "_sglang_runai_streamer_tensor"\n\n\n'
+        "def stream(tensors):\n"
+        "    for name, tensor in tensors:\n"
+        "        setattr(tensor, MARKER, True)\n"
+        "        yield name, tensor\n"
+    ),
+    "app/model.py": (
+        "class Model:\n"
+        "    def __init__(self, params):\n"
+        "        self.params = params\n\n"
+        "    def load_weights(self, weights):\n"
+        "        for name, weight in weights:\n"
+        "            self.params[name].copy_(weight)\n"
+    ),
+    "app/loader.py": (
+        "from app.model import Model\n"
+        "from app.stream import stream\n\n\n"
+        "def load(params, tensors):\n"
+        "    model = Model(params)\n"
+        "    model.load_weights(stream(tensors))\n"
+        "    return model\n"
+    ),
+}
+
+
+def test_a_weight_kept_in_a_field_nothing_reads_is_cut_off_at_the_edited_method(tmp_path: Path) -> None:
+    """``self._last = weight`` added to a loader's method: the class now stores into a
+    field nobody reads or asks about, and the method's summary starts keeping its
+    parameter there (its caller's analysis reads that). The edit is replayed with its
+    caller (``analysis.cutoff``), not analysed afresh, and prints what ``--no-cache``
+    prints; so does taking the line out again."""
+    for name, text in KEEPING_MODEL.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    model = tmp_path / "app" / "model.py"
+    original = model.read_text()
+    assert check(tmp_path)["findings"] == []
+    model.write_text(original.replace("            self.params", "            self._last = weight\n            self.params"))
+    warm = check(tmp_path)
+    assert _record(tmp_path)["reused"] and _record(tmp_path)["replayed"] == ["app/model.py"]
+    assert warm == check(tmp_path, "--no-cache")
+    assert [(f["rule"], f["line"]) for f in warm["findings"]] == [("BL003", 7)]
+    model.write_text(original)
+    assert check(tmp_path) == check(tmp_path, "--no-cache")
+    assert _record(tmp_path)["reused"]
+
+
 def test_a_syntax_error_in_an_edited_file_the_analysis_read_is_reported(project: Path) -> None:
     check(project)
     target = project / "direct_submit.py"

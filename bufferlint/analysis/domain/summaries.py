@@ -8,6 +8,7 @@ callee's summary changes, until nothing changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from bufferlint.analysis.domain.values import EMPTY, WIDENED, Borrow, ParamRef, Value, deep_leaves
 from bufferlint.findings import Span, TraceStep, preferred_trace
@@ -57,6 +58,13 @@ class FieldStore:
     path: tuple
     element: bool
     trace: tuple[TraceStep, ...] = field(default=(), compare=False, hash=False)
+
+
+def stores_in_order(stores: Iterable[FieldStore]) -> list[FieldStore]:
+    """A summary's field stores in an order that does not depend on how its set was built
+    (a summary decoded from the cache iterates otherwise than the one analysed, and the
+    stores are writes a replay compares in order)."""
+    return sorted(stores, key=lambda s: (s.owner, s.attr, s.param, repr(s.path), s.element))
 
 
 @dataclass(frozen=True)

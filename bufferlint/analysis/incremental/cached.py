@@ -205,12 +205,14 @@ def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str
     """What ``analysis.cutoff`` reads of the run besides the logs: the attributes whose
     stores are seen, who read each function's summary, who calls it, which functions hold
     each finding's site, the functions whose every call is synchronised, the attribute
-    names whose stored callables were asked for, and the signatures of the functions calls
+    names whose stored callables were asked for, the attribute names whose declared classes
+    or objects were asked for, and the signatures of the functions calls
     by name were given (``replay.OutlinedFunction``: a replay need not parse their modules)."""
     from bufferlint.analysis.incremental.replay import outline_of  # the engine's
     program = analysis.program
     readers: dict[str, set[str]] = {}
     attached: set[str] = set()
+    fields_asked: set[str] = set()
     logged = program.logs or {}
     by_name: set[str] = set()  # the functions a call by name or an override lookup was given
     for qualname, logs in logged.items():
@@ -220,6 +222,8 @@ def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str
                     readers.setdefault(question[1], set()).add(qualname)
                 elif question[0] == "attached":
                     attached.add(question[1])
+                elif question[0] in ("field_types", "field_objects"):
+                    fields_asked.add(question[2])
                 elif question[0] == "methods_named":
                     by_name.update(found for found, _ in answer)
                 elif question[0] == "overrides_of":
@@ -248,6 +252,7 @@ def _cutoff_facts(analysis: ProjectAnalysis, scan: Scan, observed: frozenset[str
         "origins": [[list(key), sorted(names)] for key, names in sorted(origins.items())],
         "covered": sorted(analysis.covered_by_callers()),
         "attached": sorted(attached),
+        "fields_asked": sorted(fields_asked),
     }
 
 
@@ -438,6 +443,7 @@ def _edit_context(record: dict, scan: Scan, cache: Cache) -> EditContext:
         origins={tuple(key): names for key, names in record["origins"]},
         covered=frozenset(record["covered"]),
         attached_asked=frozenset(record["attached"]),
+        fields_asked=frozenset(record["fields_asked"]),
         reported=frozenset(scan.hashes),
     )
     return EditContext(facts, logs_for, module_of, scan.key)

@@ -60,6 +60,7 @@ class RunFacts:
     origins: Mapping[tuple, Sequence[str]]  # finding key -> the functions whose outcomes hold it
     covered: frozenset[str]  # ``ProjectAnalysis.covered_by_callers``
     attached_asked: frozenset[str]  # attribute names some analysis asked the stored callables of
+    fields_asked: frozenset[str]  # attribute names some analysis asked the declared classes or objects of
     reported: Container[Path]  # the files reported (the record's analysis reported them all)
 
 
@@ -108,8 +109,8 @@ class _CutOff:
         self.back_lines = {new: old for old, new in backward.items()}
         self.old: dict[str, list] = {}  # function -> its recorded analyses' outcomes
         self.checked: dict[str, list] = {}  # function -> its analyses' outcomes after the edit (check lines)
-        self.renamed: dict[str, list[tuple[bytes, Summary]]] = {}  # changed summaries: old digest -> new (check lines)
-        self.moved: dict[str, list[tuple[bytes, Summary]]] = {}  # the same, in the edited file's lines
+        self.renamed: dict[str, Versions] = {}  # changed summaries (check lines)
+        self.moved: dict[str, Versions] = {}  # the same, in the edited file's lines
         self.final_new: dict[str, object] = {}  # function -> its last outcome in the edited file's lines
 
     # -- the check: the recorded trajectory, with changed summaries in place -------------
@@ -166,10 +167,10 @@ class _CutOff:
         outcomes = [outcome for outcome, _, _ in new]
         _same_effects(qualname, self.old[qualname], outcomes)
         self.checked[qualname] = outcomes
-        renamed = _changed_summaries(self.old[qualname], outcomes)
-        before = self.renamed.get(qualname, [])
+        renamed = _changed_summaries(self.old[qualname], outcomes, logs)
+        before = self.renamed.get(qualname, NO_CHANGE)
         self.renamed[qualname] = renamed
-        return _signature(renamed) != _signature(before)
+        return renamed.signature() != before.signature()
 
     def _differs(self, qualname: str) -> bool:
         """Its last outcome changed; its call edges must not have (the routes of the sites it
@@ -195,8 +196,9 @@ class _CutOff:
                     raise GiveUp(f"{qualname} replays otherwise in the edited lines")
                 outcomes = [outcome for outcome, _, _ in runs]
                 self.final_new[qualname] = outcomes[-1]
-                moved = _changed_summaries(self.old[qualname], outcomes) if self.renamed.get(qualname) else []
-                if _signature(moved) != _signature(self.moved.get(qualname, [])):
+                moved = (_changed_summaries(self.old[qualname], outcomes, self.phases.logs(qualname) or [])
+                         if self.renamed.get(qualname, NO_CHANGE).entries else NO_CHANGE)
+                if moved.signature() != self.moved.get(qualname, NO_CHANGE).signature():
                     self.moved[qualname] = moved
                     settled = False
             if settled:
@@ -296,54 +298,91 @@ def _keys(outcome, key: Callable[[Path], str]) -> set:
     return out
 
 
-def _substituting(renamed: dict[str, list[tuple[bytes, Summary]]]) -> Callable[[str, object], object]:
-    """A ``summary`` answer as the edited run gives it: the new version of the recorded one."""
-    def substitute(qualname: str, answer):
-        versions = renamed.get(qualname)
-        if not versions:
-            return answer
+@dataclass(frozen=True)
+class Versions:
+    """A function's summaries after the edit, per recorded analysis: (its place in the run,
+    the recorded summary's digest, the new summary). ``by_time``: a reader gets the new
+    summary of the function's last analysis before its own (the trajectory is the recorded
+    one); otherwise the new version of whichever recorded summary it read (the first
+    analysis's exception of ``_changed_summaries``)."""
+
+    entries: tuple[tuple[int, bytes, Summary], ...] = ()
+    by_time: bool = True
+
+    def signature(self) -> list[tuple[int, bytes, bytes]]:
+        return [(seq, old, digest(new)) for seq, old, new in self.entries]
+
+    def answer(self, qualname: str, answer, reader: int):
+        """The new summary for a reader (at place ``reader``) that was given ``answer``."""
         recorded = digest(answer)
-        for old, new in versions:
-            if old == recorded:
-                return new
-        if answer == EMPTY_SUMMARY and recorded == digest(EMPTY_SUMMARY):
+        if not self.by_time:
+            for _, old, new in self.entries:
+                if old == recorded:
+                    return new
+            if answer == EMPTY_SUMMARY and recorded == digest(EMPTY_SUMMARY):
+                return answer  # read before the function's first analysis
+            raise NotRecorded(("summary", qualname))
+        if reader < 0:
+            raise NotRecorded(("summary", qualname))
+        before = [entry for entry in self.entries if entry[0] < reader]
+        if not before:
+            if recorded != digest(EMPTY_SUMMARY):
+                raise NotRecorded(("summary", qualname))
             return answer  # read before the function's first analysis
-        raise NotRecorded(("summary", qualname))
+        _, old, new = before[-1]
+        if old != recorded:
+            raise NotRecorded(("summary", qualname))
+        return new
+
+
+NO_CHANGE = Versions()
+
+
+def _substituting(renamed: dict[str, Versions]) -> Callable[[str, object, int], object]:
+    """A ``summary`` answer as the edited run gives it (``Versions.answer``)."""
+    def substitute(qualname: str, answer, reader: int):
+        versions = renamed.get(qualname)
+        if not versions or not versions.entries:
+            return answer
+        return versions.answer(qualname, answer, reader)
     return substitute
 
 
-def _signature(renamed: list[tuple[bytes, Summary]]) -> list[tuple[bytes, bytes]]:
-    return [(old, digest(new)) for old, new in renamed]
-
-
-def _changed_summaries(old: list, new: list) -> list[tuple[bytes, Summary]]:
-    """(old digest, new summary) per analysis, if any summary differs ([] if none).
+def _changed_summaries(old: list, new: list, logs: Sequence[AnalysisLog]) -> Versions:
+    """The new summaries per analysis, if any summary differs (``NO_CHANGE`` if none).
 
     The fixpoint re-analyses a function's readers after each analysis that changed its
-    summary, so the changes must come at the same analyses, with one exception: a summary
-    that never changed after the first analysis (an empty one, typically: nothing borrowed
-    reached the function's stores before the edit) and now changes there once. Then the
-    edited run analyses its readers once more at the end; their replays with the new
-    summary in place of every answer they got (``_substituting``) stand for that last
-    analysis, and must do what their recorded ones did."""
-    pairs = [(digest(was.summary), now.summary) for was, now in zip(old, new)]
-    if all(digest(now) == before for before, now in pairs):
-        return []
+    summary, so the changes must come at the same analyses, with two exceptions:
+
+    * at an analysis when every caller was already queued (``AnalysisLog.waiting``), a
+      change queues nothing: the summary may start or stop changing there (a store into a
+      field added to a loader that the loaders calling it wait to re-read anyway);
+    * a summary that never changed after the first analysis (an empty one, typically:
+      nothing borrowed reached the function's stores before the edit) and now changes there
+      once. Then the edited run analyses its readers once more at the end; their replays
+      with the new summary in place of every answer they got stand for that last analysis,
+      and must do what their recorded ones did."""
+    entries = tuple((log.seq, digest(was.summary), now.summary) for was, now, log in zip(old, new, logs))
+    if all(digest(now) == before for _, before, now in entries):
+        return NO_CHANGE
     same_pattern = True
     before_old, before_new = EMPTY_SUMMARY, EMPTY_SUMMARY
-    for was, now in zip(old, new):
-        if (was.summary != before_old) != (now.summary != before_new):
+    for was, now, log in zip(old, new, logs):
+        if (was.summary != before_old) != (now.summary != before_new) and not (log.waiting and _queues_only(was, now)):
             same_pattern = False
         before_old, before_new = was.summary, now.summary
-    if not same_pattern:
-        first_old, first_new = digest(old[0].summary), digest(new[0].summary)
-        if any(digest(was.summary) != first_old for was in old) or any(digest(now.summary) != first_new for now in new):
-            raise GiveUp("a summary changes at other analyses")
-    seen: dict[bytes, bytes] = {}
-    for before, now in pairs:
-        if seen.setdefault(before, digest(now)) != digest(now):
-            raise GiveUp("one recorded summary has two new versions")
-    return pairs
+    if same_pattern:
+        return Versions(entries)
+    first_old, first_new = digest(old[0].summary), digest(new[0].summary)
+    if any(digest(was.summary) != first_old for was in old) or any(digest(now.summary) != first_new for now in new):
+        raise GiveUp("a summary changes at other analyses")
+    return Versions(entries, by_time=False)
+
+
+def _queues_only(was, now) -> bool:
+    """A change of this summary does nothing but queue the callers (it asks no function
+    more for the file selection: ``Program._calls_a_callee_word``)."""
+    return not (was.summary.advances or was.summary.synchronizes or now.summary.advances or now.summary.synchronizes)
 
 
 def _same_effects(qualname: str, old: list, new: list) -> None:

@@ -120,6 +120,8 @@ def check_edit(path: Path, root: Path, old_text: str, new_text: str, old: Interf
     changed = edited_functions(old, new)
     if not changed or _attached_attributes(old, new) & context.facts.attached_asked:
         return None
+    if _stored_attributes(old, new) & (context.facts.fields_asked | context.facts.observed):
+        return None
     logs = logs_of(changed)
     if logs is None or set(logs) != changed:
         return None
@@ -178,6 +180,16 @@ def _attached_attributes(old: Interface, new: Interface) -> set[str]:
     gone = [entry for entry in old.attachments if entry not in new.attachments]
     made = [entry for entry in new.attachments if entry not in old.attachments]
     return {attr for attr, _ in gone + made}
+
+
+def _stored_attributes(old: Interface, new: Interface) -> set[str]:
+    """The attribute names whose stores the edit changed in a class of the file
+    (``Interface.fields``): an analysis that asked what such a field holds or is
+    (``ProjectIndex.field_types``, ``field_objects``), or that reads it, could see another
+    answer; a field nothing asks about or reads (``self._kept = w``) changes no other
+    analysis."""
+    keys = {key for key in old.fields.keys() | new.fields.keys() if old.fields.get(key) != new.fields.get(key)}
+    return {key.rsplit(".", 1)[1] for key in keys}
 
 
 def _module_index(name: str, path: Path, text: str, is_package: bool) -> ProjectIndex:

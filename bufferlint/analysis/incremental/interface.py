@@ -46,6 +46,11 @@ class Interface:
     # made inside analysed functions included: the outline holds only the others, and an
     # edit that changes these answers only analyses that asked (``edits.check_edit``).
     attachments: list = field(default_factory=list)
+    # What the class bodies store into each attribute (``ClassInfo.fields`` and ``stores``, per
+    # "class.attr"), also left out of the outline: an analysed function that starts keeping
+    # a value in a field (``self._kept = w``) changes only that attribute's entry, which
+    # matters to analyses that asked about the attribute (``edits.check_edit``).
+    fields: dict[str, str] = field(default_factory=dict)
 
 
 def file_interface(text: str, path: Path, root: Path, analysed: set[str], words: set[str],
@@ -91,7 +96,8 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     outline_facts = dict(facts, functions=[
         own[:-1] + [_read_by_others(info)] if info.qualname in bodies else own
         for info, own in zip(functions, per_function)
-    ], attachments=_attachments(index, ModuleInfo(name, path, tree, "\n".join(outside), is_package)))
+    ], attachments=_attachments(index, ModuleInfo(name, path, tree, "\n".join(outside), is_package)),
+        classes=[_class_facts(info, per_attribute=False) for _, info in sorted(index.classes.items())])
     if f"{name}.<module>" in analysed:
         # The module's own code is its top-level statements (the same when "top" is), and
         # the decorators and defaults of its definitions (in "functions" and "classes").
@@ -100,11 +106,25 @@ def file_interface(text: str, path: Path, root: Path, analysed: set[str], words:
     segments = {qualname: "\n".join(lines[first - 1:last]) for qualname, (first, last) in ranges.items()}
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()
     outline = hashlib.sha256(json.dumps(outline_facts, sort_keys=True, default=str).encode()).hexdigest()
-    return Interface(digest, ranges, outline, bodies, segments, tree=tree, attachments=attachments)
+    return Interface(digest, ranges, outline, bodies, segments, tree=tree, attachments=attachments,
+                     fields=_field_entries(index))
 
 
 def _attachments(index: ProjectIndex, module: ModuleInfo) -> list:
     return sorted((k, v) for k, vs in index.attachments_in(module).items() for v in vs)
+
+
+def _field_entries(index: ProjectIndex) -> dict[str, str]:
+    """ "class.attr" -> a digest of what the class's body and methods store there."""
+    out = {}
+    for qualname, info in sorted(index.classes.items()):
+        entries: dict[str, list] = {}
+        for name in PER_ATTRIBUTE:
+            for attr, value in getattr(info, name).items():
+                entries.setdefault(attr, [None] * len(PER_ATTRIBUTE))[PER_ATTRIBUTE.index(name)] = _plain(value)
+        for attr, value in entries.items():
+            out[f"{qualname}.{attr}"] = hashlib.sha256(json.dumps(value, default=str).encode()).hexdigest()
+    return out
 
 
 def _read_by_others(info: FunctionInfo) -> list:
@@ -119,11 +139,15 @@ def _read_by_others(info: FunctionInfo) -> list:
     return signature + [info.is_generator, sorted(info.declared_globals)]
 
 
-def _class_facts(info: ClassInfo) -> list:
+PER_ATTRIBUTE = ("fields", "stores")  # class facts kept per attribute (``Interface.fields``)
+
+
+def _class_facts(info: ClassInfo, per_attribute: bool = True) -> list:
     """The class as the analysis reads it: the index's facts of it (``index.FACTS``: bases,
     methods, and what its methods do with ``self.<attr>``, whether or not they were
-    interpreted), and its keywords, decorators and body statements."""
-    facts = [_plain(getattr(info, name)) for name in FACTS[ClassInfo]]
+    interpreted), and its keywords, decorators and body statements; without the facts kept
+    per attribute unless ``per_attribute``."""
+    facts = [_plain(getattr(info, name)) for name in FACTS[ClassInfo] if per_attribute or name not in PER_ATTRIBUTE]
     node = info.node
     if node is None:
         return facts

@@ -65,6 +65,11 @@ class AnalysisLog:
     written: bytes | None = None  # the fingerprint of its writes in order
     step: bytes | None = None  # the digest of its summary, callees and demands; None: it failed
     final: bytes | None = None  # the digest of the whole outcome, for a function's last analysis
+    seq: int = -1  # its place in the run (the fixpoint's count of analyses before it)
+    # Whether every caller of the function known then was already queued when it ended: a
+    # change of its summary there queued nothing new (``analysis.cutoff`` allows an edit to
+    # change the summary at such an analysis, or no longer change it there).
+    waiting: bool = False
 
     def read(self, question: tuple, answer):
         self.reads.setdefault(read_key(question, self.writes), answer)
@@ -85,6 +90,25 @@ class AnalysisLog:
 STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
                     "field_types", "field_objects", "attached", "function", "class", "record_shape", "return_types",
                     "class_values", "class_constant"})
+
+
+# Sets that only grow, and only by the writes of the analysis asking while it runs (the
+# parameters that receive borrowed values, copies in flight, pinned buffers): a member at
+# some point stays one after it, and one that is not was not before.
+GROWING = frozenset({"hot", "flight", "pinned"})
+
+
+def _grown_answer(reads: dict, question: tuple, writes: int) -> bool | None:
+    """The answer to a membership question in a ``GROWING`` set, asked after ``writes``
+    writes, from the same question asked at another point of the recorded analysis (None:
+    it cannot be told). An edit that adds a statement asks one of these where the recorded
+    analysis did not (``self._kept = w`` asks whether ``w``'s parameter is hot)."""
+    if question[0] not in GROWING:
+        return None
+    for (epoch, asked), answer in reads.items():
+        if asked == question and epoch is not None and (epoch <= writes if answer else epoch >= writes):
+            return answer
+    return None
 
 
 def read_key(question: tuple, writes: int) -> tuple:
@@ -200,7 +224,7 @@ def outcome_digest(outcome, memo: dict | None = None) -> bytes:
 class RecordingProgram:
     """The Program as one analysis sees it, every read and write logged (see module doc)."""
 
-    def __init__(self, program: ProjectView, log: AnalysisLog) -> None:
+    def __init__(self, program: ProjectView, log: AnalysisLog, info: FunctionInfo | None = None) -> None:
         self._program, self._log = program, log
         self.index = RecordingIndex(program.index, log)
         self.vocab, self.raw_vocab = program.vocab, program.raw_vocab
@@ -209,6 +233,12 @@ class RecordingProgram:
         self.flight_hot = _Members(program.flight_hot, "flight", log)
         self.pinned_hot = _Members(program.pinned_hot, "pinned", log)
         self.span = program.span
+        if info is not None:
+            # Whether each parameter may receive borrowed values, as the analysis starts: an
+            # edit that keeps a parameter's value where the recorded analysis did not asks
+            # it there, and the answer then follows (``GROWING``).
+            for index in range(len(info.params)):
+                _ = (info.qualname, index) in self.hot
 
     def summary(self, qualname: str) -> Summary:
         return self._log.read(("summary", qualname), self._program.summary(qualname))
@@ -341,13 +371,13 @@ class ReplayProgram:
 
     ``observed``: the attributes a store into is seen by others (``seal``): the others are
     set aside (``unobserved``), not compared (None: every attribute is). ``substitute``: the answer to a ``summary``
-    question given the recorded one (``analysis.cutoff``: a callee whose summary the edit
-    changed); it raises ``NotRecorded`` when it cannot tell. ``watch``: a file (path, module
+    question given the recorded one and the analysis's place in the run (``analysis.cutoff``:
+    a callee whose summary the edit changed); it raises ``NotRecorded`` when it cannot tell. ``watch``: a file (path, module
     name, the analysed version's lines that moved or changed); an answer from the log that
     names a position on one of those lines is refused (it would be an old one)."""
 
     def __init__(self, log: AnalysisLog, vocab, raw_vocab, modules: "ModuleSource", observed: Container[str] | None = None,
-                 substitute: Callable[[str, object], object] | None = None, watch: "Watch | None" = None) -> None:
+                 substitute: Callable[[str, object, int], object] | None = None, watch: "Watch | None" = None) -> None:
         self._log, self._done, self._modules = log, 0, modules
         self._observed, self._substitute, self._watch = observed, substitute, watch
         self._parts: list = []
@@ -368,12 +398,15 @@ class ReplayProgram:
         if key in self._log.reads:
             answer = self._log.reads[key]
             if self._substitute is not None and question[0] == "summary":
-                substituted = self._substitute(question[1], answer)
+                substituted = self._substitute(question[1], answer, self._log.seq)
                 if substituted is not answer:
                     return substituted
             if self._watch is not None and self._watch.named_by(answer):
                 raise NotRecorded(question)
             return answer
+        grown = _grown_answer(self._log.reads, question, self._done)
+        if grown is not None:
+            return grown
         found = outside_answer(question, self._modules.names)
         if found is NotRecorded:
             raise NotRecorded(question)
@@ -678,7 +711,7 @@ class _Found:
 
 
 def replay_runs(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_vocab, modules: ModuleSource,
-                observed: Container[str], substitute: Callable[[str, object], object] | None = None,
+                observed: Container[str], substitute: Callable[[str, object, int], object] | None = None,
                 watch: "Watch | None" = None) -> list[tuple] | None:
     """Each recorded analysis of ``info`` run again (see ``ReplayProgram`` for the rest):
     (outcome, same writes, as many writes) per analysis; None when one asked what its log
@@ -721,7 +754,8 @@ def encode_logs(logs: dict[str, list[AnalysisLog]]) -> dict | None:
             qualname: [
                 [[[epoch, encoder.encode(q), encoder.encode(a)] for (epoch, q), a in log.reads.items()],
                  log.where, log.writes, log.written.hex() if log.written is not None else None,
-                 log.step.hex() if log.step is not None else None, log.final.hex() if log.final is not None else None]
+                 log.step.hex() if log.step is not None else None, log.final.hex() if log.final is not None else None,
+                 log.seq, log.waiting]
                 for log in runs
             ]
             for qualname, runs in logs.items()
@@ -738,11 +772,12 @@ def decode_logs(document: dict, qualnames: set[str]) -> dict[str, list[AnalysisL
         out = {}
         for qualname in qualnames:
             runs = []
-            for reads, where, writes, written, step, final in document["logs"][qualname]:
+            for reads, where, writes, written, step, final, seq, waiting in document["logs"][qualname]:
                 log = AnalysisLog({(epoch, decoder.decode(q)): decoder.decode(a) for epoch, q, a in reads}, dict(where))
                 log.writes, log.written = int(writes), bytes.fromhex(written) if written is not None else None
                 log.step = bytes.fromhex(step) if step is not None else None
                 log.final = bytes.fromhex(final) if final is not None else None
+                log.seq, log.waiting = int(seq), bool(waiting)
                 runs.append(log)
             out[qualname] = runs
         return out

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from bufferlint.analysis.domain.conditions import CAPTURED, TRUTHY, decide_at_call, holds_by_default
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed, stores_in_order
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
@@ -421,7 +421,7 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     if receiver_text and exact:
         for suffix, key in summary.releases:
             call.effects.append(Release(receiver_text + suffix, key))
-    for store in summary.field_stores:
+    for store in stores_in_order(summary.field_stores):
         actual = bound.get(store.param)
         if actual is not None and has_leaves(actual):  # nothing to keep otherwise
             kept = _append_trace(resolve(actual, store.path), (call_step,) + store.trace)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from bufferlint.analysis.domain.summaries import Summary
+from bufferlint.analysis.domain.summaries import Summary, stores_in_order
 from bufferlint.analysis.domain.values import Value, deep_leaves, has_leaves, in_flight, iterate, map_leaves, resolve
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.transfer.call_effects import KeepInField, Record, Report
@@ -89,7 +89,7 @@ def _apply_kept(call: CallSite, summary: Summary, bound: dict[int, Value], step:
     for future in sorted(summary.futures, key=repr):
         if future.hazard.kept:
             adopt_future(call, replace(future, holder=None, stored_in=frozenset()), bound, step, callkey, "")
-    for store in summary.field_stores:
+    for store in stores_in_order(summary.field_stores):
         actual = bound.get(store.param)
         if actual is not None and has_leaves(actual):
             kept = map_leaves(resolve(actual, store.path), lambda leaf: leaf.with_trace(leaf.trace + (step,) + store.trace))

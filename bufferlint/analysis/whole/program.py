@@ -61,6 +61,7 @@ class Program:
         self.outcomes: dict[str, Outcome] = {}
         self.callers: dict[str, set[str]] = {}
         self.analyses: dict[str, int] = {}
+        self.sequence = 0  # analyses started so far (``AnalysisLog.seq``)
         self.active: set[str] = set()
         self.hot: set[tuple[str, int]] = set()
         self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight
@@ -421,10 +422,11 @@ class Program:
                 starting(info.display)
             log = None
             if self.logs is not None:
-                log = AnalysisLog()
+                log = AnalysisLog(seq=self.sequence)
                 self.logs.setdefault(qualname, []).append(log)
+            self.sequence += 1
             try:
-                outcome = FunctionInterpreter(info, self if log is None else RecordingProgram(self, log)).run()
+                outcome = FunctionInterpreter(info, self if log is None else RecordingProgram(self, log, info)).run()
             except Exception as exc:  # an engine bug must cost one function, not the run
                 if debugging():
                     raise
@@ -445,6 +447,9 @@ class Program:
                     if guarded not in self.hot:
                         self.hot.add(guarded)
                         self.activate(override)
+            if log is not None:
+                log.waiting = all(c in self.queued_later or c in self.queued or c not in self.index.functions
+                                  for c in self.callers.get(qualname, ()))
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
                 self.summaries[qualname] = outcome.summary
                 if outcome.summary.advances or outcome.summary.synchronizes:
