@@ -280,7 +280,9 @@ class ExpressionEvaluator:
         holder = holder_name(node) if isinstance(node.ctx, ast.Load) else None
         stored = self.effects.stored_futures(holder) if holder else frozenset()
         if stored:  # ``self.pending`` holds the futures stored in it on this path
-            return join(value, Value(pending=stored, elems=Value(pending=stored)))
+            # What the field is otherwise stays whole (a socket read as ``self.sock`` is still
+            # one when a method that may wait gave the field a stand-in for its futures).
+            return evolve(value, pending=value.pending | stored, elems=join(value.elems, Value(pending=stored)))
         return value
 
     def attribute(self, node: ast.Attribute) -> Value:
