@@ -581,13 +581,29 @@ class Effects:
             frame.program.store_field(cast(str, frame.info.class_qualname), target.attr, Value(leaves=frozenset({fresh})))
         self.refresh(Value(leaves=frozenset({fresh})))
 
+    def reuse(self, sites: frozenset, node: ast.AST, what: str) -> None:
+        """``reader.on_chunk(self.remember)``: the registrar reuses the buffer it lent the
+        callback once the callback returns, so what the callback left pending on it (a view
+        a method kept in its receiver's field, handed back to this call like a future) is a
+        race now, not at this function's own step."""
+        st = self.frame.st
+        if st is None or not st.pending:
+            return
+        step = self.frame.step(node, f"`{what}(...)` reuses its buffer once the callback returns")
+        self.commit_lent(st, lambda leaf: isinstance(leaf, Borrow) and leaf.site in sites, step)
+
     def commit_refilled(self, state: State, sites: set, step: TraceStep) -> None:
         """The buffers at ``sites`` are refilled now: the work reading their views is a race
         (reported with that work's hazard); what it reads of other producers stays pending."""
+        self.commit_lent(state, lambda leaf: isinstance(leaf, Borrow) and leaf.refill and leaf.site in sites, step)
+
+    def commit_lent(self, state: State, reused: Callable[[object], bool], step: TraceStep) -> None:
+        """The borrowed objects ``reused`` selects are reused now: the work reading them is a
+        race (reported with that work's hazard); what it reads of other producers stays pending."""
         facts = self.facts
         kept = set()
         for pending in state.pending:
-            refilled = frozenset(leaf for leaf in pending.leaves if isinstance(leaf, Borrow) and leaf.refill and leaf.site in sites)
+            refilled = frozenset(leaf for leaf in pending.leaves if reused(leaf))
             for leaf in refilled:
                 if pending.holder is not None:
                     facts.retained_in.setdefault(pending.holder[0], set()).add((pending.hazard, pending.site))
