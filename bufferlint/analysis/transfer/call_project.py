@@ -307,7 +307,11 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
     if len(targets) == 1 or call.dispatched_from is not None:
         result = evolve(result, origin=call.dispatched_from or targets[0].qualname)
     if len(targets) == 1 and not result.types:  # ``-> Sink``: the caller knows the receiver's class
-        declared = call.program.index.return_types(targets[0].qualname)
+        # a project class, or a library class the packs name methods of (``-> ThreadPoolExecutor``:
+        # ``pool.map`` is then ``Executor.map``)
+        index = call.program.index
+        declared = frozenset(t for t in index.return_types(targets[0].qualname)
+                             if t in index.classes or call.vocab.names_class(t))
         if declared:
             result = evolve(result, declared=result.declared | declared)
     if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
