@@ -213,8 +213,31 @@ class Effects:
         names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & st.stale)
         stale = frozenset(leaf for name in names for leaf in deep_leaves(st.vars.get(name, EMPTY)))
         held = frozenset(leaf for leaf in deep_leaves(value) if leaf in stale)
+        held -= self.kept_before(stmt, value, held)
         if held:
             self.add_pending(stmt, Value(leaves=held), names[0], frozenset(), hazard=Hazard.KEPT_PAST_STEP, form=HANDED_BACK)
+
+    def kept_before(self, stmt: ast.AST, value: Value, held: frozenset) -> frozenset:
+        """Of the out-of-date views ``held`` that a ``return`` hands back through a container
+        (``return trajectory`` after ``trajectory.append(obs)`` and an advance), those put
+        there by a store of this function: one finding each, where the view escaped into the
+        container, the return a step of its trace (as for a read, ``use_after_refill``)."""
+        facts = self.facts
+        steps = {site: step for site, step in self.frame.st.refilled} if self.frame.st is not None else {}
+        through = frozenset(deep_leaves(value)) - value.leaves
+        reported = set()
+        for leaf in held:
+            kept = facts.kept_at.get(leaf.site) if isinstance(leaf, Borrow) and leaf in through else None
+            if kept is None or leaf.site not in steps:
+                continue
+            site, store, holder = kept
+            handed = self.frame.step(stmt, "handed back to the caller after the producer may have refilled it")
+            if holder is not None and holder in facts.retained_in:
+                facts.read_steps.setdefault(holder, handed)  # the store is a finding already
+            else:
+                facts.report(site, leaf.trace + (store, steps[leaf.site], handed), Hazard.KEPT_PAST_STEP)
+            reported.add(leaf)
+        return frozenset(reported)
 
     # -- the device ------------------------------------------------------------------------
 
