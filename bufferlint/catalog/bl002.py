@@ -142,10 +142,12 @@ A project predicate is used as a guard when its result is an async consumer's sw
 (`use_async=guard(w)`) or when `if guard(w):` leads to a consumer of `w`; not yet when the
 result is kept in a variable first (`ok = guard(w)`), or tested on a parameter of a function
 whose callers pass the borrowed value.
-`isinstance(w, C)` checks the marker when the kind declares `C` in `marked-classes` (a
-wrapper class every instance of which carries the marker); of any other class (`torch.Tensor`)
-it is independent of the marker. A subclass of a marked class is not recognised unless it is
-declared too.
+`isinstance(w, C)` and a class pattern `case C():` check the marker when the kind declares
+`C` in `marked-classes` (a wrapper class every instance of which carries the marker); of any
+other class (`torch.Tensor`) they are independent of the marker, and they hold for every value
+asked about when the guard's parameter is annotated as that class (`def g(w: torch.Tensor)`:
+`case torch.Tensor(_marker=True)` is then a marker check). A subclass of a marked class is not
+recognised unless it is declared too.
 
 A guard whose kind has no markers (the shipped
 `numpy` kind) cannot be checked that way and is taken at its word. A function only used as

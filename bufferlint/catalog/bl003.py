@@ -83,8 +83,9 @@ that are kept after the producer has moved on:
 - returned after their loop moved on (`last = w` in the loop, `return last` after it);
 - read after their producer may have refilled the buffer (`view = ring.read(0)`,
   `ring.release(0)`, then `parse(view)`: a pack source's `advances` call). A view read
-  through a container it was put in (`views.append(ring.read(i))`) is reported once, at
-  that store, with the release and the read as steps of its trace.
+  through a container it was put in (`views.append(ring.read(i))`), or that container
+  returned (`return views`), is reported once, at that store, with the release and the
+  read or the return as steps of its trace.
 
 A container that is emptied in the same iteration (`cache.pop(name)`, `group.clear()`), a
 copy into existing storage (`buffer[i, :] = w`) and an owned copy (`w.clone()`,

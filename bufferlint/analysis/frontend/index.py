@@ -936,15 +936,16 @@ class ProjectIndex:
         if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
             return frozenset()
         method = self.class_method(class_qualname, expr.attr)
-        return self.return_types(method) if method is not None else frozenset()
+        return frozenset(t for t in self.return_types(method) if t in self.classes) if method is not None else frozenset()
 
     def return_types(self, qualname: str) -> frozenset:
-        """The project classes a function's return annotation names (``-> Sink``): what a
-        call of it builds, whether or not the function is ever analysed."""
+        """The class a function's return annotation names (``-> Sink``, a project class, or
+        ``-> ThreadPoolExecutor``, a library's): what a call of it builds, whether or not
+        the function is ever analysed. Callers keep the classes they can use."""
         info = self.functions.get(qualname)
         returns = getattr(info.node, "returns", None) if info is not None else None
         resolved = self.resolve_type(info.module, returns) if info is not None and returns is not None else None
-        return frozenset({self.canonical(resolved)}) if resolved and self.canonical(resolved) in self.classes else frozenset()
+        return frozenset({self.canonical(resolved)}) if resolved else frozenset()
 
     def resolve_type(self, module: ModuleInfo, expr: ast.expr) -> str | None:
         """``X``, ``mod.X``, ``"X"``, ``Optional[X]``, ``X | None``, a generic class

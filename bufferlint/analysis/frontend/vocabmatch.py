@@ -62,6 +62,7 @@ class VocabIndex:
         self.marker_words = self.markers | {c.rsplit(".", 1)[-1] for cs in self._marked_classes.values() for c in cs}
         self._builtin_prefix = str(builtin_pack_dir())
         self._methods: dict[str, bool] = {}
+        self._classes: frozenset[str] | None = None  # classes pack patterns name methods of
         self.signatures = vocab.signatures
         self.view_attributes = frozenset(vocab.view_attributes)
         self.done_flags = frozenset(pattern.last_name for pattern in vocab.done_flags)
@@ -93,6 +94,17 @@ class VocabIndex:
         shipped with bufferlint: the user's word wins over the tree's own definition."""
         origin = getattr(spec, "origin", "")
         return bool(origin) and not origin.startswith(self._builtin_prefix)
+
+    def names_class(self, qualname: str) -> bool:
+        """Does some pack pattern name a method of the class ``qualname``
+        (``concurrent.futures.ThreadPoolExecutor.map``)?"""
+        if self._classes is None:
+            self._classes = frozenset(
+                pattern.qualname.rpartition(".")[0]
+                for entries in self._by_name.values() for _, _, pattern in entries
+                if pattern.qualname and pattern.qualname.count(".") >= 2
+            )
+        return qualname in self._classes
 
     def knows_method(self, name: str) -> bool:
         """Is ``name`` a method some pack pattern names (``.clone``, ``Executor.submit``)?"""

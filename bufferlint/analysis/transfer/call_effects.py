@@ -78,6 +78,16 @@ class Advance:
 
 
 @dataclass(frozen=True)
+class Reuse:
+    """The objects lent at ``sites`` are reused now (a registrar's buffer once the callback
+    it called returns): work still reading them is a race."""
+
+    sites: frozenset
+    node: ast.AST
+    what: str
+
+
+@dataclass(frozen=True)
 class UseAfterRefill:
     """A call reads ``value``, whose producer may have refilled it since (kept past its step)."""
 

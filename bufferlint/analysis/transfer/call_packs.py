@@ -50,6 +50,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Materialize,
     Reown,
     Retain,
+    Reuse,
     Settle,
     Stage,
     Submit,
@@ -642,7 +643,9 @@ def on_registrar(call: CallSite, spec: RegistrarSpec) -> Value:
     ``registrars``): the callable is called back here (``CallResolver.call_back``) with a
     borrowed view for each argument the entry ``passes`` "borrowed" (one object: the
     registrar's buffer, reused once the callable returns) and nothing borrowed for the
-    others, so a task it submits or a holder it keeps the view in is reported at this call."""
+    others, so a task it submits or a holder it keeps the view in is reported at this call.
+    The buffer is reused once the callable returns (``Reuse``): what the callable left
+    pending on the view (a method keeping it in its receiver's field) is a race then."""
     position = spec.callback_position()
     function = call.args.arg(position, spec.callback) if position is not None else call.args.keyword(spec.callback)
     if function is None:
@@ -653,6 +656,7 @@ def on_registrar(call: CallSite, spec: RegistrarSpec) -> Value:
     borrowed = Value(leaves=frozenset({Borrow(site, False, (step,), kind=spec.kind)}))
     positional = [(borrowed if passed == "borrowed" else EMPTY, False) for passed in spec.passes]
     call.effects.append(CallBack(call.node, function, Args(positional, [], {}), step, frozenset()))
+    call.effects.append(Reuse(frozenset({site}), call.node, call.name))
     return EMPTY
 
 

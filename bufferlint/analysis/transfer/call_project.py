@@ -307,7 +307,11 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
     if len(targets) == 1 or call.dispatched_from is not None:
         result = evolve(result, origin=call.dispatched_from or targets[0].qualname)
     if len(targets) == 1 and not result.types:  # ``-> Sink``: the caller knows the receiver's class
-        declared = call.program.index.return_types(targets[0].qualname)
+        # a project class, or a library class the packs name methods of (``-> ThreadPoolExecutor``:
+        # ``pool.map`` is then ``Executor.map``)
+        index = call.program.index
+        declared = frozenset(t for t in index.return_types(targets[0].qualname)
+                             if t in index.classes or call.vocab.names_class(t))
         if declared:
             result = evolve(result, declared=result.declared | declared)
     if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
@@ -586,7 +590,15 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     """A helper returned the future of a submission that is still running: it is pending
     here now, until this function waits for it (or its producer advances). ``receiver_text``:
     how this function names the callee's receiver, for the fields the callee keeps it in
-    (None: the call's own, ``call.receiver_text()``)."""
+    (None: the call's own, ``call.receiver_text()``). The submission ran only under the
+    callee's conditions (``run_maybe_async(fn, w, use_async=may_defer(w))``): the arguments
+    decide them here, and a guard's verdict passed as the switch cleans what it saw, as
+    for a reach (``CallEdge.through``)."""
+    decided = _switched_on(future.assume, bound, call.frame.defaults)
+    if decided is None:
+        return
+    conditions, enablers = decided
+    cleaned = frozenset().union(*(enabling_condition(e, call.frame.defaults)[1] for e in enablers))
     found: list = []
     here = False
     for leaf in future.leaves:
@@ -595,7 +607,10 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
             if actual is None:
                 continue
             here = here or "iter" in leaf.path
-            for mine in deep_leaves(resolve(actual, leaf.path)):
+            payload = resolve(actual, leaf.path)
+            for enabler in enablers:
+                call.note_guard_use(enabler, payload)
+            for mine in deep_leaves(clean(payload, cleaned)):
                 found.append(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
         else:
             here = True
@@ -615,9 +630,21 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     )
     pending = replace(
         future, key=_future_key(callkey, future.key), leaves=leaves, site=site,
-        assume=frozenset(st.assume), holder=holder, owners=frozenset(), stored_in=stored_in,
+        assume=frozenset(st.assume) | conditions, holder=holder, owners=frozenset(), stored_in=stored_in,
     )
     call.effects.append(Adopt(pending))
+
+
+def _switched_on(assume: frozenset, bound: dict[int, Value], defaults: dict) -> tuple[frozenset, list[Value]] | None:
+    """A callee's conditions on a submission at one call: None when the arguments rule it
+    out, else (the conditions left on the caller's parameters, the arguments passed as
+    switches that must be true: a guard's verdict among them cleans what it saw)."""
+    conditions = decide_at_call(assume, bound, defaults)
+    if conditions is None:
+        return None
+    enablers = [bound[test.param] for test in assume
+                if test.test == TRUTHY and test.param in bound and not bound[test.param].has_const]
+    return conditions, enablers
 
 
 def _future_key(callkey: tuple, key: tuple) -> tuple:

@@ -213,8 +213,31 @@ class Effects:
         names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & st.stale)
         stale = frozenset(leaf for name in names for leaf in deep_leaves(st.vars.get(name, EMPTY)))
         held = frozenset(leaf for leaf in deep_leaves(value) if leaf in stale)
+        held -= self.kept_before(stmt, value, held)
         if held:
             self.add_pending(stmt, Value(leaves=held), names[0], frozenset(), hazard=Hazard.KEPT_PAST_STEP, form=HANDED_BACK)
+
+    def kept_before(self, stmt: ast.AST, value: Value, held: frozenset) -> frozenset:
+        """Of the out-of-date views ``held`` that a ``return`` hands back through a container
+        (``return trajectory`` after ``trajectory.append(obs)`` and an advance), those put
+        there by a store of this function: one finding each, where the view escaped into the
+        container, the return a step of its trace (as for a read, ``use_after_refill``)."""
+        facts = self.facts
+        steps = {site: step for site, step in self.frame.st.refilled} if self.frame.st is not None else {}
+        through = frozenset(deep_leaves(value)) - value.leaves
+        reported = set()
+        for leaf in held:
+            kept = facts.kept_at.get(leaf.site) if isinstance(leaf, Borrow) and leaf in through else None
+            if kept is None or leaf.site not in steps:
+                continue
+            site, store, holder = kept
+            handed = self.frame.step(stmt, "handed back to the caller after the producer may have refilled it")
+            if holder is not None and holder in facts.retained_in:
+                facts.read_steps.setdefault(holder, handed)  # the store is a finding already
+            else:
+                facts.report(site, leaf.trace + (store, steps[leaf.site], handed), Hazard.KEPT_PAST_STEP)
+            reported.add(leaf)
+        return frozenset(reported)
 
     # -- the device ------------------------------------------------------------------------
 
@@ -581,13 +604,29 @@ class Effects:
             frame.program.store_field(cast(str, frame.info.class_qualname), target.attr, Value(leaves=frozenset({fresh})))
         self.refresh(Value(leaves=frozenset({fresh})))
 
+    def reuse(self, sites: frozenset, node: ast.AST, what: str) -> None:
+        """``reader.on_chunk(self.remember)``: the registrar reuses the buffer it lent the
+        callback once the callback returns, so what the callback left pending on it (a view
+        a method kept in its receiver's field, handed back to this call like a future) is a
+        race now, not at this function's own step."""
+        st = self.frame.st
+        if st is None or not st.pending:
+            return
+        step = self.frame.step(node, f"`{what}(...)` reuses its buffer once the callback returns")
+        self.commit_lent(st, lambda leaf: isinstance(leaf, Borrow) and leaf.site in sites, step)
+
     def commit_refilled(self, state: State, sites: set, step: TraceStep) -> None:
         """The buffers at ``sites`` are refilled now: the work reading their views is a race
         (reported with that work's hazard); what it reads of other producers stays pending."""
+        self.commit_lent(state, lambda leaf: isinstance(leaf, Borrow) and leaf.refill and leaf.site in sites, step)
+
+    def commit_lent(self, state: State, reused: Callable[[object], bool], step: TraceStep) -> None:
+        """The borrowed objects ``reused`` selects are reused now: the work reading them is a
+        race (reported with that work's hazard); what it reads of other producers stays pending."""
         facts = self.facts
         kept = set()
         for pending in state.pending:
-            refilled = frozenset(leaf for leaf in pending.leaves if isinstance(leaf, Borrow) and leaf.refill and leaf.site in sites)
+            refilled = frozenset(leaf for leaf in pending.leaves if reused(leaf))
             for leaf in refilled:
                 if pending.holder is not None:
                     facts.retained_in.setdefault(pending.holder[0], set()).add((pending.hazard, pending.site))

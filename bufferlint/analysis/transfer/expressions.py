@@ -45,6 +45,10 @@ from bufferlint.analysis.transfer.stores import Stores
 _LITERALS = {"True": True, "False": False, "None": None}
 
 
+# Comparisons that compare values element by element (a host read of a tensor or array).
+_ELEMENTWISE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
 def _text(node: ast.expr, limit: int = 40) -> str:
     """How a finding names an expression that reads a tensor (``host + 1``), cut short."""
     text = ast.unparse(node)
@@ -280,7 +284,9 @@ class ExpressionEvaluator:
         holder = holder_name(node) if isinstance(node.ctx, ast.Load) else None
         stored = self.effects.stored_futures(holder) if holder else frozenset()
         if stored:  # ``self.pending`` holds the futures stored in it on this path
-            return join(value, Value(pending=stored, elems=Value(pending=stored)))
+            # What the field is otherwise stays whole (a socket read as ``self.sock`` is still
+            # one when a method that may wait gave the field a stand-in for its futures).
+            return evolve(value, pending=value.pending | stored, elems=join(value.elems, Value(pending=stored)))
         return value
 
     def attribute(self, node: ast.Attribute) -> Value:
@@ -418,6 +424,7 @@ class ExpressionEvaluator:
     def expr_Compare(self, node: ast.Compare) -> Value:
         left = self.eval(node.left)
         rights = [self.eval(c) for c in node.comparators]
+        self.compared_on_host(node, [left, *rights])
         if len(node.ops) == 1 and left.cond is not None and rights[0].has_const and isinstance(rights[0].const, bool):
             positive = isinstance(node.ops[0], (ast.Is, ast.Eq)) == rights[0].const
             return Value(cond=left.cond if positive else left.cond.negate())
@@ -434,6 +441,16 @@ class ExpressionEvaluator:
             if truth is not None:
                 return Value(truth=truth, cond=cond)
         return Value(cond=cond) if cond is not None else EMPTY
+
+    def compared_on_host(self, node: ast.Compare, operands: list[Value]) -> None:
+        """``arr > 0``, ``t == u``: comparing values element by element reads them on the
+        host now, as arithmetic does; ``is`` and ``in`` compare identities or look in a
+        container, and read no tensor's bytes."""
+        if not any(isinstance(op, _ELEMENTWISE) for op in node.ops):
+            return
+        for operand in operands:
+            if operand.leaves:
+                self.effects.read_host(node, operand, _text(node))
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
         frame = self.frame

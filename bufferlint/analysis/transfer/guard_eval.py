@@ -377,12 +377,17 @@ class GuardEvaluator(ExpressionFolder):
         return [(True, path.fork(decided)), (False, path.fork(decided))]
 
     def class_test(self, cls: ast.expr, value: Abstract, path: Path) -> list[tuple[bool, Path]]:
-        """Is the value an instance of ``cls``: blind, but the same answer for the subject
-        wherever a path asks again (``case Tensor(_marker=True)`` then ``case Tensor(is_cpu=True)``:
+        """Is the value an instance of ``cls``: yes when the subject surely is one
+        (``subject_instance``), else blind, but the same answer for the subject wherever a
+        path asks again (``case Tensor(_marker=True)`` then ``case Tensor(is_cpu=True)``:
         a path that failed the first class test fails the second)."""
         name = dotted_name(cls)
         if value.kind != "subject" or name is None:
             return self.either(value, BLIND, path)
+        surely = self.subject_instance(cls)
+        if surely:
+            self.touched = self.touched or surely == "marked"
+            return [(True, path)]
         key = f"<instance of {name}>"
         known = path.env.get(key)
         if known is not None:

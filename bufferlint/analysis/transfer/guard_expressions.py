@@ -355,14 +355,48 @@ class ExpressionFolder:
             return obj
         if obj.kind != "subject":
             return UNKNOWN if obj.kind == "unknown" else BLIND
-        marked = self.vocab.marked_classes(self.marker)
         spec = node.args[1]
         named = spec.elts if isinstance(spec, ast.Tuple) else [spec]
-        module = self.info.module
-        if marked and any(self.index.canonical(name) in marked for c in named if (name := base_name(module, c))):
+        answers = [self.subject_instance(c) for c in named]
+        if "marked" in answers:
             self.touched = True
-            return const(True)
-        return BLIND
+        return const(True) if any(answers) else BLIND
+
+    def subject_instance(self, cls: ast.expr) -> str:
+        """Is the marked subject surely an instance of ``cls``: "marked" when ``cls`` is a
+        class whose instances carry the marker (a kind's ``marked-classes``), "annotated"
+        when the subject's parameter is annotated as ``cls`` or one of its project
+        subclasses (``def g(t: torch.Tensor)``: ``case torch.Tensor(...)`` matches the
+        values it is asked about), else "" (blind: a marked value may be of any class)."""
+        name = base_name(self.info.module, cls)
+        if name is None:
+            return ""
+        name = self.index.canonical(name)
+        if name in self.vocab.marked_classes(self.marker):
+            return "marked"
+        annotated = self.subject_annotation()
+        if annotated is not None and (annotated == name or name in self.index.class_ancestors(annotated)):
+            return "annotated"
+        return ""
+
+    def subject_annotation(self) -> str | None:
+        """The one class the subject's parameter is annotated as, if it names just one."""
+        node = self.info.node
+        arguments = getattr(node, "args", None)
+        if arguments is None or self.param >= len(self.info.params):
+            return None
+        wanted = self.info.params[self.param]
+        for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+            if arg.arg == wanted and arg.annotation is not None:
+                annotation = arg.annotation
+                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                    try:
+                        annotation = ast.parse(annotation.value, mode="eval").body
+                    except SyntaxError:
+                        return None
+                name = base_name(self.info.module, annotation)
+                return self.index.canonical(name) if name is not None else None
+        return None
 
     def builtin_vars(self, node: ast.Call, path: Path) -> Abstract:
         """``vars(w)``, ``dir(w)``: every attribute at once, the marker among them."""

@@ -546,6 +546,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what),
+    call_effects.Reuse: lambda it, e: it.effects.reuse(e.sites, e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),
     call_effects.HostWrite: lambda it, e: it.effects.write_host(e.node, e.value, e.what, e.by_device),
