@@ -552,6 +552,28 @@ def statement(project: Project, rng: random.Random) -> str | None:
     return f"statement ({kind}) at {project.key(path)}:{i + 1}"
 
 
+def keep_in_field(project: Project, rng: random.Random) -> str | None:
+    """A method starts keeping a value in a field of its receiver (``self._fz_kept = w``,
+    the edit of a loader that keeps a weight): a new store, read by nothing."""
+    found = project.function(rng)
+    if found is None:
+        return None
+    path, text, function = found
+    params = [a.arg for a in function.args.args]
+    stored = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+    if not params or len(params) + len(stored) < 2:
+        return None
+    lines = text.split("\n")
+    statements = [s for s in _statements(function) if _first_on_line(lines, s)]
+    if not statements:
+        return None
+    target = rng.choice(statements)
+    indent = lines[target.lineno - 1][:target.col_offset]
+    lines.insert(target.lineno - 1, f"{indent}{params[0]}._fz_kept = {rng.choice(params[1:] + stored)}")
+    _write(path, "\n".join(lines))
+    return f"keep in field at {project.key(path)}:{target.lineno}"
+
+
 def git_checkout(project: Project, rng: random.Random) -> str | None:
     project.commit()
     if len(project.commits) < 2:
@@ -569,7 +591,8 @@ EDITS: dict[str, Edit] = {
     "spacing": spacing, "split call": split_call, "rename local": rename_local, "rename function": rename_function,
     "add helper": add_helper, "add method": add_method, "remove function": remove_function,
     "move function": move_function, "import": change_import, "config": change_config, "delete file": delete_file,
-    "add file": add_file, "same size": same_size, "statement": statement, "git checkout": git_checkout,
+    "add file": add_file, "same size": same_size, "statement": statement, "keep in field": keep_in_field,
+    "git checkout": git_checkout,
 }
 WEIGHTS = {"git checkout": 0.4, "config": 0.5, "delete file": 0.3, "add file": 0.5, "rename function": 0.5,
            "remove function": 0.5}
