@@ -8,7 +8,7 @@ import ast
 from collections.abc import Callable
 
 from bufferlint.analysis.domain.conditions import ParamTest, captured_variable
-from bufferlint.analysis.domain.state import join_states
+from bufferlint.analysis.domain.state import State, join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Cond,
@@ -35,7 +35,7 @@ from bufferlint.analysis.transfer.call_packs import borrowed_from
 from bufferlint.analysis.transfer.call_site import Args
 from bufferlint.analysis.transfer.calls import CallResolver
 from bufferlint.analysis.transfer.comprehensions import Comprehensions
-from bufferlint.analysis.transfer.effects import Effects
+from bufferlint.analysis.transfer.effects import Effects, refills_not_taken
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.refine import parameter_compared, parameter_test, refine
@@ -458,13 +458,18 @@ class ExpressionEvaluator:
         before = frame.st
         if before is None:
             return EMPTY
-        frame.st = refine(before.copy(), node.test, True, tested, frame.defaults, frame.program.index)
+        frame.st = self.branch(refine(before.copy(), node.test, True, tested, frame.defaults, frame.program.index), node.test, True)
         body = _under(self.eval(node.body), frame.st.assume - before.assume) if frame.st is not None else None
         then_state = frame.st
-        frame.st = refine(before.copy(), node.test, False, tested, frame.defaults, frame.program.index)
+        frame.st = self.branch(refine(before.copy(), node.test, False, tested, frame.defaults, frame.program.index), node.test, False)
         orelse = _under(self.eval(node.orelse), frame.st.assume - before.assume) if frame.st is not None else None
         frame.st = join_states(then_state, frame.st) or before
         return join(body, orelse) or EMPTY
+
+    def branch(self, st: State | None, test: ast.expr, truth: bool) -> State | None:
+        """The state ``refine`` left on one way of a branch, without the producers' refills
+        that a flag testing the other way rules out (``effects.refills_not_taken``)."""
+        return refills_not_taken(st, test, truth, self.facts, self.frame.tables.stable_names) if st is not None else None
 
     def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
         value = self.eval(node.value)

@@ -88,6 +88,11 @@ class FunctionFacts:
         self.kept_refills: dict[tuple, str] = {}
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
+        # The step of each ``advances`` call made here -> the sources declaring it (what a
+        # ``ready-after`` call must name to end that refill: ``Effects.ready``)
+        self.advanced_by: dict[TraceStep, tuple] = {}
+        # ... and the flags that hold wherever it runs (``effects.branch_flags``)
+        self.advanced_under: dict[TraceStep, frozenset] = {}
         # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):
         # rejects -> guards, accepts -> marker checks, undecided (param, tag, why)
         self.evaluated: tuple[frozenset, frozenset, frozenset] = (frozenset(), frozenset(), frozenset())
