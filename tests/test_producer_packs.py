@@ -323,3 +323,21 @@ def test_ready_after_ends_only_the_refills_of_the_sources_declaring_it(tmp_path:
     (tmp_path / "rx" / "receiver.py").write_text(RECEIVER)
     (tmp_path / "pyproject.toml").write_text(SHARED_ACK + (RING_ACK if ring_declared else ""))
     assert findings(tmp_path) == expected
+
+
+def test_a_view_moved_to_the_cpu_is_the_view_unless_copied() -> None:
+    """What ms-swift #10207's receiver relied on (the shm_env bucket receivers): on a CPU
+    device `tensor.to(device)` hands back the view of the block itself, so the writer's next
+    bucket shows through it; `.to(device, copy=True)` owns its bytes."""
+    block = SharedMemory(create=True, size=8)
+    try:
+        reader = SharedMemory(name=block.name)
+        window = torch.frombuffer(reader.buf, dtype=torch.uint8)
+        moved, copied = window[:4].to("cpu"), window[:4].to("cpu", copy=True)
+        block.buf[:4] = b"\x05\x06\x07\x08"  # the next bucket
+        assert moved.tolist() == [5, 6, 7, 8] and copied.tolist() == [0, 0, 0, 0]
+        del window, moved
+        reader.close()
+    finally:
+        block.close()
+        block.unlink()
