@@ -30,7 +30,7 @@ from bufferlint.analysis.domain.values import (
     same_object,
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
-from bufferlint.analysis.transfer.frame import Frame, node_key
+from bufferlint.analysis.transfer.frame import Frame, FunctionTables, node_key
 from bufferlint.analysis.frontend.syntax import short
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
@@ -558,7 +558,8 @@ class Effects:
         self.facts.advanced = True  # and so may a call of this function (``Summary.advances``)
         step = self.frame.step(node, f"the producer may refill its buffer after `{what}(...)`")
         self.facts.advanced_by[step] = specs
-        self.facts.advanced_under.setdefault(step, branch_flags(self.frame.tables.node, node, self.frame.tables.stable_names))
+        if step not in self.facts.advanced_under:
+            self.facts.advanced_under[step] = branch_flags(self.frame.tables.node, node, self.frame.tables.stable_names)
         if st.pending:
             self.commit(st, step)
             st.pending = frozenset(p for p in _after_step(st.pending) if p.key[:1] == ("param",) or p.hazard.ended_by_write or p.leaves)
@@ -850,13 +851,13 @@ def branch_flags(function: ast.AST, node: ast.AST, stable: frozenset[str]) -> fr
     return frozenset(out)
 
 
-def refills_not_taken(st: State, test: ast.expr, truth: bool, facts: FunctionFacts, stable: frozenset[str]) -> State:
+def refills_not_taken(st: State, test: ast.expr, truth: bool, facts: FunctionFacts, tables: FunctionTables) -> State:
     """``st`` on a branch where a flag tests ``truth``, without the refills of the
     ``advances`` calls made only where the flag tests the other way: that path made none
     (``if is_driver: sock.send(ack)``, then ``sock.recv() if is_driver else None``: on the
     other ranks nothing was acknowledged, so nothing is being refilled)."""
-    flag = flag_test(test, truth, stable)
-    if flag is None or not st.refilled:
+    flag = flag_test(test, truth, tables.stable_names) if st.refilled else None
+    if flag is None:
         return st
     other = (flag[0], not flag[1])
     kept = frozenset(entry for entry in st.refilled if other not in facts.advanced_under.get(entry[1], ()))

@@ -473,7 +473,7 @@ class ExpressionEvaluator:
     def branch(self, st: State | None, test: ast.expr, truth: bool) -> State | None:
         """The state ``refine`` left on one way of a branch, without the producers' refills
         that a flag testing the other way rules out (``effects.refills_not_taken``)."""
-        return refills_not_taken(st, test, truth, self.facts, self.frame.tables.stable_names) if st is not None else None
+        return refills_not_taken(st, test, truth, self.facts, self.frame.tables) if st is not None else None
 
     def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
         value = self.eval(node.value)

@@ -175,7 +175,7 @@ class FunctionInterpreter:
                     refined = refine(out.copy(), edge.test, edge.truth, tested or {}, frame.defaults, frame.program.index)
                     if refined is None:
                         continue
-                    state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables.stable_names)
+                    state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
                 proven = self.inline.on_edge(state, edge)  # an inline marker check, evaluated
                 if proven:
                     state = assume_clean(state.copy() if state is out else state, proven)
