@@ -839,15 +839,16 @@ def branch_flags(function: ast.AST, node: ast.AST, stable: frozenset[str]) -> fr
     """The flags (``flag_test``) that hold wherever ``node`` runs: it is in the body or the
     ``else`` of an ``if flag:`` or a ``... if flag else ...``. A flag keeps its value for the
     whole call, so a path on which it tests the other way never ran ``node``."""
-    out = set()
+    out: set[tuple[str, bool]] = set()
     for branch in ast.walk(function):
-        if not isinstance(branch, (ast.If, ast.IfExp)) or flag_test(branch.test, True, stable) is None:
+        if not isinstance(branch, (ast.If, ast.IfExp)):
             continue
         body = branch.body if isinstance(branch.body, list) else [branch.body]
         orelse = branch.orelse if isinstance(branch.orelse, list) else [branch.orelse]
         for part, truth in ((body, True), (orelse, False)):
-            if any(sub is node for stmt in part for sub in ast.walk(stmt)):
-                out.add(flag_test(branch.test, truth, stable))
+            flag = flag_test(branch.test, truth, stable)
+            if flag is not None and any(sub is node for stmt in part for sub in ast.walk(stmt)):
+                out.add(flag)
     return frozenset(out)
 
 
