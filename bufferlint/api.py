@@ -235,7 +235,7 @@ def _reanalyser(settings: Settings, progress: Callable[[int, int], None] | None 
                   ) -> AnalysisResult:
         again = analysis.analyze_project(root, all_files, reported, settings.analysed_vocab(), progress=progress,
                                          check_files=checked)
-        again.findings = _reportable(again.findings, settings)
+        again.findings = _reportable(_with_uncovered(again, settings), settings)
         return again
 
     return reanalyse
@@ -331,7 +331,7 @@ def _analyse(options: CheckOptions) -> Report:
                                           project_cache(project) if options.cache else None, options.progress)
     warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
         if options.suppression_warnings else []
-    return _as_report(result, findings=_reportable(result.findings, settings), errors=path_errors + result.errors,
+    return _as_report(result, findings=_reportable(_with_uncovered(result, settings), settings), errors=path_errors + result.errors,
                       project=project, files=files, report_files=report_files, path_errors=path_errors,
                       suppression_warnings=warnings, notices=settings.declarations.problems + result.notices)
 
@@ -390,6 +390,14 @@ def _with_options(settings: Settings, options: CheckOptions) -> Settings:
             f"nothing would be checked (known rules: {', '.join(RULES)})"
         )
     return settings
+
+
+def _with_uncovered(result: AnalysisResult, settings: Settings) -> list[Finding]:
+    """The findings, and those a guard's finding stands for (``AnalysisResult.covered``)
+    when the selection reports none of those guard findings (their rule not selected, or
+    ignored for their file): one finding per bug, and the bug still told."""
+    shown = {f.span for f in result.findings if settings.is_enabled(f.rule) and not _per_file_ignored(f, settings)}
+    return result.findings + [finding for finding, spans in result.covered if not shown.intersection(spans)]
 
 
 def _reportable(findings: list[Finding], settings: Settings) -> list[Finding]:

@@ -130,7 +130,8 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
         about_files = {text for text, _ in full.file_notices}
         stored = AnalysisResult(findings=full.findings, errors=analysis.own_errors,
                                 notices=[n for n in full.notices if n not in conditional and n not in about_files],
-                                conditional_notices=full.conditional_notices, file_notices=full.file_notices)
+                                conditional_notices=full.conditional_notices, file_notices=full.file_notices,
+                                covered=full.covered)
         parsed = full.files_parsed
         record = {
             "files_parsed": parsed,
@@ -514,9 +515,10 @@ def _text(data: bytes) -> str:
 
 def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root: Path) -> bool:
     """Move the findings' lines in the edited files; False when one cannot be placed, or
-    an error or notice of the analysis concerns an edited file (it may name a line)."""
-    if any(error.path in shifts for error in result.errors):
-        return False
+    an error or notice of the analysis concerns an edited file (it may name a line), or the
+    run covered findings (``AnalysisResult.covered``: their guards' traces name their lines)."""
+    if any(error.path in shifts for error in result.errors) or result.covered:
+        return False  # a covered finding's place is in its guard's trace too: analysed again
     modules = {module_name(path, root)[0] + ":" for path in shifts}
     notices = result.notices + [text for text, *_ in result.conditional_notices] + [text for text, _ in result.file_notices]
     if any(module in notice for notice in notices for module in modules):
@@ -629,6 +631,7 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
     findings = [f for f in stored.findings if f.path in report]
     return AnalysisResult(
         findings=findings,
+        covered=[(f, spans) for f, spans in stored.covered if f.path in report],
         errors=errors,
         notices=sorted(set(stored.notices) | set(problems) | told_with(stored.conditional_notices, findings)
                        | {text for text, path in stored.file_notices if path in report}),
@@ -646,6 +649,7 @@ def _encode_result(result: AnalysisResult, scan: Scan) -> dict:
         "notices": list(result.notices),
         "conditional": [[text, scan.key(path), first, last] for text, path, first, last in result.conditional_notices],
         "about_files": [[text, scan.key(path)] for text, path in result.file_notices],
+        "covered": [[_encode_finding(f, scan), [_encode_span(span, scan) for span in spans]] for f, spans in result.covered],
     }
 
 
@@ -656,13 +660,13 @@ def _decode_result(body: dict, root: Path) -> AnalysisResult:
         notices=list(body["notices"]),
         conditional_notices=[(text, root / path, first, last) for text, path, first, last in body["conditional"]],
         file_notices=[(text, root / path) for text, path in body["about_files"]],
+        covered=[(_decode_finding(f, root), tuple(_decode_span(span, root) for span in spans)) for f, spans in body["covered"]],
     )
 
 
 def _encode_finding(finding: Finding, scan: Scan) -> dict:
-    span = finding.span
     return {
-        "rule": finding.rule, "span": [scan.key(span.path), span.line, span.column, span.end_line, span.end_column],
+        "rule": finding.rule, "span": _encode_span(finding.span, scan),
         "message": finding.message, "function": finding.function, "subject": finding.subject,
         "fix_error": finding.fix_error, "sink": finding.sink, "kind": finding.kind,
         "other_paths": finding.other_paths,
@@ -670,10 +674,18 @@ def _encode_finding(finding: Finding, scan: Scan) -> dict:
     }
 
 
+def _encode_span(span: Span, scan: Scan) -> list:
+    return [scan.key(span.path), span.line, span.column, span.end_line, span.end_column]
+
+
+def _decode_span(data: list, root: Path) -> Span:
+    path, line, column, end_line, end_column = data
+    return Span(root / path, line, column, end_line, end_column)
+
+
 def _decode_finding(data: dict, root: Path) -> Finding:
-    path, line, column, end_line, end_column = data["span"]
     return Finding(
-        data["rule"], Span(root / path, line, column, end_line, end_column), data["message"], data["function"],
+        data["rule"], _decode_span(data["span"], root), data["message"], data["function"],
         tuple(TraceStep(root / p, n, note, _decode_fact(fact)) for p, n, note, fact in data["trace"]),
         subject=data["subject"], fix_error=data["fix_error"], sink=data["sink"], kind=data["kind"],
         other_paths=data["other_paths"],

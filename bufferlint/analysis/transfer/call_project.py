@@ -305,7 +305,7 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
         site = frozenset({call.allocation_site()})  # a new object: `Buf(n)` here is not `Buf(n)` there
         return Value(types=frozenset({call.constructed}), alloc=site, objects=site)
     if len(targets) == 1 or call.dispatched_from is not None:
-        result = evolve(result, origin=call.dispatched_from or targets[0].qualname)
+        result = evolve(result, origin=call.dispatched_from or targets[0].qualname, asked=call.asked_about())
     if len(targets) == 1 and not result.types:  # ``-> Sink``: the caller knows the receiver's class
         declared = call.program.index.return_types(targets[0].qualname)
         if declared:
@@ -476,7 +476,7 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
         for enabler in enablers:
             call.note_guard_use(enabler, payload)
         call.note_tested_guards(Value(leaves=frozenset({leaf})))
-        trace = leaf.trace + (edge.step,) + reach.trace
+        trace = leaf.trace + call.decided_step(call.deciders(enablers), leaf) + (edge.step,) + reach.trace
         if isinstance(leaf, Borrow):
             call.effects.append(Report(_site_of(call, leaf), trace, reach.hazard))
         else:
