@@ -329,6 +329,7 @@ class Value:
 
 
 EMPTY = Value()
+NOTHING: frozenset = frozenset()
 
 
 def const(value: object) -> Value:
@@ -389,7 +390,8 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         declared=a.declared & b.declared,
         pending=a.pending | b.pending,
         origin=a.origin if a.origin == b.origin else None,
-        asked=a.asked & b.asked if a.origin == b.origin else frozenset(),
+        asked=(a.asked if a.asked == b.asked else a.asked & b.asked) if a.origin is not None and a.origin == b.origin
+        else NOTHING,
         alloc=a.alloc | b.alloc,
         method=a.method if a.method == b.method else None,
         bound=(join(a.bound, b.bound) if a.bound is not None and b.bound is not None else None)
