@@ -549,7 +549,8 @@ def findings_of(routes: dict[tuple, dict], reported: Container[Path]) -> list[Fi
                 if preferred_trace(trace, best):
                     best = trace
             site = sites[best]
-            out.append(Finding(rule_for(hazard).code, site.span, "", site.function, best, subject=site.subject,
+            shown = tuple(step for step in best if step.fact[:1] != (DECIDED_BY,))  # read by ``cover_decided`` only
+            out.append(Finding(rule_for(hazard).code, site.span, "", site.function, shown, subject=site.subject,
                                sink=site.sink, other_paths=len(sites) - 1))
     return out
 
