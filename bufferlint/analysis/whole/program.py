@@ -549,7 +549,7 @@ def findings_of(routes: dict[tuple, dict], reported: Container[Path]) -> list[Fi
                 if preferred_trace(trace, best):
                     best = trace
             site = sites[best]
-            shown = tuple(step for step in best if step.fact[:1] != (DECIDED_BY,))  # read by ``cover_decided`` only
+            shown = tuple(step for step in best or () if step.fact[:1] != (DECIDED_BY,))  # read by ``cover_decided`` only
             out.append(Finding(rule_for(hazard).code, site.span, "", site.function, shown, subject=site.subject,
                                sink=site.sink, other_paths=len(sites) - 1))
     return out
@@ -966,7 +966,8 @@ class ProjectAnalysis:
             return found
 
         code = rule_for(Hazard.ASYNC_READ_AFTER_ADVANCE).code
-        kept, steps = [], {}
+        kept: list[Finding] = []
+        steps: dict[Span, list[TraceStep]] = {}
         for finding in self.result.findings:
             guards = self._covering_guards(finding, routes, covering) if finding.rule == code else []
             if not guards:
