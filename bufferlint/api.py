@@ -329,9 +329,10 @@ def _analyse(options: CheckOptions) -> Report:
         announce(options.progress, "analysing", len(files))
         result = analysis.analyze_project(project.root, files, report_files, settings.analysed_vocab(),
                                           project_cache(project) if options.cache else None, options.progress)
-    warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
+    found = _with_uncovered(result, settings)
+    warnings = _suppression_warnings(report_files, found, settings, options.warn_unused_noqa) \
         if options.suppression_warnings else []
-    return _as_report(result, findings=_reportable(_with_uncovered(result, settings), settings), errors=path_errors + result.errors,
+    return _as_report(result, findings=_reportable(found, settings), errors=path_errors + result.errors,
                       project=project, files=files, report_files=report_files, path_errors=path_errors,
                       suppression_warnings=warnings, notices=settings.declarations.problems + result.notices)
 
