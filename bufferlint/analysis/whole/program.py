@@ -946,7 +946,7 @@ class ProjectAnalysis:
 
     def cover_decided(self, routes: dict[tuple, dict], reported: dict[str, Finding]) -> None:
         """One finding per bug: a consumer every path into which a guard reported as
-        approving marked values (``reported``: its BL002 by qualname) decided (a
+        approving marked values (``reported``: its finding by qualname) decided (a
         ``DECIDED_BY`` step naming it, or a call of the class hierarchy that may run it) is
         that guard's bug, whose fix removes it. Its finding becomes a step of the guard's
         trace (before the guard's own step) and leaves the findings for
