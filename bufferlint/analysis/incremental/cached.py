@@ -514,16 +514,20 @@ def _text(data: bytes) -> str:
 
 
 def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root: Path) -> bool:
-    """Move the findings' lines in the edited files; False when one cannot be placed, or
-    an error or notice of the analysis concerns an edited file (it may name a line), or the
-    run covered findings (``AnalysisResult.covered``: their guards' traces name their lines)."""
-    if any(error.path in shifts for error in result.errors) or result.covered:
-        return False  # a covered finding's place is in its guard's trace too: analysed again
+    """Move the findings' lines in the edited files (and the covered ones', with their
+    guards' spans); False when one cannot be placed, or an error or notice of the analysis
+    concerns an edited file (it may name a line), or an edit (a cut-off's ``delta``) changed
+    findings of a rule that covers or is covered (which finding stands for which is decided
+    over the whole run's findings: analysed again)."""
+    if any(error.path in shifts for error in result.errors):
+        return False
     modules = {module_name(path, root)[0] + ":" for path in shifts}
     notices = result.notices + [text for text, *_ in result.conditional_notices] + [text for text, _ in result.file_notices]
     if any(module in notice for notice in notices for module in modules):
         return False
     deltas = [delta for delta in (getattr(each, "delta", None) for each in shifts.values()) if delta is not None]
+    if deltas and result.covered and _changed_rules(deltas) & _covering_rules(result):
+        return False
     removed = {(rule_for(Hazard[hazard]).code, root / path, line, column, end_line, end_column)
                for delta in deltas for hazard, path, line, column, end_line, end_column in delta.removed}
     moved = []
@@ -531,26 +535,62 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
         span = finding.span
         if (finding.rule, span.path, span.line, span.column, span.end_line, span.end_column) in removed:
             continue
-        shift = shifts.get(span.path)
-        if shift is not None:
-            line, end_line = shift.line(span.line), shift.line(span.end_line)
-            if line is None or end_line is None:
-                return False
-            span = Span(span.path, line, span.column, end_line, span.end_column)
-        trace = []
-        for step in finding.trace:
-            shift = shifts.get(step.path)
-            if shift is not None:
-                line = shift.line(step.line)
-                if line is None:
-                    return False
-                step = TraceStep(step.path, line, step.note, step.fact)
-            trace.append(step)
-        moved.append(replace(finding, span=span, trace=tuple(trace)))
+        placed = _moved_finding(finding, shifts)
+        if placed is None:
+            return False
+        moved.append(placed)
+    covered = []
+    for finding, spans in result.covered:
+        placed, guards = _moved_finding(finding, shifts), [_moved_span(span, shifts) for span in spans]
+        if placed is None or any(guard is None for guard in guards):
+            return False
+        covered.append((placed, tuple(guards)))
     for delta in deltas:
         moved += delta.added
     result.findings = sorted(moved, key=Finding.sort_key)
+    result.covered = covered
     return True
+
+
+def _covering_rules(result: AnalysisResult) -> set[str]:
+    """The rules of the covered findings and of the findings standing for them."""
+    guards = {span for _, spans in result.covered for span in spans}
+    return {finding.rule for finding, _ in result.covered} | {f.rule for f in result.findings if f.span in guards}
+
+
+def _changed_rules(deltas: list) -> set[str]:
+    """The rules of the findings a cut-off dropped or added."""
+    return ({rule_for(Hazard[key[0]]).code for delta in deltas for key in delta.removed}
+            | {finding.rule for delta in deltas for finding in delta.added})
+
+
+def _moved_span(span: Span, shifts: dict[Path, LineShift | LineMap]) -> Span | None:
+    """``span`` at its lines in the edited file (None: a line that is gone)."""
+    shift = shifts.get(span.path)
+    if shift is None:
+        return span
+    line, end_line = shift.line(span.line), shift.line(span.end_line)
+    if line is None or end_line is None:
+        return None
+    return Span(span.path, line, span.column, end_line, span.end_column)
+
+
+def _moved_finding(finding: Finding, shifts: dict[Path, LineShift | LineMap]) -> Finding | None:
+    """``finding`` with its span and trace at their lines in the edited files (None: one
+    cannot be placed)."""
+    span = _moved_span(finding.span, shifts)
+    if span is None:
+        return None
+    trace = []
+    for step in finding.trace:
+        shift = shifts.get(step.path)
+        if shift is not None:
+            line = shift.line(step.line)
+            if line is None:
+                return None
+            step = TraceStep(step.path, line, step.note, step.fact)
+        trace.append(step)
+    return replace(finding, span=span, trace=tuple(trace))
 
 
 def _still_valid(record: dict, scan: Scan) -> list[str] | None:
