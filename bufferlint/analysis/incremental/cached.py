@@ -56,7 +56,7 @@ from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.cache import Cache, content_hash
 from bufferlint.discovery import path_order
-from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
+from bufferlint.findings import COVERS, AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.gcpause import paused_gc
 from bufferlint.catalog import rule_for
 from bufferlint.hazards import Hazard
@@ -526,10 +526,10 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
     if any(module in notice for notice in notices for module in modules):
         return False
     deltas = [delta for delta in (getattr(each, "delta", None) for each in shifts.values()) if delta is not None]
-    if deltas and result.covered and _changed_rules(deltas) & _covering_rules(result):
-        return False
     removed = {(rule_for(Hazard[hazard]).code, root / path, line, column, end_line, end_column)
                for delta in deltas for hazard, path, line, column, end_line, end_column in delta.removed}
+    if deltas and not _cover_unchanged(result, deltas, removed):
+        return False
     moved = []
     for finding in result.findings:
         span = finding.span
@@ -552,16 +552,20 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
     return True
 
 
-def _covering_rules(result: AnalysisResult) -> set[str]:
-    """The rules of the covered findings and of the findings standing for them."""
+def _cover_unchanged(result: AnalysisResult, deltas: list, removed: set) -> bool:
+    """Whether a cut-off's findings leave which finding stands for which as the record has
+    it (``ProjectAnalysis.cover_decided`` decides over the whole run's findings): no covered
+    finding's site and no covering guard's site was computed again, and no finding was
+    added of the rule a guard can stand for."""
+    def key(finding: Finding) -> tuple:
+        span = finding.span
+        return (finding.rule, span.path, span.line, span.column, span.end_line, span.end_column)
+
     guards = {span for _, spans in result.covered for span in spans}
-    return {finding.rule for finding, _ in result.covered} | {f.rule for f in result.findings if f.span in guards}
-
-
-def _changed_rules(deltas: list) -> set[str]:
-    """The rules of the findings a cut-off dropped or added."""
-    return ({rule_for(Hazard[key[0]]).code for delta in deltas for key in delta.removed}
-            | {finding.rule for delta in deltas for finding in delta.added})
+    standing = [finding for finding, _ in result.covered] + [f for f in result.findings if f.span in guards]
+    coverable = rule_for(Hazard.ASYNC_READ_AFTER_ADVANCE).code
+    return (not any(key(finding) in removed for finding in standing)
+            and not any(finding.rule == coverable for delta in deltas for finding in delta.added))
 
 
 def _moved_span(span: Span, shifts: dict[Path, LineShift | LineMap]) -> Span | None:
@@ -668,7 +672,8 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
             if message is not None:
                 errors.append(FileError(path, message))
     errors.sort(key=lambda error: str(error.path))
-    findings = [f for f in stored.findings if f.path in report]
+    # A guard's finding names the consumers it stands for that a run reporting them covered.
+    findings = [_covering_reported(f, report) for f in stored.findings if f.path in report]
     return AnalysisResult(
         findings=findings,
         covered=[(f, spans) for f, spans in stored.covered if f.path in report],
@@ -678,6 +683,14 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
         files_seen=len(scan.hashes),
         files_parsed=parsed,
     )
+
+
+def _covering_reported(finding: Finding, report: set[Path]) -> Finding:
+    """``finding`` as a run reporting ``report`` gives it: a guard's trace holds a step for
+    each consumer it stands for (``findings.COVERS``) only where that consumer's file is
+    reported (a cold run covers only the findings it reports)."""
+    trace = tuple(step for step in finding.trace if step.fact[:1] != (COVERS,) or step.path in report)
+    return finding if len(trace) == len(finding.trace) else replace(finding, trace=trace)
 
 
 # -- JSON form of findings and errors ---------------------------------------------------------
