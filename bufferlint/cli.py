@@ -336,7 +336,7 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
     for rejection in outcome.rejections:
         print(rejection.describe(display_path(rejection.finding.path, cwd)), file=sys.stderr)
     _warn_lost_fixes(args, final)
-    remaining = len(final.every_site())  # counted as fixed findings are (fixes.runner.present)
+    remaining = len(final.findings)
     if args.diff:
         sys.stdout.write(outcome.diff(lambda path: display_path(path, cwd)))
         print(f"Would fix {_fixed(outcome)} ({remaining} remaining).", file=sys.stderr)
@@ -359,9 +359,8 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
 
 def _fixed(outcome) -> str:
     """``2 findings``, or ``2 findings with 1 fix`` when fixes removed other findings too (a
-    guard's fix removes the findings at every call it decides, those its finding stands for
-    included: fixed and remaining findings count every site, ``Report.every_site``);
-    ``--statistics`` counts fixes."""
+    guard's fix removes the findings at every call it decides; the calls its finding stands
+    for are not counted: ``fixes.runner.fixed_count``); ``--statistics`` counts fixes."""
     found = count(outcome.fixed, "finding")
     return f"{found} with {count(outcome.applied, 'fix', 'fixes')}" if outcome.fixed > outcome.applied else found
 

@@ -214,7 +214,7 @@ def fix_project(
 ) -> FixOutcome:
     """Apply the applicable fixes of ``result.findings`` (already attached) with verification;
     write the fixed files when ``write``. See the module docstring."""
-    initial = present(result)
+    initial = result
     state = result
     opened: dict[Path, _File] = {}
     rejected: set[tuple] = set()
@@ -287,7 +287,7 @@ def fix_project(
             shadow.close()
 
     remaining = present(state)
-    outcome.fixed = sum((initial - remaining).values())
+    outcome.fixed = fixed_count(initial, state)
     # a rejected fix whose finding another candidate then fixed is not worth an error line
     outcome.rejections = [r for r in outcome.rejections if remaining[_key(r.finding)]]
     outcome.result = state
@@ -307,16 +307,15 @@ def fix_project(
     return outcome
 
 
-def _recount(outcome: FixOutcome, initial: Counter, project: Project, files: list[Path], report_files: list[Path],
+def _recount(outcome: FixOutcome, initial: AnalysisResult, project: Project, files: list[Path], report_files: list[Path],
              analyse: Analyse) -> None:
     """Some fixed files could not be written: what is fixed is what the files on disk now
     give, so analyse them again (a guard fixed in one file removes findings in others, and a
     guard left unwritten keeps them)."""
     now = analyse(project.root, files, report_files, None)
     now = dataclasses.replace(now, findings=attach_fixes(now.findings, project))
-    remaining = present(now)
     outcome.result = now
-    outcome.fixed = sum((initial - remaining).values())
+    outcome.fixed = fixed_count(initial, now)
     outcome.changed = {path: change for path, change in outcome.changed.items() if path in outcome.written}
 
 
@@ -330,6 +329,17 @@ def present(result: AnalysisResult) -> Counter:
     stands for included (``AnalysisResult.every_site``): a fix that only puts its call under
     a guard reported as broken leaves its finding present, as a step of the guard's."""
     return Counter(_key(f) for f in result.every_site())
+
+
+def fixed_count(initial: AnalysisResult, final: AnalysisResult) -> int:
+    """How many of ``initial``'s reported findings ``final`` no longer has anywhere: one
+    finding per bug, so a guard's fix counts its BL002, not the calls it stood for, and a
+    call that only went under a broken guard (reported no more, yet present as a step of
+    the guard's finding: ``present``) is not fixed."""
+    shown_before, shown_after = Counter(_key(f) for f in initial.findings), Counter(_key(f) for f in final.findings)
+    before, after = present(initial), present(final)
+    return sum(min(shown_before[key] - shown_after[key], before[key] - after[key])
+               for key in shown_before if shown_before[key] > shown_after[key] and before[key] > after[key])
 
 
 def judge(chosen: list[Finding], before: Counter, now: Counter) -> tuple[list[Finding], list[Finding], list[Finding]]:
