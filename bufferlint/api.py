@@ -235,7 +235,7 @@ def _reanalyser(settings: Settings, progress: Callable[[int, int], None] | None 
                   ) -> AnalysisResult:
         again = analysis.analyze_project(root, all_files, reported, settings.analysed_vocab(), progress=progress,
                                          check_files=checked)
-        again.findings = _reportable(again.findings, settings)
+        again.findings, again.covered = _selected(again, settings)
         return again
 
     return reanalyse
@@ -329,9 +329,11 @@ def _analyse(options: CheckOptions) -> Report:
         announce(options.progress, "analysing", len(files))
         result = analysis.analyze_project(project.root, files, report_files, settings.analysed_vocab(),
                                           project_cache(project) if options.cache else None, options.progress)
-    warnings = _suppression_warnings(report_files, result.findings, settings, options.warn_unused_noqa) \
+    found = _with_uncovered(result, settings)
+    warnings = _suppression_warnings(report_files, found, settings, options.warn_unused_noqa) \
         if options.suppression_warnings else []
-    return _as_report(result, findings=_reportable(result.findings, settings), errors=path_errors + result.errors,
+    findings, standing = _selected(result, settings)
+    return _as_report(result, findings=findings, covered=standing, errors=path_errors + result.errors,
                       project=project, files=files, report_files=report_files, path_errors=path_errors,
                       suppression_warnings=warnings, notices=settings.declarations.problems + result.notices)
 
@@ -390,6 +392,26 @@ def _with_options(settings: Settings, options: CheckOptions) -> Settings:
             f"nothing would be checked (known rules: {', '.join(RULES)})"
         )
     return settings
+
+
+def _with_uncovered(result: AnalysisResult, settings: Settings) -> list[Finding]:
+    """The findings, and those a guard's finding stands for (``AnalysisResult.covered``)
+    when the selection reports none of those guard findings (their rule not selected, or
+    ignored for their file): one finding per bug, and the bug still told."""
+    shown = {f.span for f in result.findings if settings.is_enabled(f.rule) and not _per_file_ignored(f, settings)}
+    return result.findings + [finding for finding, spans in result.covered if not shown.intersection(spans)]
+
+
+def _selected(result: AnalysisResult, settings: Settings) -> tuple[list[Finding], list[tuple]]:
+    """The findings the run reports (``_with_uncovered``, then ``_reportable``), and the
+    covered findings a reported finding stands for that the selection would report on their
+    own (as ``(finding, guard spans)``): a report's ``covered``, so that ``every_site`` counts
+    each place a bug shows exactly once."""
+    found = _with_uncovered(result, settings)
+    given_back = {id(finding) for finding in found}
+    standing = [(finding, spans) for finding, spans in result.covered if id(finding) not in given_back]
+    kept = {id(finding) for finding in _reportable([finding for finding, _ in standing], settings)}
+    return _reportable(found, settings), [(finding, spans) for finding, spans in standing if id(finding) in kept]
 
 
 def _reportable(findings: list[Finding], settings: Settings) -> list[Finding]:

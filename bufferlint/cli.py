@@ -359,7 +359,8 @@ def _run_fixes(args: argparse.Namespace, options: api.CheckOptions) -> int:
 
 def _fixed(outcome) -> str:
     """``2 findings``, or ``2 findings with 1 fix`` when fixes removed other findings too (a
-    guard's fix removes the findings at every call it decides); ``--statistics`` counts fixes."""
+    guard's fix removes the findings at every call it decides; the calls its finding stands
+    for are not counted: ``fixes.runner.fixed_count``); ``--statistics`` counts fixes."""
     found = count(outcome.fixed, "finding")
     return f"{found} with {count(outcome.applied, 'fix', 'fixes')}" if outcome.fixed > outcome.applied else found
 
@@ -449,7 +450,9 @@ def write_shim(args: argparse.Namespace) -> int:
         print(f"{error.path}: {error.message}", file=sys.stderr)
     root = _root(report)
     trusted = args.project_root is not None or (root / "pyproject.toml").is_file()
-    targets = shim_targets(report.findings, root, trusted)
+    # every consumer site: a loader call a guard's BL002 stands for runs through that broken
+    # guard, so it is patched like any other (one finding per bug is for reading, not patching)
+    targets = shim_targets(report.every_site(), root, trusted)
     for function, reason in targets.unexpressible:
         print(f"bufferlint: error: cannot patch {function}: {reason}; not in the shim", file=sys.stderr)
     output = absolute(args.output)

@@ -35,6 +35,12 @@ class TraceStep:
 
 # The fact of a step through a call resolved only by method name (``TraceStep.fact``).
 BY_NAME = "by-name"
+# The fact of a step where project predicates decided that a value is consumed:
+# (DECIDED_BY, their qualnames).
+DECIDED_BY = "decided-by"
+# The fact of a guard finding's step at a consumer the guard decided, whose own finding it
+# stands for: (COVERS, that finding's rule).
+COVERS = "covers"
 
 
 def preferred_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | None) -> bool:
@@ -123,6 +129,18 @@ class AnalysisResult:
     # Notices about one file's code (a guard left undecided), as (text, path): told when
     # that file is reported on, as a cold run of those files tells them.
     file_notices: list[tuple] = field(default_factory=list)
+    # Findings another finding stands for (one finding per bug): a consumer a guard reported
+    # as approving marked values decided, as (finding, the spans of those guards' findings).
+    # Reported again when none of those is reported (``api``); in a run's report, only
+    # those a reported finding stands for, of the selection and not suppressed.
+    covered: list[tuple] = field(default_factory=list)
     files_seen: int = 0
     files_parsed: int = 0
     cache: str | None = None  # how the cache served this run (None: no cache), for ``-v``
+
+    def every_site(self) -> list[Finding]:
+        """The findings and those they stand for (a report's ``covered``): every place a bug
+        shows, one finding each. What must reach every consumer (the runtime shim patches
+        each loader) or count each as present (fix verification: a fix that only moves its
+        finding under a guard's finding has not removed it)."""
+        return self.findings + [finding for finding, _ in self.covered]

@@ -127,6 +127,23 @@ def test_an_edit_outside_the_analysed_functions_moves_the_findings(project: Path
     assert check(project) == cold  # and again, from the moved record
 
 
+def test_a_call_its_guard_stands_for_moves_with_the_guard_when_the_file_moves(project: Path) -> None:
+    """A covered BL001 (one finding per bug) is kept in the record with its guards' spans:
+    a comment above them moves both, and the reused run still gives the call back when
+    only BL001 is selected."""
+    target = project / "one_finding_per_bug.py"
+    check(project)
+    target.write_text("# a comment\n# and another\n" + target.read_text())
+    warm = check(project)
+    record = _record(project)
+    assert record["reused"] and record["moved"] == ["one_finding_per_bug.py"]
+    assert warm == check(project, "--no-cache")
+    assert any(f["path"] == "one_finding_per_bug.py" and f["line"] == 22 and f["rule"] == "BL002" for f in warm["findings"])
+    calls = check(project, "--select", "BL001")
+    assert calls == check(project, "--select", "BL001", "--no-cache")
+    assert {f["line"] for f in calls["findings"] if f["path"] == "one_finding_per_bug.py"} >= {59, 64}
+
+
 @pytest.mark.parametrize("edit, replayed", [
     # what the analysis computes of it stays (the futures are never read after the loop)
     (("            future.result()", "            pass"), True),

@@ -244,14 +244,13 @@ def test_statistics_counts_what_fix_fixes(tmp_path: Path) -> None:
     project = tmp_path / "example"
     shutil.copytree(EXAMPLE, project)
     stats = run_cli("check", "--statistics", ".", cwd=project)
-    assert stats.stdout == ("1  BL001  borrowed-value-to-async-sink\n1  BL002  guard-ignores-marker (1 fixable)\n"
-                            "2 findings in 2 groups (one per producer)\n")
-    assert stats.stderr.endswith("1 fixable with `--fix` (1 more with `--unsafe-fixes`).\n")
-    unsafe = run_cli("check", "--statistics", "--unsafe-fixes", ".", cwd=project)
-    assert unsafe.stderr.endswith("2 fixable with `--fix --unsafe-fixes`.\n")
+    assert stats.stdout == ("1  BL002  guard-ignores-marker (1 fixable)\n"
+                            "1 finding in 1 group (one per producer)\n")
+    assert stats.stderr.endswith("1 fixable with `--fix`.\n")
+    unsafe = run_cli("check", "--statistics", "--unsafe-fixes", "--select", "BL001", ".", cwd=project)
+    assert unsafe.stderr.endswith("1 fixable with `--fix --unsafe-fixes`.\n")
     fixed = run_cli("check", "--diff", ".", cwd=project)
-    # the guard's one fix also removes the BL001 finding it decides
-    assert fixed.stderr == "Would fix 2 findings with 1 fix (0 remaining).\n"
+    assert fixed.stderr == "Would fix 1 finding (0 remaining).\n"
     fixed = run_cli("check", "--diff", "--unsafe-fixes", "--select", "BL001", ".", cwd=project)
     assert fixed.stderr == "Would fix 1 finding (0 remaining).\n"
 

@@ -341,8 +341,9 @@ def test_fix_alias_is_check_fix(tmp_path: Path) -> None:
 
 
 def test_guard_fix_removes_the_findings_it_controls(tmp_path: Path) -> None:
-    """A call already decided by the (broken) guard gets no BL001 fix of its own: fixing
-    the guard (BL002) removes both findings."""
+    """A call already decided by the (broken) guard is the guard's finding (a step of its
+    BL002's trace; a BL001 with no fix of its own only when BL002 is not selected): fixing
+    the guard removes it."""
     guard = make_project(tmp_path, "bl002_string")
     loader = guard.parents[1] / "models" / "deepseek.py"
     loader.parent.mkdir()
@@ -366,11 +367,14 @@ def test_guard_fix_removes_the_findings_it_controls(tmp_path: Path) -> None:
     root = guard.parents[3]
     before = loader.read_bytes()
     checked = run_cli("check", "--format", "json", ".", cwd=root)
-    assert '"BL001"' in checked.stdout and '"BL002"' in checked.stdout
+    assert '"BL001"' not in checked.stdout and '"BL002"' in checked.stdout and "deepseek.py" in checked.stdout
+    alone = run_cli("check", "--format", "json", "--select", "BL001", ".", cwd=root)
+    assert '"BL001"' in alone.stdout
     done = run_cli("check", "--fix", ".", cwd=root)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Fixed 2 findings with 1 fix (0 remaining)." in done.stderr  # the guard's fix removed both
+    assert "Fixed 1 finding (0 remaining)." in done.stderr
     assert loader.read_bytes() == before
+    assert run_cli("check", "--select", "BL001", ".", cwd=root).returncode == 0  # the call is safe now
     assert guard.read_bytes() == expected("bl002_string")
 
 

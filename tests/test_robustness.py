@@ -2,7 +2,8 @@
 line endings or encoding; an internal error costs one function, not the run; a file LibCST
 cannot parse loses its fixes with a word, never silently.
 
-The projects are the bundled example (``examples/runai_loader``, one BL001 and one BL002)
+The projects are the bundled example (``examples/runai_loader``, one BL002, standing for the
+BL001 it decides)
 plus a generated file whose loop keeps a streamed view (BL003) around deep code.
 """
 
@@ -22,7 +23,7 @@ from bufferlint.deepstack import COMPILED_DEPTH
 from conftest import REPO, run_cli
 
 EXAMPLE = REPO / "examples" / "runai_loader"
-EXAMPLE_FINDINGS = [("BL002", "streamloader/executor_utils.py", 4, 1), ("BL001", "streamloader/models.py", 15, 17)]
+EXAMPLE_FINDINGS = [("BL002", "streamloader/executor_utils.py", 4, 1)]
 
 # The deepest code CPython compiles is about COMPILED_DEPTH levels (bufferlint.deepstack);
 # each shape below is generated this deep and checked to compile first.
@@ -85,8 +86,8 @@ def test_code_as_deep_as_cpython_compiles_is_analysed(tmp_path: Path, shape: str
     # concise: one line per finding (full text writes a producer's findings as one group)
     run = run_cli("check", "-q", "--output-format", "concise", ".", cwd=root)
     reported = [line.split(" ")[:2] for line in run.stdout.splitlines() if not line.startswith(" ")]
-    assert reported == [["deep.py:8:13:", "BL003"], ["streamloader/executor_utils.py:4:1:", "BL002"],
-                        ["streamloader/models.py:15:17:", "BL001"]], run.stdout + run.stderr
+    assert reported == [["deep.py:8:13:", "BL003"], ["streamloader/executor_utils.py:4:1:", "BL002"]], (
+        run.stdout + run.stderr)
     assert run.returncode == 1
 
 
@@ -101,7 +102,7 @@ def test_a_module_level_sum_of_500_terms_is_analysed(tmp_path: Path) -> None:
     )
     found, errors, run = findings(root)  # JSON plans fixes: LibCST walks the sum too
     assert errors == []
-    assert found == EXAMPLE_FINDINGS[:1] + [("BL001", "streamloader/models.py", 15, 17), ("BL003", "table.py", 4, 5)]
+    assert found == EXAMPLE_FINDINGS + [("BL003", "table.py", 4, 5)]
 
 
 def test_the_recursion_limit_is_restored_after_the_analysis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,7 +158,6 @@ def test_lost_fix_in_json(tmp_path: Path) -> None:
     by_rule = {f["rule"]: f for f in report["findings"]}
     assert by_rule["BL002"]["fix"] is None
     assert by_rule["BL002"]["fix_error"].startswith("LibCST cannot parse this file (TypeError: ")
-    assert by_rule["BL001"]["fix_error"] is None  # models.py parses
 
 
 def test_lost_fix_in_sarif_and_text(tmp_path: Path) -> None:
@@ -197,7 +197,7 @@ def test_line_endings_and_encodings_give_the_same_findings_and_fixes(tmp_path: P
     styled = example(tmp_path / "styled")
     restyle(styled, newline, encoding)
     expected, _, _ = findings(reference)
-    assert expected == [("BL002", "streamloader/executor_utils.py", 5, 1), ("BL001", "streamloader/models.py", 16, 17)]
+    assert expected == [("BL002", "streamloader/executor_utils.py", 5, 1)]
     got, errors, _ = findings(styled)
     assert (got, errors) == (expected, [])
     # fixes keep the line endings and the encoding: the fixed files are the reference's fixed

@@ -188,18 +188,19 @@ def test_directive_warnings_text() -> None:
 def test_cli_warns_on_stderr_and_keeps_the_exit_code(tmp_path: Path) -> None:
     root = tmp_path / "project"
     shutil.copytree(REPO / "examples" / "runai_loader", root)
-    models = root / "streamloader" / "models.py"
-    models.write_text(models.read_text().replace("loaded_weight)\n", "loaded_weight)  # noqa:BL001garbage\n", 1))
+    guard = root / "streamloader" / "executor_utils.py"
+    guard.write_text(guard.read_text().replace("def should_async_load(weight) -> bool:\n",
+                                               "def should_async_load(weight) -> bool:  # noqa:BL002garbage\n", 1))
     with (root / "streamloader" / "loader.py").open("a") as handle:
         handle.write("x = 1  # noqa: BL003, BL999\n")
     run = run_cli("check", "--warn-unused-noqa", ".", cwd=root)
     assert run.returncode == 1
-    assert "streamloader/models.py:15:17: BL001" in run.stdout  # the malformed directive suppresses nothing
+    assert "streamloader/executor_utils.py:4:1: BL002" in run.stdout  # the malformed directive suppresses nothing
     assert [line for line in run.stderr.splitlines() if "warning" in line] == [
+        "streamloader/executor_utils.py:4:41: warning: malformed suppression `# noqa:BL002garbage`: "
+        "`BL002garbage` is not a rule code; it suppresses nothing",
         "streamloader/loader.py:7:8: warning: unknown rule code BL999 in `# noqa: BL003, BL999`",
         "streamloader/loader.py:7:8: warning: unused suppression `# noqa: BL003, BL999`: no BL003 finding here",
-        "streamloader/models.py:15:112: warning: malformed suppression `# noqa:BL001garbage`: "
-        "`BL001garbage` is not a rule code; it suppresses nothing",
     ]
     assert "warning" not in run_cli("check", "-q", "--warn-unused-noqa", ".", cwd=root).stderr
 

@@ -95,9 +95,11 @@ borrowed value: `maybe_executor_submit(..., use_async=should_async_load(w))`, or
 values run inline), and every other hand-off gets a copy of the value with its kind's copy
 method (`Thread(target=f, args=(w.clone(),))`, `loop.run_in_executor(None, f, w.clone())`,
 `executor.map(f, (w.clone() for w in ws))`), which costs one copy of each value. A call
-whose switch a guard already decides gets no fix of its own: the guard is broken, and its
-BL002 fix removes this finding. Every fix is re-verified by analysing the fixed project
-before anything is written.
+a guard decides (its switch is the guard's verdict on the value, or an `if guard(w):` leads
+to it) whose guard BL002 reports is not reported here: one finding per bug, the guard's,
+which names the call in its trace and whose fix removes the hazard. Such a call is reported
+(with no fix of its own) when BL002 is not selected or the guard's file is not checked.
+Every fix is re-verified by analysing the fixed project before anything is written.
 
 ## Known problems
 

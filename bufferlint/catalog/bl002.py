@@ -82,8 +82,9 @@ Finds guards (the predicates a rule pack names, such as SGLang's `should_async_l
 that decide whether a value may be consumed asynchronously) that receive borrowed values
 but never look at the marker attribute that identifies them (for the RunAI Model Streamer,
 `_sglang_runai_streamer_tensor`). The finding points at the guard's `def` line; the trace
-shows the borrowed value reaching it. The async call the guard controls is not reported
-again under BL001: the guard is where the fix belongs.
+names each call where a borrowed value it approves is consumed asynchronously. Those calls
+are not reported again under BL001: the guard is where the fix belongs (with BL002 not
+selected, they are).
 
 ## Why is this bad?
 

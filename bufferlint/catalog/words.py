@@ -59,7 +59,8 @@ def kind_markers(finding: Finding, vocab: Vocabulary) -> tuple[str, ...]:
 def render(result: AnalysisResult, vocab: Vocabulary) -> AnalysisResult:
     """``result`` with every finding's message and fact-carrying trace steps in words."""
     findings = [_render(finding, vocab) for finding in result.findings]
-    return dataclasses.replace(result, findings=findings)
+    covered = [(_render(finding, vocab), spans) for finding, spans in result.covered]
+    return dataclasses.replace(result, findings=findings, covered=covered)
 
 
 def _render(finding: Finding, vocab: Vocabulary) -> Finding:

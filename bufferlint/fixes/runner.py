@@ -214,7 +214,7 @@ def fix_project(
 ) -> FixOutcome:
     """Apply the applicable fixes of ``result.findings`` (already attached) with verification;
     write the fixed files when ``write``. See the module docstring."""
-    initial = Counter(_key(f) for f in result.findings)
+    initial = result
     state = result
     opened: dict[Path, _File] = {}
     rejected: set[tuple] = set()
@@ -256,8 +256,7 @@ def fix_project(
                 shadow.write(path, encode(new, opened[path].encoding))
             after = shadow.analyse(analyse)
             errors = {e.path for e in after.errors}
-            before = Counter(_key(f) for f in state.findings)
-            now = Counter(_key(f) for f in after.findings)
+            before, now = present(state), present(after)
             retry = False
             for path, (new, chosen) in proposal.items():
                 if path in errors:
@@ -287,8 +286,8 @@ def fix_project(
         if shadow is not None:
             shadow.close()
 
-    remaining = Counter(_key(f) for f in state.findings)
-    outcome.fixed = sum((initial - remaining).values())
+    remaining = present(state)
+    outcome.fixed = fixed_count(initial, state)
     # a rejected fix whose finding another candidate then fixed is not worth an error line
     outcome.rejections = [r for r in outcome.rejections if remaining[_key(r.finding)]]
     outcome.result = state
@@ -308,22 +307,39 @@ def fix_project(
     return outcome
 
 
-def _recount(outcome: FixOutcome, initial: Counter, project: Project, files: list[Path], report_files: list[Path],
+def _recount(outcome: FixOutcome, initial: AnalysisResult, project: Project, files: list[Path], report_files: list[Path],
              analyse: Analyse) -> None:
     """Some fixed files could not be written: what is fixed is what the files on disk now
     give, so analyse them again (a guard fixed in one file removes findings in others, and a
     guard left unwritten keeps them)."""
     now = analyse(project.root, files, report_files, None)
     now = dataclasses.replace(now, findings=attach_fixes(now.findings, project))
-    remaining = Counter(_key(f) for f in now.findings)
     outcome.result = now
-    outcome.fixed = sum((initial - remaining).values())
+    outcome.fixed = fixed_count(initial, now)
     outcome.changed = {path: change for path, change in outcome.changed.items() if path in outcome.written}
 
 
 def _replan(result: AnalysisResult, project: Project, opened: dict, rejected: set) -> AnalysisResult:
     texts = {path: entry.text for path, entry in opened.items()}
     return dataclasses.replace(result, findings=attach_fixes(result.findings, project, texts, frozenset(rejected)))
+
+
+def present(result: AnalysisResult) -> Counter:
+    """How many findings of each ``finding_key`` ``result`` holds, those a reported finding
+    stands for included (``AnalysisResult.every_site``): a fix that only puts its call under
+    a guard reported as broken leaves its finding present, as a step of the guard's."""
+    return Counter(_key(f) for f in result.every_site())
+
+
+def fixed_count(initial: AnalysisResult, final: AnalysisResult) -> int:
+    """How many of ``initial``'s reported findings ``final`` no longer has anywhere: one
+    finding per bug, so a guard's fix counts its BL002, not the calls it stood for, and a
+    call that only went under a broken guard (reported no more, yet present as a step of
+    the guard's finding: ``present``) is not fixed."""
+    shown_before, shown_after = Counter(_key(f) for f in initial.findings), Counter(_key(f) for f in final.findings)
+    before, after = present(initial), present(final)
+    return sum(min(shown_before[key] - shown_after[key], before[key] - after[key])
+               for key in shown_before if shown_before[key] > shown_after[key] and before[key] > after[key])
 
 
 def judge(chosen: list[Finding], before: Counter, now: Counter) -> tuple[list[Finding], list[Finding], list[Finding]]:
@@ -445,16 +461,20 @@ class _Shadow:
         check = None if written is None else [self.to_shadow[path] for path in written]
         result = analyse(self.root, self.files, self.report_files, check)
         real = self.real
-        findings = [
-            dataclasses.replace(
-                f,
-                span=dataclasses.replace(f.span, path=real(f.span.path)),
-                trace=tuple(dataclasses.replace(s, path=real(s.path)) for s in f.trace),
-            )
-            for f in result.findings
-        ]
         errors = [dataclasses.replace(e, path=real(e.path)) for e in result.errors]
-        return dataclasses.replace(result, findings=findings, errors=errors)
+        covered = [(self._real_finding(f), tuple(dataclasses.replace(s, path=real(s.path)) for s in spans))
+                   for f, spans in result.covered]
+        return dataclasses.replace(result, findings=[self._real_finding(f) for f in result.findings], errors=errors,
+                                   covered=covered)
+
+    def _real_finding(self, finding: Finding) -> Finding:
+        """``finding`` of the shadow project, with the real files' paths."""
+        real = self.real
+        return dataclasses.replace(
+            finding,
+            span=dataclasses.replace(finding.span, path=real(finding.span.path)),
+            trace=tuple(dataclasses.replace(s, path=real(s.path)) for s in finding.trace),
+        )
 
     def real(self, path: Path) -> Path:
         return self.to_real.get(path, path)

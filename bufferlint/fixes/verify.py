@@ -43,7 +43,7 @@ from bufferlint.catalog import RULES
 from bufferlint.findings import AnalysisResult, Finding, Fix
 from bufferlint.fixes.apply import encode
 from bufferlint.fixes.base import Project, finding_key
-from bufferlint.fixes.runner import Analyse, _apply_group, _File, _Shadow, attach_fixes, judge, one_per_key
+from bufferlint.fixes.runner import Analyse, _apply_group, _File, _Shadow, attach_fixes, judge, one_per_key, present
 from bufferlint.progress import announce
 
 MAX_BATCHES = 6
@@ -75,7 +75,7 @@ def verify_fixes(
     pending = {i for i, finding in enumerate(findings) if finding.fix is not None}
     if not pending:
         return Verified(findings)
-    before = Counter(finding_key(f) for f in findings)
+    before = present(result)
     rejected: set[tuple] = set()
     solo: set[tuple] = set()
     opened: dict[Path, _File] = {}
@@ -114,7 +114,7 @@ def verify_fixes(
                 for path in proposal:
                     shadow.write(path, None)
                 unanalysable = {e.path for e in after.errors}
-                now = Counter(finding_key(f) for f in after.findings)
+                now = present(after)
                 if all(_reaches_callers(findings[i].rule) for i in batch) and guards_alone is None:
                     guards_alone = now
                 for path, (_, kept) in proposal.items():
@@ -182,7 +182,7 @@ def _with_guard_fixes(findings: list[Finding], guard_fixes: dict[int, Fix], firs
         shadow.write(path, None)
     if {e.path for e in after.errors} & set(written):
         return []
-    now = Counter(finding_key(f) for f in after.findings)
+    now = present(after)
     applicabilities = tuple(sorted({fix.applicability for fix in guard_fixes.values()}))
     checked = [tried[i] for i in candidates if i in tried]
     fixed, _, _ = judge(checked, guards_alone, now)

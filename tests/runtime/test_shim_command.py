@@ -2,6 +2,7 @@
 show with the race harness that the flagged loader no longer corrupts weights."""
 
 import importlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,17 @@ def test_function_without_an_importable_name_exits_2_and_the_others_are_written(
     text = shim.read_text()
     assert "    'pkg.loader:Model.load_weights',\n]" in text
     assert "# NOT PATCHED my-scripts.load:Model.load_weights:" in text
+
+
+def test_a_loader_a_guards_finding_stands_for_is_patched(tmp_path):
+    """One finding per bug is for reading: the example's loader call is a step of the broken
+    guard's BL002, not a BL001 of its own, yet it runs through that guard and must be patched
+    (sglang 0.5.16's real loader corrupted 7 tensors under a shim that left such calls out)."""
+    example = tmp_path / "runai_loader"
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "runai_loader", example)
+    report = subprocess.run([sys.executable, "-m", "bufferlint", "check", "."], cwd=example, capture_output=True, text=True)
+    assert "BL002" in report.stdout and "BL001" not in report.stdout, report.stdout  # the guard stands for it
+    proc = subprocess.run([sys.executable, "-m", "bufferlint", "shim", ".", "-o", str(tmp_path / "example_shim.py")],
+                          cwd=example, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "'streamloader.models:TinyModel.load_weights'," in (tmp_path / "example_shim.py").read_text()

@@ -280,6 +280,9 @@ class Value:
     declared: frozenset = frozenset()  # qualnames from annotations (the object may be a subclass)
     pending: frozenset = frozenset()  # ids of async submissions this value (a future) stands for
     origin: str | None = None  # the project function whose call produced this value (guard tracking)
+    # With ``origin``: the borrowed objects (``Leaf.base``) that call was given, so a verdict
+    # used as an async consumer's switch is known to decide about the values it consumes.
+    asked: frozenset = frozenset()
     alloc: frozenset = frozenset()  # allocation sites of the object (an executor), when constructed here
     method: str | None = None  # a bound method (``executor.submit``): its name ...
     bound: "Value | None" = None  # ... and its receiver; with ``ref`` too, ``getattr(obj,
@@ -338,6 +341,7 @@ class Value:
 
 
 EMPTY = Value()
+NOTHING: frozenset = frozenset()
 
 
 def const(value: object) -> Value:
@@ -398,6 +402,8 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         declared=a.declared & b.declared,
         pending=a.pending | b.pending,
         origin=a.origin if a.origin == b.origin else None,
+        asked=(a.asked if a.asked == b.asked else a.asked & b.asked) if a.origin is not None and a.origin == b.origin
+        else NOTHING,
         alloc=a.alloc | b.alloc,
         method=a.method if a.method == b.method else None,
         bound=(join(a.bound, b.bound) if a.bound is not None and b.bound is not None else None)

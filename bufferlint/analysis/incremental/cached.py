@@ -56,7 +56,7 @@ from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.textscan import defined_names, mentions_group, word_pattern
 from bufferlint.cache import Cache, content_hash
 from bufferlint.discovery import path_order
-from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep
+from bufferlint.findings import COVERS, AnalysisResult, FileError, Finding, Span, TraceStep
 from bufferlint.gcpause import paused_gc
 from bufferlint.catalog import rule_for
 from bufferlint.hazards import Hazard
@@ -130,7 +130,8 @@ def _analyze_cached(root: Path, files: Collection[Path], report_files: Collectio
         about_files = {text for text, _ in full.file_notices}
         stored = AnalysisResult(findings=full.findings, errors=analysis.own_errors,
                                 notices=[n for n in full.notices if n not in conditional and n not in about_files],
-                                conditional_notices=full.conditional_notices, file_notices=full.file_notices)
+                                conditional_notices=full.conditional_notices, file_notices=full.file_notices,
+                                covered=full.covered)
         parsed = full.files_parsed
         record = {
             "files_parsed": parsed,
@@ -513,8 +514,11 @@ def _text(data: bytes) -> str:
 
 
 def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root: Path) -> bool:
-    """Move the findings' lines in the edited files; False when one cannot be placed, or
-    an error or notice of the analysis concerns an edited file (it may name a line)."""
+    """Move the findings' lines in the edited files (and the covered ones', with their
+    guards' spans); False when one cannot be placed, or an error or notice of the analysis
+    concerns an edited file (it may name a line), or an edit (a cut-off's ``delta``) changed
+    findings of a rule that covers or is covered (which finding stands for which is decided
+    over the whole run's findings: analysed again)."""
     if any(error.path in shifts for error in result.errors):
         return False
     modules = {module_name(path, root)[0] + ":" for path in shifts}
@@ -524,31 +528,73 @@ def _move(result: AnalysisResult, shifts: dict[Path, LineShift | LineMap], root:
     deltas = [delta for delta in (getattr(each, "delta", None) for each in shifts.values()) if delta is not None]
     removed = {(rule_for(Hazard[hazard]).code, root / path, line, column, end_line, end_column)
                for delta in deltas for hazard, path, line, column, end_line, end_column in delta.removed}
+    if deltas and not _cover_unchanged(result, deltas, removed):
+        return False
     moved = []
     for finding in result.findings:
         span = finding.span
         if (finding.rule, span.path, span.line, span.column, span.end_line, span.end_column) in removed:
             continue
-        shift = shifts.get(span.path)
-        if shift is not None:
-            line, end_line = shift.line(span.line), shift.line(span.end_line)
-            if line is None or end_line is None:
-                return False
-            span = Span(span.path, line, span.column, end_line, span.end_column)
-        trace = []
-        for step in finding.trace:
-            shift = shifts.get(step.path)
-            if shift is not None:
-                line = shift.line(step.line)
-                if line is None:
-                    return False
-                step = TraceStep(step.path, line, step.note, step.fact)
-            trace.append(step)
-        moved.append(replace(finding, span=span, trace=tuple(trace)))
+        placed = _moved_finding(finding, shifts)
+        if placed is None:
+            return False
+        moved.append(placed)
+    covered = []
+    for finding, spans in result.covered:
+        placed, guards = _moved_finding(finding, shifts), [_moved_span(span, shifts) for span in spans]
+        if placed is None or any(guard is None for guard in guards):
+            return False
+        covered.append((placed, tuple(guards)))
     for delta in deltas:
         moved += delta.added
     result.findings = sorted(moved, key=Finding.sort_key)
+    result.covered = covered
     return True
+
+
+def _cover_unchanged(result: AnalysisResult, deltas: list, removed: set) -> bool:
+    """Whether a cut-off's findings leave which finding stands for which as the record has
+    it (``ProjectAnalysis.cover_decided`` decides over the whole run's findings): no covered
+    finding's site and no covering guard's site was computed again, and no finding was
+    added of the rule a guard can stand for."""
+    def key(finding: Finding) -> tuple:
+        span = finding.span
+        return (finding.rule, span.path, span.line, span.column, span.end_line, span.end_column)
+
+    guards = {span for _, spans in result.covered for span in spans}
+    standing = [finding for finding, _ in result.covered] + [f for f in result.findings if f.span in guards]
+    coverable = rule_for(Hazard.ASYNC_READ_AFTER_ADVANCE).code
+    return (not any(key(finding) in removed for finding in standing)
+            and not any(finding.rule == coverable for delta in deltas for finding in delta.added))
+
+
+def _moved_span(span: Span, shifts: dict[Path, LineShift | LineMap]) -> Span | None:
+    """``span`` at its lines in the edited file (None: a line that is gone)."""
+    shift = shifts.get(span.path)
+    if shift is None:
+        return span
+    line, end_line = shift.line(span.line), shift.line(span.end_line)
+    if line is None or end_line is None:
+        return None
+    return Span(span.path, line, span.column, end_line, span.end_column)
+
+
+def _moved_finding(finding: Finding, shifts: dict[Path, LineShift | LineMap]) -> Finding | None:
+    """``finding`` with its span and trace at their lines in the edited files (None: one
+    cannot be placed)."""
+    span = _moved_span(finding.span, shifts)
+    if span is None:
+        return None
+    trace = []
+    for step in finding.trace:
+        shift = shifts.get(step.path)
+        if shift is not None:
+            line = shift.line(step.line)
+            if line is None:
+                return None
+            step = TraceStep(step.path, line, step.note, step.fact)
+        trace.append(step)
+    return replace(finding, span=span, trace=tuple(trace))
 
 
 def _still_valid(record: dict, scan: Scan) -> list[str] | None:
@@ -626,15 +672,25 @@ def _result_for(report: set[Path], scan: Scan, stored: AnalysisResult, facts: di
             if message is not None:
                 errors.append(FileError(path, message))
     errors.sort(key=lambda error: str(error.path))
-    findings = [f for f in stored.findings if f.path in report]
+    # A guard's finding names the consumers it stands for that a run reporting them covered.
+    findings = [_covering_reported(f, report) for f in stored.findings if f.path in report]
     return AnalysisResult(
         findings=findings,
+        covered=[(f, spans) for f, spans in stored.covered if f.path in report],
         errors=errors,
         notices=sorted(set(stored.notices) | set(problems) | told_with(stored.conditional_notices, findings)
                        | {text for text, path in stored.file_notices if path in report}),
         files_seen=len(scan.hashes),
         files_parsed=parsed,
     )
+
+
+def _covering_reported(finding: Finding, report: set[Path]) -> Finding:
+    """``finding`` as a run reporting ``report`` gives it: a guard's trace holds a step for
+    each consumer it stands for (``findings.COVERS``) only where that consumer's file is
+    reported (a cold run covers only the findings it reports)."""
+    trace = tuple(step for step in finding.trace if step.fact[:1] != (COVERS,) or step.path in report)
+    return finding if len(trace) == len(finding.trace) else replace(finding, trace=trace)
 
 
 # -- JSON form of findings and errors ---------------------------------------------------------
@@ -646,6 +702,7 @@ def _encode_result(result: AnalysisResult, scan: Scan) -> dict:
         "notices": list(result.notices),
         "conditional": [[text, scan.key(path), first, last] for text, path, first, last in result.conditional_notices],
         "about_files": [[text, scan.key(path)] for text, path in result.file_notices],
+        "covered": [[_encode_finding(f, scan), [_encode_span(span, scan) for span in spans]] for f, spans in result.covered],
     }
 
 
@@ -656,13 +713,13 @@ def _decode_result(body: dict, root: Path) -> AnalysisResult:
         notices=list(body["notices"]),
         conditional_notices=[(text, root / path, first, last) for text, path, first, last in body["conditional"]],
         file_notices=[(text, root / path) for text, path in body["about_files"]],
+        covered=[(_decode_finding(f, root), tuple(_decode_span(span, root) for span in spans)) for f, spans in body["covered"]],
     )
 
 
 def _encode_finding(finding: Finding, scan: Scan) -> dict:
-    span = finding.span
     return {
-        "rule": finding.rule, "span": [scan.key(span.path), span.line, span.column, span.end_line, span.end_column],
+        "rule": finding.rule, "span": _encode_span(finding.span, scan),
         "message": finding.message, "function": finding.function, "subject": finding.subject,
         "fix_error": finding.fix_error, "sink": finding.sink, "kind": finding.kind,
         "other_paths": finding.other_paths,
@@ -670,10 +727,18 @@ def _encode_finding(finding: Finding, scan: Scan) -> dict:
     }
 
 
+def _encode_span(span: Span, scan: Scan) -> list:
+    return [scan.key(span.path), span.line, span.column, span.end_line, span.end_column]
+
+
+def _decode_span(data: list, root: Path) -> Span:
+    path, line, column, end_line, end_column = data
+    return Span(root / path, line, column, end_line, end_column)
+
+
 def _decode_finding(data: dict, root: Path) -> Finding:
-    path, line, column, end_line, end_column = data["span"]
     return Finding(
-        data["rule"], Span(root / path, line, column, end_line, end_column), data["message"], data["function"],
+        data["rule"], _decode_span(data["span"], root), data["message"], data["function"],
         tuple(TraceStep(root / p, n, note, _decode_fact(fact)) for p, n, note, fact in data["trace"]),
         subject=data["subject"], fix_error=data["fix_error"], sink=data["sink"], kind=data["kind"],
         other_paths=data["other_paths"],

@@ -502,7 +502,7 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
             payload = join(payload, call.receiver)
     call.note_guard_use(enabler, payload)
     call.note_tested_guards(payload)
-    payload = clean(payload, cleaned)
+    payload = call.with_deciders((enabler,), clean(payload, cleaned))
     if spec.hazard.sink_reader == "device copy":
         device_copy_reads(call, spec, payload)
     if spec.task is not None and spec.hazard.read_on_host and any(in_flight(leaf) for leaf in deep_leaves(payload)):

@@ -13,6 +13,7 @@ from bufferlint.analysis.domain.conditions import CAPTURED, TRUTHY, decide_at_ca
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed, stores_in_order
 from bufferlint.analysis.domain.values import (
     EMPTY,
+    NOTHING,
     Borrow,
     best_of_equal,
     Cond,
@@ -296,6 +297,12 @@ def _receiver_keeps_futures(call: CallSite) -> bool:
     return any(holder.startswith(prefix) for pending in st.pending for holder in pending.stored_in)
 
 
+def _may_be_verdict(value: Value) -> bool:
+    """Can a call's value be a predicate's verdict (holding no object, no container)? Only
+    such a value needs what the call was asked about (``Value.asked``)."""
+    return not value.leaves and value.items is None and value.elems is None and value.ref is None
+
+
 def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) -> Value:
     """The call's value from its targets' results."""
     if any(info.is_async for info in targets):
@@ -306,7 +313,8 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
         site = frozenset({call.allocation_site()})  # a new object: `Buf(n)` here is not `Buf(n)` there
         return Value(types=frozenset({call.constructed}), alloc=site, objects=site)
     if len(targets) == 1 or call.dispatched_from is not None:
-        result = evolve(result, origin=call.dispatched_from or targets[0].qualname)
+        result = evolve(result, origin=call.dispatched_from or targets[0].qualname,
+                        asked=call.asked_about() if _may_be_verdict(result) else NOTHING)
     if len(targets) == 1 and not result.types:  # ``-> Sink``: the caller knows the receiver's class
         # a project class, or a library class the packs name methods of (``-> ThreadPoolExecutor``:
         # ``pool.map`` is then ``Executor.map``)
@@ -481,7 +489,7 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
         for enabler in enablers:
             call.note_guard_use(enabler, payload)
         call.note_tested_guards(Value(leaves=frozenset({leaf})))
-        trace = leaf.trace + (edge.step,) + reach.trace
+        trace = leaf.trace + call.decided_step(call.deciders(enablers), leaf) + (edge.step,) + reach.trace
         if isinstance(leaf, Borrow):
             call.effects.append(Report(_site_of(call, leaf), trace, reach.hazard))
         else:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from functools import cached_property
+from typing import Iterable
 
 from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
-from bufferlint.analysis.domain.values import Borrow, ParamRef, Preset, Value, deep_leaves, index, program_memory
+from bufferlint.analysis.domain.values import (
+    Borrow, Leaf, ParamRef, Preset, Value, deep_leaves, index, map_leaves, program_memory,
+)
 from bufferlint.analysis.frontend.constants import fold_device
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
@@ -20,7 +23,7 @@ from bufferlint.analysis.transfer.call_effects import Record
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
 from bufferlint.analysis.world import is_hot
-from bufferlint.findings import BY_NAME, TraceStep
+from bufferlint.findings import BY_NAME, DECIDED_BY, TraceStep
 
 
 class Args:
@@ -301,6 +304,42 @@ class CallSite:
         bases = {leaf.base for leaf in deep_leaves(payload) if isinstance(leaf, Borrow) and not program_memory(leaf)}
         for origin in sorted({origin for origin, base in tested if base in bases}):
             self.effects.append(Record("guard-use", origin))
+
+    def asked_about(self) -> frozenset:
+        """The borrowed objects (``Leaf.base``) this call's arguments carry: what its
+        verdict is about, when a consumer's switch or an ``if`` uses it (``Value.asked``)."""
+        return frozenset(leaf.base for value in self.args.flat() for leaf in deep_leaves(value)
+                         if isinstance(leaf, (Borrow, ParamRef)) and not program_memory(leaf))
+
+    def deciders(self, enablers: Iterable[Value | None]) -> dict[tuple, frozenset[str]]:
+        """Which project predicates decided that each borrowed object (by ``Leaf.base``) is
+        consumed here: a verdict switching the consumer on (``use_async=g(w)``) or an
+        ``if g(w):`` whose True led here (``State.tested``), asked about that object."""
+        found: dict[tuple, set[str]] = {}
+        for enabler in enablers:
+            if enabler is not None and enabler.origin is not None:
+                for base in enabler.asked:
+                    found.setdefault(base, set()).add(enabler.origin)
+        for origin, base in self.frame.st.tested if self.frame.st is not None else ():
+            found.setdefault(base, set()).add(origin)
+        return {base: frozenset(origins) for base, origins in found.items()}
+
+    def decided_step(self, deciders: dict[tuple, frozenset[str]], leaf: Leaf) -> tuple[TraceStep, ...]:
+        """The step saying which predicates decided that ``leaf`` is consumed here (none if
+        none did): a finding every path of which such a step names a guard reported as
+        approving marked values is that guard's finding (``ProjectAnalysis.cover_decided``)."""
+        origins = deciders.get(leaf.base) if deciders else None
+        if not origins:
+            return ()
+        names = " or ".join(f"`{origin.rpartition('.')[2]}(...)`" for origin in sorted(origins))
+        return (replace(self.step(f"consumed here when {names} approves it"), fact=(DECIDED_BY, tuple(sorted(origins)))),)
+
+    def with_deciders(self, enablers: Iterable[Value | None], payload: Value) -> Value:
+        """``payload`` with the step naming what decided each of its objects is consumed here."""
+        deciders = self.deciders(enablers)
+        if not deciders:
+            return payload
+        return map_leaves(payload, lambda leaf: leaf.with_trace(leaf.trace + self.decided_step(deciders, leaf)))
 
     def receiver_identity(self) -> frozenset:
         """Which object the receiver is, for the calls that wait for all its work

@@ -16,6 +16,7 @@ import ast
 import bisect
 import re
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Container, Iterable
 
@@ -42,7 +43,8 @@ from bufferlint.catalog import rule_for
 from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
 from bufferlint.analysis.domain.limits import told_with
-from bufferlint.findings import AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
+from bufferlint.catalog.words import kind_of
+from bufferlint.findings import COVERS, DECIDED_BY, AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
@@ -547,7 +549,8 @@ def findings_of(routes: dict[tuple, dict], reported: Container[Path]) -> list[Fi
                 if preferred_trace(trace, best):
                     best = trace
             site = sites[best]
-            out.append(Finding(rule_for(hazard).code, site.span, "", site.function, best, subject=site.subject,
+            shown = tuple(step for step in best or () if step.fact[:1] != (DECIDED_BY,))  # read by ``cover_decided`` only
+            out.append(Finding(rule_for(hazard).code, site.span, "", site.function, shown, subject=site.subject,
                                sink=site.sink, other_paths=len(sites) - 1))
     return out
 
@@ -906,7 +909,7 @@ class ProjectAnalysis:
             used_as_guard |= outcome.used_as_guard
             direct_routes(routes, qualname, outcome, covered)
         self.result.findings.extend(findings_of(routes, self.report_files))
-        self.collect_guards(used_as_guard)
+        self.cover_decided(routes, self.collect_guards(used_as_guard))
         self.result.findings.sort(key=Finding.sort_key)
         self.result.file_notices.sort(key=str)
         told = {text for text, path in self.result.file_notices if path in self.report_files}
@@ -941,10 +944,61 @@ class ProjectAnalysis:
                 synced[edge.callee] = synced.get(edge.callee, True) and edge.synced
         return {qualname for qualname, every in synced.items() if every}
 
-    def collect_guards(self, used_as_guard: set[str]) -> None:
+    def cover_decided(self, routes: dict[tuple, dict], reported: dict[str, Finding]) -> None:
+        """One finding per bug: a consumer every path into which a guard reported as
+        approving marked values (``reported``: its finding by qualname) decided (a
+        ``DECIDED_BY`` step naming it, or a call of the class hierarchy that may run it) is
+        that guard's bug, whose fix removes it. Its finding becomes a step of the guard's
+        trace (before the guard's own step) and leaves the findings for
+        ``AnalysisResult.covered``, whence a guard finding the run does not report (its rule
+        not selected) gives it back (``AnalysisResult.uncovered``)."""
+        if not reported:
+            return
+        judged: dict[str, list[Finding]] = {}  # a decider -> the reported guards it may run
+
+        def covering(origins: tuple) -> list[Finding]:
+            found = []
+            for origin in origins:
+                if origin not in judged:
+                    own, overrides = self.program.guard_dispatch(origin)
+                    judged[origin] = [reported[q] for q in [own, *overrides] if q in reported]
+                found += judged[origin]
+            return found
+
+        code = rule_for(Hazard.ASYNC_READ_AFTER_ADVANCE).code
+        kept: list[Finding] = []
+        steps: dict[Span, list[TraceStep]] = {}
+        for finding in self.result.findings:
+            guards = self._covering_guards(finding, routes, covering) if finding.rule == code else []
+            if not guards:
+                kept.append(finding)
+                continue
+            self.result.covered.append((finding, tuple(guard.span for guard in guards)))
+            for guard in guards:
+                note = f"`{finding.sink}` here consumes the borrowed values `{guard.sink}` approves"
+                steps.setdefault(guard.span, []).append(TraceStep(finding.path, finding.span.line, note, (COVERS, code)))
+        self.result.findings = [replace(f, trace=tuple(sorted(steps[f.span], key=lambda s: (str(s.path), s.line)))
+                                        + f.trace) if f.span in steps and f.rule != code else f for f in kept]
+
+    @staticmethod
+    def _covering_guards(finding: Finding, routes: dict[tuple, dict],
+                         covering: Callable[[tuple], list[Finding]]) -> list[Finding]:
+        """The reported guards that decided every path into ``finding``'s site, of its kind."""
+        traces = routes.get((Hazard.ASYNC_READ_AFTER_ADVANCE, finding.span), {})
+        guards: dict[Span, Finding] = {}
+        for trace in traces:
+            here = [guard for step in trace if step.fact[:1] == (DECIDED_BY,) for guard in covering(step.fact[1])]
+            here = [guard for guard in here if not guard.kind or guard.kind == kind_of(finding)]
+            if not here:
+                return []
+            guards.update((guard.span, guard) for guard in here)
+        return list(guards.values())
+
+    def collect_guards(self, used_as_guard: set[str]) -> dict[str, Finding]:
         """A configured or used guard that does not reject marked values: it approves them
         (``Hazard.GUARD_APPROVES_MARKED``). A configured guard is judged for its kind's
-        marker; one only used as a guard names no kind."""
+        marker; one only used as a guard names no kind. The findings made, by the guard's
+        qualname."""
         program = self.program
         checked: dict[str, tuple[int, str]] = {}
         for spec in program.raw_vocab.guards:
@@ -966,8 +1020,9 @@ class ProjectAnalysis:
         for override in dispatched:
             if override in program.outcomes:
                 checked.setdefault(override, (0, ""))
+        made: dict[str, Finding] = {}
         if not program.raw_vocab.markers:
-            return
+            return made
         for qualname, (param, kind) in checked.items():
             info = program.index.functions.get(qualname)
             if info is None or info.module.path not in self.report_files or info.kind == "module":
@@ -996,7 +1051,9 @@ class ProjectAnalysis:
             trace = (TraceStep(info.module.path, node.lineno, "", ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
             if tags:  # it checks markers, of other kinds only
                 trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
-            self.result.findings.append(Finding(code, span, "", info.display, trace, sink=node.name, kind=kind))
+            made[qualname] = Finding(code, span, "", info.display, trace, sink=node.name, kind=kind)
+            self.result.findings.append(made[qualname])
+        return made
 
 
 def dedupe(trace: tuple) -> tuple:
