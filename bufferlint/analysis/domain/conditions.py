@@ -22,7 +22,7 @@ more often, and the analysis reports that it did (a notice).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from bufferlint.analysis.domain.values import ParamRef, Value, uncleared
 from bufferlint.packs import ArgCondition
@@ -35,6 +35,10 @@ IS_NOT = "is not"
 EQ = "=="
 NE = "!="
 MATCHES = "matches"  # a pack argument condition (``device@0='cpu*'``)
+# The receiver is an instance of a project class (``operand``, its qualname): what a method's
+# ``self.m()`` reaches in a subclass's override holds only then (``call_project.targets_typed``),
+# and a call on an object whose class is known decides it (``may_be_instance``).
+INSTANCE = "isinstance"
 
 NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
 
@@ -45,6 +49,10 @@ NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
 # like a parameter's, which a call made inside the enclosing call decides with that call's
 # value of the variable (``call_project._captured_here``); any other call leaves it not known.
 CAPTURED = 1 << 16
+
+# A class's ancestors, itself first (``IndexView.class_ancestors``): what decides an
+# ``INSTANCE`` test at a call; without it such a test may hold.
+Ancestors = Callable[[str], Sequence[str]]
 
 # The most conditions one fact keeps: nested branches on many flags, or conditions composed
 # through long chains of helpers, stay bounded (the summary's lattice stays finite).
@@ -68,6 +76,8 @@ class ParamTest:
         test, operand = self.test, self.operand
         if test == MATCHES:
             return ArgCondition("", operand).accepts(value)
+        if test == INSTANCE:  # a literal is no instance of a project class
+            return False
         if test in (TRUTHY, FALSY):
             return bool(value) == (test == TRUTHY)
         if test in (IS, IS_NOT):
@@ -103,6 +113,8 @@ class ParamTest:
             return f"not {name}"
         if self.test == MATCHES:
             return f"{name} matching {self.operand!r}"
+        if self.test == INSTANCE:
+            return f"{name} an instance of `{self.operand}`"
         return f"{name} {self.test} {self.operand!r}"
 
 
@@ -137,16 +149,20 @@ def captured_variable(position: int) -> Value:
     return Value(param=CAPTURED + position)
 
 
-def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults: dict[int, object]) -> frozenset | None:
+def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults: dict[int, object],
+                   ancestors: Ancestors | None = None) -> frozenset | None:
     """A callee's conditions at one call (``bound``: its arguments by parameter): None when
     the arguments rule the fact out, else the conditions left, on the caller's own
-    parameters passed on (``defaults``: the caller's parameters' defaults)."""
+    parameters passed on (``defaults``: the caller's parameters' defaults). ``ancestors``
+    decides the ``INSTANCE`` tests of an argument whose class is known."""
     left = []
     for test in tests:
         actual = bound.get(test.param)
         if actual is None:
             if not test.by_default():
                 return None
+        elif test.test == INSTANCE and not may_be_instance(actual, str(test.operand), ancestors):
+            return None  # an object of a class that is none of the override's
         elif actual.has_const:
             if not test.decide(actual.const):
                 return None
@@ -163,6 +179,19 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
             elif not test.unknown_holds:
                 return None
     return frozenset(left)
+
+
+def may_be_instance(value: Value, owner: str, ancestors: Ancestors | None) -> bool:
+    """May ``value`` be an instance of the project class ``owner``? Not when every class it
+    is known to be (``types``, else ``declared``; each may be a subclass of its own) is
+    neither ``owner``'s subclass nor its base: the two hierarchies do not meet. A class
+    deriving from both, not among the parsed classes, is not considered (as dispatch
+    considers the parsed subclasses only)."""
+    classes = value.types or value.declared
+    if ancestors is None or not classes:
+        return True
+    above = ancestors(owner)
+    return any(name in above or owner in ancestors(name) for name in classes)
 
 
 def _truth_passed_on(test: ParamTest, actual: Value) -> ParamTest | None:

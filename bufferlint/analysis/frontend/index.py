@@ -863,7 +863,8 @@ class ProjectIndex:
 
     def field_types(self, class_qualnames, attr: str) -> frozenset:
         """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes
-        (inherited fields included)."""
+        (inherited fields included), or a property's return annotation (``@property def
+        loop(self) -> EvaluationLoop``)."""
         out = set()
         for class_qualname in class_qualnames:
             for name in self.class_ancestors(class_qualname):
@@ -874,6 +875,9 @@ class ProjectIndex:
                         out.add(resolved)
                     else:
                         out.update(self._own_method_returns(class_qualname, expr))
+            getter = self.class_method(class_qualname, attr)
+            if getter is not None and _is_property(self.functions.get(getter)):
+                out.update(self.return_types(getter))
         return frozenset(out)
 
     def field_objects(self, class_qualnames, attr: str) -> frozenset:
@@ -1237,3 +1241,10 @@ def decorator_names(node: ast.AST) -> set[str]:
     """The last names of a definition's decorators (``staticmethod``, ``contextmanager`` of
     ``@contextlib.contextmanager``); a decorator call (``@cache(maxsize=1)``) names none."""
     return {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in getattr(node, "decorator_list", ())}
+
+
+def _is_property(info: FunctionInfo | None) -> bool:
+    """Is this method a property's getter (``@property``, ``@functools.cached_property``),
+    read as an attribute: its return annotation is the attribute's class."""
+    decorators = getattr(info.node, "decorator_list", ()) if info is not None else ()
+    return any((dotted_name(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in decorators)
