@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from bufferlint.analysis.domain.values import ParamRef, Value, uncleared
+from bufferlint.analysis.frontend.constants import DeviceObject
 from bufferlint.packs import ArgCondition
 
 # The tests a branch can make of a parameter, and the packs' argument conditions.
@@ -40,7 +41,10 @@ MATCHES = "matches"  # a pack argument condition (``device@0='cpu*'``)
 # and a call on an object whose class is known decides it (``may_be_instance``).
 INSTANCE = "isinstance"
 
-NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
+IN = "in"  # membership in a module constant's tuple (``device not in _CPU_DEVICES``)
+NOT_IN = "not in"
+
+NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ, IN: NOT_IN, NOT_IN: IN}
 
 # Where the indices of a nested function's closure variables begin (``FunctionInfo.captured``:
 # the ``k``-th is ``CAPTURED + k``), far above any parameter's. Inside its analysis such a
@@ -78,6 +82,9 @@ class ParamTest:
             return ArgCondition("", operand).accepts(value)
         if test == INSTANCE:  # a literal is no instance of a project class
             return False
+        if test in (IN, NOT_IN):
+            member = membership(value, operand)
+            return member is None or member == (test == IN)
         if test in (TRUTHY, FALSY):
             return bool(value) == (test == TRUTHY)
         if test in (IS, IS_NOT):
@@ -116,6 +123,26 @@ class ParamTest:
         if self.test == INSTANCE:
             return f"{name} an instance of `{self.operand}`"
         return f"{name} {self.test} {self.operand!r}"
+
+
+def membership(value: object, members: object) -> bool | None:
+    """Is the constant ``value`` one of ``members`` (a folded tuple)? None when that is not
+    known: a device's string stands for ``"cpu"`` and for ``torch.device("cpu")`` alike
+    (``constants.static_constant`` folds both to the string), which torch never finds equal,
+    so a string is surely in the tuple only when the tuple holds it in both forms, and surely
+    out only when it holds it in neither."""
+    if not isinstance(members, tuple):
+        return None
+    if not isinstance(value, str):
+        plain = [m for m in members if not isinstance(m, DeviceObject)]
+        return any(m == value for m in plain)  # as Python compares them (``1 in (True,)``)
+    as_string = value in [m for m in members if isinstance(m, str)]
+    as_device = value in [m.device for m in members if isinstance(m, DeviceObject)]
+    if as_string and as_device:
+        return True
+    if not as_string and not as_device:
+        return False
+    return None
 
 
 def sort_key(test: ParamTest) -> tuple:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from bufferlint.analysis.frontend.constants import static_constant
+from bufferlint.analysis.frontend.constants import DeviceObject, static_constant
 from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
 
 SOURCE_DIRS = ("src", "python", "lib")
@@ -392,8 +392,9 @@ def absolute_module(module: str | None, level: int, current: str, is_package: bo
 
 def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None:
     """A module constant's value, in a 1-tuple: a literal, a tuple (or list, as a tuple)
-    of literals and of names of the module's constants assigned before it
-    (``MARKERS = (RUNAI_ATTR, "_other")``), or a device (``constants.static_constant``);
+    of literals, devices (``constants.DeviceObject``) and names of the module's constants
+    assigned before it (``MARKERS = (RUNAI_ATTR, "_other")``), or a device
+    (``constants.static_constant``);
     None for anything else."""
     if isinstance(node, ast.Constant):
         return (node.value,)
@@ -404,6 +405,11 @@ def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None
                 items.append(element.value)
             elif isinstance(element, ast.Name) and isinstance(module.constants.get(element.id), (str, int, bool)):
                 items.append(module.constants[element.id])
+            elif isinstance(element, ast.Call):  # ``torch.device("cpu")``: a device, not its string
+                known, value = static_constant(element, lambda name: _module_constant(module, name), lambda f: _imported(module, f))
+                if not (known and isinstance(value, str)):
+                    return None
+                items.append(DeviceObject(value))
             else:
                 return None
         return (tuple(items),)
