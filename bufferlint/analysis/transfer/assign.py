@@ -9,7 +9,7 @@ from typing import cast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.values import (
-    EMPTY, ParamRef, Value, container, evolve, index, iterate, join, on_host, pinned_buffer,
+    EMPTY, ParamRef, Value, container, index, iterate, join, on_host, pinned_buffer,
 )
 from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short
 from bufferlint.analysis.transfer.effects import Effects
@@ -73,7 +73,7 @@ class Assignment:
                 grown = frame.st.vars.get(target.value.id)
                 if grown is not None:
                     keys = stored_key(holder, target.slice, value, frame.st.assume)
-                    frame.st.vars[target.value.id] = evolve(grown, keys=keys)
+                    frame.st.vars[target.value.id] = replace(grown, keys=keys)
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
             vocab = frame.vocab

@@ -15,7 +15,6 @@ from bufferlint.analysis.domain.values import (
     checked,
     collection,
     container,
-    evolve,
     index,
     iterate,
     join,
@@ -101,7 +100,7 @@ def keyword_dict(call: CallSite) -> Value:
     st = call.frame.st
     keys = display_keys([None if key is None else ast.Constant(key) for key, _ in keywords], values,
                         st.assume if st is not None else frozenset())
-    return evolve(result, keys=keys) if keys is not None else result
+    return replace(result, keys=keys) if keys is not None else result
 
 
 def mapped(call: CallSite) -> Value | None:

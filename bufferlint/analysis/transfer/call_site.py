@@ -91,7 +91,7 @@ class Args:
         is there under); None when some mapping's keys, or a ``*args``, are not known."""
         if any(s for _, s in self.positional):
             return None
-        entries = []
+        entries: list[tuple[Value, frozenset]] = []
         for key, value in self.keywords:
             if key is None:
                 if value.keys is None:
