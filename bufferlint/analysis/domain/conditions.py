@@ -22,9 +22,10 @@ more often, and the analysis reports that it did (a notice).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from bufferlint.analysis.domain.values import ParamRef, Value, uncleared
+from bufferlint.analysis.frontend.constants import DeviceObject
 from bufferlint.packs import ArgCondition
 
 # The tests a branch can make of a parameter, and the packs' argument conditions.
@@ -35,8 +36,15 @@ IS_NOT = "is not"
 EQ = "=="
 NE = "!="
 MATCHES = "matches"  # a pack argument condition (``device@0='cpu*'``)
+# The receiver is an instance of a project class (``operand``, its qualname): what a method's
+# ``self.m()`` reaches in a subclass's override holds only then (``call_project.targets_typed``),
+# and a call on an object whose class is known decides it (``may_be_instance``).
+INSTANCE = "isinstance"
 
-NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
+IN = "in"  # membership in a module constant's tuple (``device not in _CPU_DEVICES``)
+NOT_IN = "not in"
+
+NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ, IN: NOT_IN, NOT_IN: IN}
 
 # Where the indices of a nested function's closure variables begin (``FunctionInfo.captured``:
 # the ``k``-th is ``CAPTURED + k``), far above any parameter's. Inside its analysis such a
@@ -45,6 +53,10 @@ NEGATED = {TRUTHY: FALSY, FALSY: TRUTHY, IS: IS_NOT, IS_NOT: IS, EQ: NE, NE: EQ}
 # like a parameter's, which a call made inside the enclosing call decides with that call's
 # value of the variable (``call_project._captured_here``); any other call leaves it not known.
 CAPTURED = 1 << 16
+
+# A class's ancestors, itself first (``IndexView.class_ancestors``): what decides an
+# ``INSTANCE`` test at a call; without it such a test may hold.
+Ancestors = Callable[[str], Sequence[str]]
 
 # The most conditions one fact keeps: nested branches on many flags, or conditions composed
 # through long chains of helpers, stay bounded (the summary's lattice stays finite).
@@ -68,6 +80,11 @@ class ParamTest:
         test, operand = self.test, self.operand
         if test == MATCHES:
             return ArgCondition("", operand).accepts(value)
+        if test == INSTANCE:  # a literal is no instance of a project class
+            return False
+        if test in (IN, NOT_IN):
+            member = membership(value, operand)
+            return member is None or member == (test == IN)
         if test in (TRUTHY, FALSY):
             return bool(value) == (test == TRUTHY)
         if test in (IS, IS_NOT):
@@ -103,7 +120,29 @@ class ParamTest:
             return f"not {name}"
         if self.test == MATCHES:
             return f"{name} matching {self.operand!r}"
+        if self.test == INSTANCE:
+            return f"{name} an instance of `{self.operand}`"
         return f"{name} {self.test} {self.operand!r}"
+
+
+def membership(value: object, members: object) -> bool | None:
+    """Is the constant ``value`` one of ``members`` (a folded tuple)? None when that is not
+    known: a device's string stands for ``"cpu"`` and for ``torch.device("cpu")`` alike
+    (``constants.static_constant`` folds both to the string), which torch never finds equal,
+    so a string is surely in the tuple only when the tuple holds it in both forms, and surely
+    out only when it holds it in neither."""
+    if not isinstance(members, tuple):
+        return None
+    if not isinstance(value, str):
+        plain = [m for m in members if not isinstance(m, DeviceObject)]
+        return any(m == value for m in plain)  # as Python compares them (``1 in (True,)``)
+    as_string = value in [m for m in members if isinstance(m, str)]
+    as_device = value in [m.device for m in members if isinstance(m, DeviceObject)]
+    if as_string and as_device:
+        return True
+    if not as_string and not as_device:
+        return False
+    return None
 
 
 def sort_key(test: ParamTest) -> tuple:
@@ -137,16 +176,20 @@ def captured_variable(position: int) -> Value:
     return Value(param=CAPTURED + position)
 
 
-def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults: dict[int, object]) -> frozenset | None:
+def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults: dict[int, object],
+                   ancestors: Ancestors | None = None) -> frozenset | None:
     """A callee's conditions at one call (``bound``: its arguments by parameter): None when
     the arguments rule the fact out, else the conditions left, on the caller's own
-    parameters passed on (``defaults``: the caller's parameters' defaults)."""
+    parameters passed on (``defaults``: the caller's parameters' defaults). ``ancestors``
+    decides the ``INSTANCE`` tests of an argument whose class is known."""
     left = []
     for test in tests:
         actual = bound.get(test.param)
         if actual is None:
             if not test.by_default():
                 return None
+        elif test.test == INSTANCE and not may_be_instance(actual, str(test.operand), ancestors):
+            return None  # an object of a class that is none of the override's
         elif actual.has_const:
             if not test.decide(actual.const):
                 return None
@@ -163,6 +206,19 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
             elif not test.unknown_holds:
                 return None
     return frozenset(left)
+
+
+def may_be_instance(value: Value, owner: str, ancestors: Ancestors | None) -> bool:
+    """May ``value`` be an instance of the project class ``owner``? Not when every class it
+    is known to be (``types``, else ``declared``; each may be a subclass of its own) is
+    neither ``owner``'s subclass nor its base: the two hierarchies do not meet. A class
+    deriving from both, not among the parsed classes, is not considered (as dispatch
+    considers the parsed subclasses only)."""
+    classes = value.types or value.declared
+    if ancestors is None or not classes:
+        return True
+    above = ancestors(owner)
+    return any(name in above or owner in ancestors(name) for name in classes)
 
 
 def _truth_passed_on(test: ParamTest, actual: Value) -> ParamTest | None:

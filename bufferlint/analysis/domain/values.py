@@ -335,6 +335,13 @@ class Value:
     # (``ProjectIndex.field_objects``). Empty: not known (any object of its classes). The
     # pinned buffers read from its fields are that object's (``Borrow.objects``).
     objects: frozenset = frozenset()
+    # A dict of keyword arguments whose keys are all known (``kwargs = {}``, ``dict(a=1)``,
+    # ``kwargs["non_blocking"] = True``): ``(key, value, when)`` per entry, the key present
+    # only on paths where ``when`` holds (``conditions.ParamTest``s, as ``Borrow.when``; the
+    # path's assumptions where it was stored) and absent on the others; a key with no entry
+    # is absent. What ``f(**kwargs)`` passes by that name (``Args.argument``). None: the
+    # keys are not known (any key may be there).
+    keys: tuple | None = None
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -423,8 +430,26 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         fields=fields,
         built=a.built | b.built,
         objects=_join_objects(a, b),
+        keys=_join_keys(a.keys, b.keys),
         callables=a.callables if a.ref == b.ref and a.callables == b.callables else _callables(a) | _callables(b),
     )
+
+
+# The most entries a dict of keyword arguments keeps known (``Value.keys``): past it, its
+# keys are not known (any may be there).
+MAX_KEYS = 8
+
+
+def _join_keys(a: tuple | None, b: tuple | None) -> tuple | None:
+    """The keys of a dict that is one of two: each side's entries (an entry of one side
+    only is absent on the other's paths: its own condition still says when it is there);
+    not known when either side's are not."""
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    entries = tuple(dict.fromkeys(a + b))
+    return entries if len(entries) <= MAX_KEYS else None
 
 
 def _join_objects(a: Value, b: Value) -> frozenset:

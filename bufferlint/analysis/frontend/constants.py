@@ -13,7 +13,18 @@ as part of a file's interface), so the constructors are a table here, not a pack
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import Callable
+
+
+@dataclass(frozen=True)
+class DeviceObject:
+    """A ``torch.device`` held in a folded tuple (``_CPU_DEVICES = ("cpu",
+    torch.device("cpu"))``), kept apart from the string it is equal to nowhere else: torch
+    says ``torch.device("cpu") == "cpu"`` is False, so whether ``device in _CPU_DEVICES``
+    depends on which of the two the tuple holds (``conditions.membership``)."""
+
+    device: str
 
 
 # Calls whose value is a device, by qualified name: ``torch.device("cuda", 0)`` is "cuda:0".

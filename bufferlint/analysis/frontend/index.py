@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from bufferlint.analysis.frontend.constants import static_constant
+from bufferlint.analysis.frontend.constants import DeviceObject, static_constant
 from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
 
 SOURCE_DIRS = ("src", "python", "lib")
@@ -392,8 +392,9 @@ def absolute_module(module: str | None, level: int, current: str, is_package: bo
 
 def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None:
     """A module constant's value, in a 1-tuple: a literal, a tuple (or list, as a tuple)
-    of literals and of names of the module's constants assigned before it
-    (``MARKERS = (RUNAI_ATTR, "_other")``), or a device (``constants.static_constant``);
+    of literals, devices (``constants.DeviceObject``) and names of the module's constants
+    assigned before it (``MARKERS = (RUNAI_ATTR, "_other")``), or a device
+    (``constants.static_constant``);
     None for anything else."""
     if isinstance(node, ast.Constant):
         return (node.value,)
@@ -404,6 +405,11 @@ def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None
                 items.append(element.value)
             elif isinstance(element, ast.Name) and isinstance(module.constants.get(element.id), (str, int, bool)):
                 items.append(module.constants[element.id])
+            elif isinstance(element, ast.Call):  # ``torch.device("cpu")``: a device, not its string
+                known, value = static_constant(element, lambda name: _module_constant(module, name), lambda f: _imported(module, f))
+                if not (known and isinstance(value, str)):
+                    return None
+                items.append(DeviceObject(value))
             else:
                 return None
         return (tuple(items),)
@@ -863,7 +869,8 @@ class ProjectIndex:
 
     def field_types(self, class_qualnames, attr: str) -> frozenset:
         """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes
-        (inherited fields included)."""
+        (inherited fields included), or a property's return annotation (``@property def
+        loop(self) -> EvaluationLoop``)."""
         out = set()
         for class_qualname in class_qualnames:
             for name in self.class_ancestors(class_qualname):
@@ -874,6 +881,9 @@ class ProjectIndex:
                         out.add(resolved)
                     else:
                         out.update(self._own_method_returns(class_qualname, expr))
+            getter = self.class_method(class_qualname, attr)
+            if getter is not None and _is_property(self.functions.get(getter)):
+                out.update(self.return_types(getter))
         return frozenset(out)
 
     def field_objects(self, class_qualnames, attr: str) -> frozenset:
@@ -1237,3 +1247,10 @@ def decorator_names(node: ast.AST) -> set[str]:
     """The last names of a definition's decorators (``staticmethod``, ``contextmanager`` of
     ``@contextlib.contextmanager``); a decorator call (``@cache(maxsize=1)``) names none."""
     return {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in getattr(node, "decorator_list", ())}
+
+
+def _is_property(info: FunctionInfo | None) -> bool:
+    """Is this method a property's getter (``@property``, ``@functools.cached_property``),
+    read as an attribute: its return annotation is the attribute's class."""
+    decorators = getattr(info.node, "decorator_list", ()) if info is not None else ()
+    return any((dotted_name(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in decorators)

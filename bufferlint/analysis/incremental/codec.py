@@ -20,6 +20,7 @@ from pathlib import Path, PurePath
 from bufferlint.analysis.transfer.call_project import CallEdge
 from bufferlint.analysis.domain.conditions import ParamTest
 from bufferlint.analysis.domain.limits import Limit
+from bufferlint.analysis.frontend.constants import DeviceObject
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import FieldStore, ParamCall, SinkReach, Site, Summary
 from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Preset, Value
@@ -28,7 +29,7 @@ from bufferlint.hazards import Hazard
 
 CLASSES = {cls.__name__: cls for cls in (
     Borrow, Cleared, Cond, ParamRef, ParamTest, Preset, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
-    ParamCall, Limit,
+    ParamCall, Limit, DeviceObject,
 )}
 FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in CLASSES.items()}
 

@@ -8,10 +8,13 @@ from collections.abc import Callable
 from typing import cast
 from dataclasses import replace
 
-from bufferlint.analysis.domain.values import EMPTY, ParamRef, Value, container, index, iterate, join, on_host, pinned_buffer
+from bufferlint.analysis.domain.values import (
+    EMPTY, ParamRef, Value, container, index, iterate, join, on_host, pinned_buffer,
+)
 from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short
 from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.keyword_maps import stored_key
 from bufferlint.analysis.transfer.stores import Stores
 
 
@@ -65,6 +68,12 @@ class Assignment:
                 return
             self.store_into(target.value, value, stmt, target.slice, holder)
             self.eval(target.slice)
+            if holder.keys is not None and isinstance(target.value, ast.Name) and frame.st is not None:
+                # ``kwargs["non_blocking"] = True``: on this path the dict holds it now
+                grown = frame.st.vars.get(target.value.id)
+                if grown is not None:
+                    keys = stored_key(holder, target.slice, value, frame.st.assume)
+                    frame.st.vars[target.value.id] = replace(grown, keys=keys)
         elif isinstance(target, ast.Attribute):
             self.eval(target.value)
             vocab = frame.vocab

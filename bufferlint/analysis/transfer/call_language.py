@@ -18,6 +18,7 @@ from bufferlint.analysis.domain.values import (
     index,
     iterate,
     join,
+    join_all,
     view_of,
     waits_when_exhausted,
 )
@@ -25,6 +26,7 @@ from bufferlint.analysis.frontend.index import dotted_name
 from bufferlint.analysis.frontend.syntax import holder_name
 from bufferlint.analysis.transfer.call_effects import CallBack, Mark, Materialize, ReadBack, Release, Retain, Settle, Store
 from bufferlint.analysis.transfer.call_site import Args, CallSite
+from bufferlint.analysis.transfer.keyword_maps import display_keys
 
 # ``typing.cast(T, value)`` returns ``value`` itself: a type checker's word, not a copy.
 CASTS = frozenset({"typing.cast", "typing_extensions.cast"})
@@ -56,6 +58,8 @@ def builtin(call: CallSite, name: str) -> Value | None:
         elif call.stores.outlives_step(node.args[0], attribute=True):
             call.effects.append(Retain(node, flag, f"{dotted_name(node.args[0]) or 'object'}.<attr>"))  # type: ignore[arg-type]
         return EMPTY
+    if name == "dict" and not node.args and node.keywords:  # ``dict(non_blocking=True)``
+        return keyword_dict(call)
     if first is None:
         return collection(None) if name in ("list", "dict", "set") and not node.args else None
     if name in ("list", "tuple", "set", "frozenset", "sorted", "dict"):
@@ -85,6 +89,18 @@ def builtin(call: CallSite, name: str) -> Value | None:
     if name == "dict":
         return container(index(iterate(first), 1))
     return None
+
+
+def keyword_dict(call: CallSite) -> Value:
+    """``dict(k=v, ...)``: a dict of those values whose keys are known (``Value.keys``), on
+    this path; a ``**mapping`` among them leaves them not known."""
+    keywords = call.args.keywords
+    values = [value if key is not None else index(value, None) for key, value in keywords]
+    result = collection(join_all(values))
+    st = call.frame.st
+    keys = display_keys([None if key is None else ast.Constant(key) for key, _ in keywords], values,
+                        st.assume if st is not None else frozenset())
+    return replace(result, keys=keys) if keys is not None else result
 
 
 def mapped(call: CallSite) -> Value | None:

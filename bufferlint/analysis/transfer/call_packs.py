@@ -347,13 +347,16 @@ def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
 
 def parameter_conditions(call: CallSite, pattern) -> frozenset:
     """The conditions of ``pattern`` that this function's callers decide (``Borrow.when``):
-    a value condition (a device, not a flag) on one of its parameters passed on unchanged."""
+    a value condition (a device, not a flag) on one of its parameters passed on unchanged,
+    and the conditions a ``**mapping`` holds the argument under (``Args.keyword_when``)."""
     when = []
     for condition in pattern.required_kwargs if pattern is not None else ():
         how, value = call.argument(condition.key, condition.position)
         if how == "parameter" and isinstance(value, tuple) and not isinstance(condition.value, bool):
             index, known, default = value
             when.append(ParamTest(index, MATCHES, condition.value, known, default))
+        elif how == "unknown":  # ``**kwargs`` holding the flag only where ``device not in _CPU_DEVICES``
+            when.extend(call.args.keyword_when(condition.key, condition.position, condition.accepts))
     return frozenset(when)
 
 

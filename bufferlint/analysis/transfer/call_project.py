@@ -9,7 +9,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from bufferlint.analysis.domain.conditions import CAPTURED, TRUTHY, decide_at_call, holds_by_default
+from bufferlint.analysis.domain.conditions import CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, holds_by_default
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed, stores_in_order
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -149,7 +149,20 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
             # defines it).
             call.dispatched_from = f"{looked_up_in}.{method}"
             found.extend(overrides)
+            for override in overrides:
+                call.target_when[override.qualname] = _instance_of_owner(override)
     return found
+
+
+def _instance_of_owner(override: FunctionInfo) -> frozenset:
+    """The condition under which ``self.m()`` runs a subclass's override: ``self`` (this
+    method's parameter 0, as its caller passes it) is an instance of the override's class.
+    What the override hands back or reaches then holds only for receivers that may be one
+    (``conditions.may_be_instance``): ``loop.run()`` on a training loop does not get the
+    prediction loop's ``on_run_end`` result, while on a receiver of unknown class every
+    override stays (the hierarchy dispatch)."""
+    owner = override.class_qualname
+    return frozenset({ParamTest(0, INSTANCE, owner)}) if owner else frozenset()
 
 
 def _own_receiver(call: CallSite) -> bool:
@@ -448,9 +461,11 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
         adopt_future(call, future, bound, call_step, callkey)
     for called in sorted(summary.calls, key=repr):
         _call_back(call, called, bound, callkey, when)
-    result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults)
+    ancestors = call.program.index.class_ancestors
+    result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults, ancestors=ancestors)
     result = _with_closure(call, summary.returns, result,
-                           lambda value: _instantiate(value, bound, call.returned_step, callkey, call.frame.defaults))
+                           lambda value: _instantiate(value, bound, call.returned_step, callkey, call.frame.defaults,
+                                                      ancestors=ancestors))
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
     if guards or checks:
@@ -480,7 +495,7 @@ def _with_closure(call: CallSite, returned: Value, result: Value, instantiate: C
 def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
     """One of the callee's parameter reaches, at this call: a finding for a borrowed value
     passed here, a reach of this function's own parameter otherwise."""
-    for leaf, payload, assume, enablers in edge.through(reach):
+    for leaf, payload, assume, enablers in edge.through(reach, ancestors=call.program.index.class_ancestors):
         if reach.hazard.ended_by_write:
             _write_at_call(call, edge, reach, leaf, assume)
             continue
@@ -544,14 +559,16 @@ def _call_back(call: CallSite, called: ParamCall, bound: dict[int, Value], callk
     if function is None:
         return
     defaults = call.frame.defaults
-    here = decide_at_call(called.assume, bound, defaults)
+    ancestors = call.program.index.class_ancestors
+    here = decide_at_call(called.assume, bound, defaults, ancestors)
     if here is None:
         return
     step = called.trace[-1] if called.trace else call.call_step
     entered = (call.call_step,)
-    positional = [(_instantiate(value, bound, step, callkey, defaults, entered), starred)
+    positional = [(_instantiate(value, bound, step, callkey, defaults, entered, ancestors), starred)
                   for value, starred in called.positional]
-    keywords = [(name, _instantiate(value, bound, step, callkey, defaults, entered)) for name, value in called.keywords]
+    keywords = [(name, _instantiate(value, bound, step, callkey, defaults, entered, ancestors))
+                for name, value in called.keywords]
     function = resolve(function, called.path)
     call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when, called.returned))
 
@@ -677,15 +694,16 @@ class CallEdge:
         self.callee, self.bound, self.assume, self.step, self.defaults = callee, bound, assume, step, defaults
         self.synced = synced
 
-    def through(self, reach, passed: dict | None = None):
+    def through(self, reach, passed: dict | None = None, ancestors: Ancestors | None = None):
         """For each leaf of the argument the reach's path selects: (leaf, payload, the
         caller's assumptions, the values that enabled the sink). Nothing when the arguments
         rule the reach's conditions out (a constant, or the default of a parameter the call
-        leaves out); a condition on what the caller passes on becomes the caller's.
+        leaves out, or a receiver of a class that is none of an override's: ``ancestors``);
+        a condition on what the caller passes on becomes the caller's.
         ``passed``: every argument of the call, when ``bound`` holds only some parts."""
         cleaned: frozenset = frozenset()
         passed = self.bound if passed is None else passed
-        here = decide_at_call(reach.assume, passed, self.defaults)
+        here = decide_at_call(reach.assume, passed, self.defaults, ancestors)
         if here is None:
             return
         enablers = []
@@ -730,12 +748,13 @@ def _drop_params(leaf):
 
 
 def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple, defaults: dict,
-                 entered: tuple = ()) -> Value:
+                 entered: tuple = (), ancestors: Ancestors | None = None) -> Value:
     """A callee's result at this call: parameters replaced by the arguments, the callee's own
     borrowed objects re-identified per call site (what it hands back under conditions on
     its arguments kept only where they may hold, under what is left of them: ``defaults``,
     the caller's parameters' defaults, for those it passes on). ``entered``: the steps into
-    the callee that an argument's trace takes before the callee's own (a call-back's)."""
+    the callee that an argument's trace takes before the callee's own (a call-back's).
+    ``ancestors``: what decides a condition on the receiver's class (``decide_at_call``)."""
     if value == EMPTY:
         return EMPTY
     own: list = []
@@ -743,19 +762,19 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
     for leaf in value.leaves:
         if isinstance(leaf, ParamRef):
             actual = bound.get(leaf.index)
-            when = decide_at_call(leaf.when, bound, defaults) if leaf.when else frozenset()
+            when = decide_at_call(leaf.when, bound, defaults, ancestors) if leaf.when else frozenset()
             if actual is not None and when is not None:
                 resolved = _append_trace(resolve(actual, leaf.path), entered + leaf.trace + (step,))
                 extra.append(map_leaves(resolved, lambda mine: mine.under(mine.when | when)) if when else resolved)
         elif not leaf.when:
             own.append(leaf.at_call(callkey, leaf.trace + (step,)))
         else:
-            when = decide_at_call(leaf.when, bound, defaults)
+            when = decide_at_call(leaf.when, bound, defaults, ancestors)
             if when is not None:
                 own.append(leaf.at_call(callkey, leaf.trace + (step,), when))
-    types, type_when = _types_at_call(value, bound, defaults)
-    elems = _instantiate(value.elems, bound, step, callkey, defaults, entered) if value.elems is not None else None
-    items = tuple(_instantiate(i, bound, step, callkey, defaults, entered) for i in value.items) \
+    types, type_when = _types_at_call(value, bound, defaults, ancestors)
+    elems = _instantiate(value.elems, bound, step, callkey, defaults, entered, ancestors) if value.elems is not None else None
+    items = tuple(_instantiate(i, bound, step, callkey, defaults, entered, ancestors) for i in value.items) \
         if value.items is not None else None
     base = Value(
         leaves=best_of_equal(own),
@@ -778,14 +797,15 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
     return join_all([base] + extra)
 
 
-def _types_at_call(value: Value, bound: dict[int, Value], defaults: dict) -> tuple[frozenset, frozenset]:
+def _types_at_call(value: Value, bound: dict[int, Value], defaults: dict,
+                   ancestors: Ancestors | None = None) -> tuple[frozenset, frozenset]:
     """The classes a callee's result is an instance of at this call: one it is only under
     conditions on its parameters is kept where they may hold, under what is left of them."""
     if not value.type_when:
         return value.types, frozenset()
     types, conditional = set(value.types), []
     for qualname, when in value.type_when:
-        here = decide_at_call(when, bound, defaults)
+        here = decide_at_call(when, bound, defaults, ancestors)
         if here is None:
             types.discard(qualname)
         elif here:

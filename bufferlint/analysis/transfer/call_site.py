@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from functools import cached_property
-from typing import Iterable
+from typing import Callable, Iterable
 
 from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import (
@@ -65,13 +65,52 @@ class Args:
         if value is None and position is not None:
             value = self.arg(position)
         if value is None:
-            unpacked = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
-            return ("unknown", None) if unpacked else ("absent", None)
+            return self.unpacked(name)
         if value.has_const:
             return "const", value.const
         if value.ref is not None and not value.leaves:
             return "const", value.ref
         return "unknown", None
+
+    def unpacked(self, name: str) -> tuple[str, object]:
+        """How the ``*args`` and ``**mapping`` of the call pass parameter ``name`` when no
+        argument names it: "absent" when there are none, or every mapping's keys are known
+        (``Value.keys``) and none holds it; "const" when each entry holding it is the same
+        constant, on every path; else "unknown"."""
+        entries = self.mapping_entries(name)
+        if entries is None:
+            return "unknown", None
+        if not entries:
+            return "absent", None
+        first = entries[0][0]
+        if all(v.has_const and not when and v.const == first.const and type(v.const) is type(first.const)
+               for v, when in entries):
+            return "const", first.const
+        return "unknown", None
+
+    def mapping_entries(self, name: str) -> list[tuple[Value, frozenset]] | None:
+        """The entries of the call's ``**mapping``s under ``name`` (value, the conditions it
+        is there under); None when some mapping's keys, or a ``*args``, are not known."""
+        if any(s for _, s in self.positional):
+            return None
+        entries: list[tuple[Value, frozenset]] = []
+        for key, value in self.keywords:
+            if key is None:
+                if value.keys is None:
+                    return None
+                entries.extend((v, when) for k, v, when in value.keys if k == name)
+        return entries
+
+    def keyword_when(self, name: str, position: int | None, accepts: Callable[[object], bool]) -> frozenset:
+        """The conditions under which the call's ``**mapping``s pass ``name`` a value that
+        ``accepts`` may take (``kwargs["non_blocking"] = True`` stored only where ``device not
+        in _CPU_DEVICES``): those every such entry is stored under (their disjunction implies
+        them). Empty when an argument names it, or nothing is known of the entries."""
+        if self.keyword(name) is not None or (position is not None and self.arg(position) is not None):
+            return frozenset()
+        entries = self.mapping_entries(name)
+        whens = [when for v, when in entries or () if not v.has_const or accepts(v.const)]
+        return frozenset.intersection(*whens) if whens else frozenset()
 
     def device(self) -> str | None:
         """The device a device constructor's arguments make (``torch.device("cuda", 0)``)."""

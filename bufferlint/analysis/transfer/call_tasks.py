@@ -47,7 +47,7 @@ def judge_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> bool:
         for reach in program.summary(info.qualname).sinks:
             if not reach.hazard.about_in_flight:
                 continue
-            for leaf, _payload, _assume, _enablers in edge.through(reach, passed):
+            for leaf, _payload, _assume, _enablers in edge.through(reach, passed, program.index.class_ancestors):
                 if reads_in_flight(call, leaf):
                     site = call.frame.site(call.node, call.name, call.subject(frozenset({leaf})))
                     call.effects.append(Report(site, leaf.trace + (step,) + reach.trace, reach.hazard))

@@ -38,6 +38,7 @@ from bufferlint.analysis.transfer.comprehensions import Comprehensions
 from bufferlint.analysis.transfer.effects import Effects, refills_not_taken
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.keyword_maps import display_keys, without_keys
 from bufferlint.analysis.transfer.refine import parameter_compared, parameter_test, refine
 from bufferlint.analysis.transfer import records
 from bufferlint.analysis.transfer.stores import Stores
@@ -277,7 +278,11 @@ class ExpressionEvaluator:
 
     def expr_Name(self, node: ast.Name) -> Value:
         value = self.frame.st.vars.get(node.id)  # type: ignore[union-attr]  # eval checked it
-        return value if value is not None else self.lookup(node.id)
+        if value is None:
+            return self.lookup(node.id)
+        if value.keys is not None and node.id not in self.frame.tables.keyword_maps:
+            return without_keys(value)  # a dict read as something else: its keys may change
+        return value
 
     def expr_Attribute(self, node: ast.Attribute) -> Value:
         value = self.attribute(node)
@@ -392,7 +397,10 @@ class ExpressionEvaluator:
                 values.append(self.eval(value))
             else:
                 values.append(index(self.eval(value), None))
-        return collection(join_all(values))
+        result = collection(join_all(values))
+        st = self.frame.st
+        keys = display_keys(list(node.keys), values, st.assume) if st is not None else None
+        return evolve(result, keys=keys) if keys is not None else result
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
         values = [self.eval(v) for v in node.values]

@@ -21,6 +21,7 @@ from bufferlint.analysis.domain.values import Value, pinned_buffer
 from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.frontend.syntax import assigned_names, carried_names
+from bufferlint.analysis.transfer.keyword_maps import keyword_map_names
 from bufferlint.analysis.world import ProjectView
 from bufferlint.findings import TraceStep
 
@@ -34,7 +35,7 @@ class FunctionTables:
     """What is derived once from a function's tree: its graph, each loop body's bound names,
     and the parents and regions inline marker checks evaluate (``guard_inline``)."""
 
-    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline", "_stable")
+    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline", "_stable", "_keyword_maps")
 
     def __init__(self, node: ast.AST) -> None:
         self.node = node
@@ -43,6 +44,14 @@ class FunctionTables:
         self.loop_fresh: dict[ast.AST, set[str]] = {}
         self.inline: Any = None  # guard_inline.InlineTables, built when first asked
         self._stable: frozenset[str] | None = None
+        self._keyword_maps: frozenset[str] | None = None
+
+    @property
+    def keyword_maps(self) -> frozenset[str]:
+        """Names read only as dicts of keyword arguments (``keyword_maps.keyword_map_names``)."""
+        if self._keyword_maps is None:
+            self._keyword_maps = keyword_map_names(self.node)
+        return self._keyword_maps
 
     @property
     def stable_names(self) -> frozenset[str]:

@@ -6,7 +6,7 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State
-from bufferlint.analysis.domain.conditions import EQ, FALSY, IS, IS_NOT, NE, TRUTHY, ParamTest, exact_parameter
+from bufferlint.analysis.domain.conditions import EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Borrow, Value, clean, clear_leaf, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
@@ -82,15 +82,21 @@ def assume_clean(st: State, facts: frozenset[tuple[object, object]]) -> State:
 
 
 def parameter_compared(test: ast.expr, values: dict[int, Value], defaults: dict[int, object]) -> ParamTest | None:
-    """``flag is None``, ``mode == "copy"``, ``mode != "copy"``: a parameter compared with a
-    constant (``is`` only with None, True or False), as a test of the parameter."""
+    """``flag is None``, ``mode == "copy"``, ``mode != "copy"``, ``device not in
+    _CPU_DEVICES``: a parameter compared with a constant (``is`` only with None, True or
+    False; ``in`` with a module constant's tuple), as a test of the parameter."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
-    kinds = {ast.Is: IS, ast.IsNot: IS_NOT, ast.Eq: EQ, ast.NotEq: NE}
+    kinds = {ast.Is: IS, ast.IsNot: IS_NOT, ast.Eq: EQ, ast.NotEq: NE, ast.In: IN, ast.NotIn: NOT_IN}
     kind = kinds.get(type(test.ops[0]))
     left, right = values.get(id(test.left)), values.get(id(test.comparators[0]))
     if kind is None or left is None or right is None:
         return None
+    if kind in (IN, NOT_IN):  # ``device not in _CPU_DEVICES``: a parameter in a constant tuple
+        param = exact_parameter(left)
+        if param is None or not (right.has_const and isinstance(right.const, tuple)):
+            return None
+        return ParamTest(param, kind, right.const).on(param, defaults)
     param, other = exact_parameter(left), right
     if param is None:
         param, other = exact_parameter(right), left
