@@ -12,8 +12,8 @@ from sglang.srt.model_loader.weight_utils import runai_safetensors_weights_itera
 from shardload.copying import copy_param, copy_rows
 from shardload.policy import (
     DevicePolicy,
-    LargePinnedPolicy,
-    PinnedPolicy,
+    BulkPolicy,
+    LargeTensorPolicy,
     cpu_streamable,
     lent_view_safe,
     may_background,
@@ -128,8 +128,8 @@ def load_all(model: torch.nn.Module, files: list[str]) -> None:
     load_norms(model, files)
     load_lm_head(model, files)
     load_attention(model, files)
-    load_with_policy(model, files, PinnedPolicy())
-    load_with_policy(model, files, LargePinnedPolicy())
+    load_with_policy(model, files, BulkPolicy())
+    load_with_policy(model, files, LargeTensorPolicy())
     load_mlp_checked_first(model, files)
     load_experts(model, files, rows_per_expert=256)
     load_router(model, files)

@@ -46,14 +46,16 @@ class DevicePolicy:
         return self._ASYNC_BY_DEVICE.get(t.device.type, False)
 
 
-class PinnedPolicy(DevicePolicy):
-    """Only pinned tensors are worth a worker: pageable ones stage through the driver."""
+class BulkPolicy(DevicePolicy):
+    """Only host tensors big enough to amortise the hop to a worker."""
+
+    min_bytes = 1 << 20
 
     def allows_async(self, t: torch.Tensor) -> bool:
-        return t.device.type == "cpu" and t.is_pinned()
+        return t.device.type == "cpu" and t.numel() * t.element_size() >= self.min_bytes
 
 
-class LargePinnedPolicy(DevicePolicy):
+class LargeTensorPolicy(DevicePolicy):
     """Like the base policy, but skip tiny tensors (the hop costs more than the copy)."""
 
     min_numel = 1 << 14
