@@ -113,7 +113,7 @@ LABELS = {
         ("devload/loader.py", "out[name] = t.to(self.cfg.device, non_blocking=self.cfg.overlap)", "BL004", B,
          "cfg.overlap defaults to True: a non-blocking H2D copy of the view, synchronised after the loop."),
         ("devload/loader.py", "out[name] = t.pin_memory().to(self.cfg.device, non_blocking=True)", "BL004", B,
-         "pin_memory() of an already pinned streamer view returns the same tensor: the async copy still reads the reused buffer."),
+         "pin_memory() of an already pinned view (the streamer's buffer is pinned, as the BL004 docs assume) returns the same tensor: the async copy still reads the reused buffer."),
         ("devload/loader.py", "out[name] = t.clone().to(self.cfg.device, non_blocking=True)", "BL004", S,
          "The copy reads an owned clone, not the streamer's buffer."),
         ("devload/loader.py", "module.register_buffer(short, t, persistent=False)", "BL003", B,
