@@ -1,0 +1,3 @@
+import torch
+
+HOST = torch.device("cpu")
