@@ -187,7 +187,9 @@ def _first_on_line(lines: list[str], statement: ast.stmt) -> bool:
     return not lines[statement.lineno - 1][:statement.col_offset].strip() if lines[statement.lineno - 1].isascii() else False
 
 
-def _insert_before_statement(project: Project, rng: random.Random, make: Callable[[str], str], what: str) -> str | None:
+def _insert_before_statement(project: Project, rng: random.Random, make: Callable[[ast.AST], str | None],
+                             what: str) -> str | None:
+    """A line ``make(function)`` (None: not in this function) before one of a function's statements."""
     found = project.function(rng)
     if found is None:
         return None
@@ -197,8 +199,11 @@ def _insert_before_statement(project: Project, rng: random.Random, make: Callabl
     if not statements:
         return None
     target = rng.choice(statements)
+    line = make(function)
+    if line is None:
+        return None
     indent = lines[target.lineno - 1][:target.col_offset]
-    lines.insert(target.lineno - 1, indent + make(indent))
+    lines.insert(target.lineno - 1, indent + line)
     _write(path, "\n".join(lines))
     return f"{what} at {project.key(path)}:{target.lineno}"
 
@@ -555,23 +560,13 @@ def statement(project: Project, rng: random.Random) -> str | None:
 def keep_in_field(project: Project, rng: random.Random) -> str | None:
     """A method starts keeping a value in a field of its receiver (``self._fz_kept = w``,
     the edit of a loader that keeps a weight): a new store, read by nothing."""
-    found = project.function(rng)
-    if found is None:
-        return None
-    path, text, function = found
-    params = [a.arg for a in function.args.args]
-    stored = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
-    if not params or len(params) + len(stored) < 2:
-        return None
-    lines = text.split("\n")
-    statements = [s for s in _statements(function) if _first_on_line(lines, s)]
-    if not statements:
-        return None
-    target = rng.choice(statements)
-    indent = lines[target.lineno - 1][:target.col_offset]
-    lines.insert(target.lineno - 1, f"{indent}{params[0]}._fz_kept = {rng.choice(params[1:] + stored)}")
-    _write(path, "\n".join(lines))
-    return f"keep in field at {project.key(path)}:{target.lineno}"
+    def keep(function: ast.AST) -> str | None:
+        params = [a.arg for a in function.args.args]  # type: ignore[attr-defined]
+        stored = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+        if not params or len(params) + len(stored) < 2:
+            return None
+        return f"{params[0]}._fz_kept = {rng.choice(params[1:] + stored)}"
+    return _insert_before_statement(project, rng, keep, "keep in field")
 
 
 def git_checkout(project: Project, rng: random.Random) -> str | None:
