@@ -579,7 +579,7 @@ class Effects:
         (``refresh``). Views of an advance that some other source also declares, or of a
         helper that advances, stay stale. Granularity is the source's site, as for
         ``refresh``: a view taken before the advance and read after this call is not told
-        from one taken after it (one kept in a container past its step is BL003 anyway)."""
+        from one taken after it (one kept in a container past its step is reported as kept anyway)."""
         st = self.frame.st
         if st is None or not st.refilled:
             return
