@@ -56,6 +56,56 @@ project(
 
 # ---------------------------------------------------------------------------------------------
 
+project(
+    "stream_stages",
+    ("wstages/stages.py", "yield name, w.to(device, non_blocking=True)", 1, "BL004", True,
+     "The stage yields the device tensor while the copy may still read the streamed view; the consumer's next() lets the streamer refill it."),
+    ("wstages/stages.py", "on_dev = w.to(device, non_blocking=True)", 1, "BL004", False,
+     "current_stream().synchronize() right after the copy, before the stage yields and the streamer advances."),
+    ("wstages/stages.py", "yield name, staged.to(device, non_blocking=True)", 1, "BL004", True,
+     "pin_memory() of the streamer's already-pinned view returns the view itself: the non-blocking copy still reads the reused buffer, never waited."),
+    ("wstages/load.py", "params[name].data.copy_(w, non_blocking=True)", 1, "BL004", True,
+     "Side-stream copy followed only by wait_stream (device-side ordering): the host advances the streamer while the copy reads the view."),
+    ("wstages/load.py", "params[name].data.copy_(w, non_blocking=True)", 2, "BL004", False,
+     "An event recorded on the side stream after the copy is synchronised on the host in the same iteration."),
+    ("wstages/load.py", "params[name].data.copy_(w.cuda(non_blocking=True))", 1, "BL004", True,
+     "The host synchronises only after layernorm weights; every other iteration advances the streamer with the copy in flight."),
+    ("wstages/load.py", "for group in itertools.batched(renamed(", 1, "BL003", True,
+     "itertools.batched collects 8 streamed views before the body runs: the first ones were refilled while the group was being built."),
+    ("wstages/load.py", "for group in itertools.batched(((n, w.clone())", 1, "BL003", False,
+     "Each element is cloned as it is drawn, so the batch holds owned tensors."),
+    ("wstages/load.py", "by_name = {n: w for n, w in skip_rotary(", 1, "BL003", True,
+     "A dict comprehension materialises the whole stream: every value is a view of the refilled buffer."),
+    ("wstages/load.py", "by_name = {n: w.clone() for n, w in skip_rotary(", 1, "BL003", False,
+     "The comprehension clones each view while it is valid."),
+    ("wstages/load.py", "held = (name, w)", 1, "BL003", True,
+     "The gate_proj view is held in a tuple until up_proj arrives, tensors later: read after the streamer refilled it."),
+    ("wstages/load.py", "held = (name, w.clone())", 1, "BL003", False,
+     "The held gate_proj tensor is a clone."),
+    ("wstages/load.py", "recent.append(w)", 1, "BL003", True,
+     "A deque of the last two views is read in the next iteration, after the buffer was refilled."),
+    ("wstages/load.py", "recent.append(w.clone())", 1, "BL003", False,
+     "The deque keeps clones."),
+    ("wstages/load.py", "local[name] = w.chunk(world, dim=0)[rank].contiguous()", 1, "BL003", True,
+     "A dim-0 chunk of a contiguous tensor is already contiguous, so .contiguous() returns the view itself: kept in the dict."),
+    ("wstages/load.py", "local[name] = w.chunk(world, dim=0)[rank].clone()", 1, "BL003", False,
+     "The kept shard is cloned."),
+    ("wstages/load.py", "return found", 1, "BL003", True,
+     "The embedding view is returned after the loop ran to the end of the stream: the buffer holds later tensors' bytes."),
+    ("wstages/load.py", "return w", 1, "BL003", False,
+     "Returned inside the loop, before the generator is resumed: the streamer never refills the buffer after this view."),
+    ("wstages/load.py", "list(pool.map(lambda pair: _copy_pair(params, pair), open_stream(files)))", 1, "BL001", True,
+     "Executor.map drains the whole stream up front; the workers read views the streamer has refilled since."),
+    ("wstages/load.py", "list(pool.map(lambda pair: _copy_pair(params, pair), ((n, w.clone())", 1, "BL001", False,
+     "The mapped stream yields clones: the workers read owned tensors."),
+    ("wstages/load.py", "t = threading.Thread(target=params[name].data.copy_, args=(w,), daemon=True)", 1, "BL001", True,
+     "Threads are joined only after the loop; each copies its view after the stream advanced."),
+    ("wstages/load.py", "t = threading.Thread(target=params[name].data.copy_, args=(w,), daemon=True)", 2, "BL001", False,
+     "The thread is joined in the same iteration, before the stream advances."),
+)
+
+# ---------------------------------------------------------------------------------------------
+
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
     seen = 0
