@@ -106,6 +106,46 @@ project(
 
 # ---------------------------------------------------------------------------------------------
 
+project(
+    "kv_tiering",
+    ("kvtier/restore.py", "os.preadv(fd, [slot.numpy()], off)", 1, "BL006", True,
+     "The slot taken i % n_slots was the source of a non-blocking copy n iterations ago, never waited: preadv overwrites it under the copy."),
+    ("kvtier/restore.py", "os.preadv(fd, [slab.slots[k].numpy()], off)", 1, "BL006", False,
+     "The slot's event, recorded after its last copy, is synchronised on the host before preadv refills it."),
+    ("kvtier/restore.py", "buf.copy_(src.flatten())", 1, "BL006", False,
+     "Two pinned buffers taken in turn and a host synchronize after every second copy: a buffer is rewritten only after its copy was waited."),
+    ("kvtier/restore.py", "staging[: piece.shape[0]] = piece", 1, "BL006", True,
+     "wait_event only orders device work; the host rewrites the staging rows while the previous copy may still read them."),
+    ("kvtier/restore.py", "np.copyto(staging.numpy(), piece)", 1, "BL006", True,
+     "pin_memory=torch.cuda.is_available() pins wherever the device copy runs; the next np.copyto rewrites it with no host sync."),
+    ("kvtier/restore.py", "np.copyto(staging.numpy(), piece)", 2, "BL006", False,
+     "pin_memory=False: a copy from pageable memory is staged before copy_ returns, so the rewrite cannot race it."),
+    ("kvtier/restore.py", "np.copyto(self.staging.numpy(), host_block)", 1, "BL006", True,
+     "BlockUploader.upload rewrites its pinned field while the previous call's non-blocking copy may still read it (restore_prefix calls it in a loop with no sync)."),
+    ("kvtier/restore.py", "np.copyto(self.staging.numpy(), host_block)", 2, "BL006", False,
+     "FencedUploader synchronises the event recorded after the previous call's copy before rewriting the staging block."),
+    ("kvtier/evict.py", "return [hashlib.blake2b(s.numpy().tobytes()).hexdigest() for s in slab.slots]", 1, "BL005", True,
+     "The slots are hashed on the host right after the non-blocking device-to-host copies were queued, with no synchronisation."),
+    ("kvtier/evict.py", "return [hashlib.blake2b(s.numpy().tobytes()).hexdigest() for s in slab.slots]", 2, "BL005", False,
+     "current_stream().synchronize() after the copies and before the hashing."),
+    ("kvtier/evict.py", "if not torch.isfinite(slot).all():", 1, "BL005", True,
+     "A truth test on the host of the pinned slot the copy is still filling."),
+    ("kvtier/evict.py", "out.write(slot.numpy().tobytes())", 1, "BL005", True,
+     "The event was recorded before the copy was queued, so its synchronize() does not wait for the copy."),
+    ("kvtier/evict.py", "out.write(slot.numpy().tobytes())", 2, "BL005", False,
+     "The event is recorded after the copy and polled with query() until it is done before the write."),
+    ("kvtier/evict.py", "self.items.put((key, slot, None))", 1, "BL005", True,
+     "The in-flight slot goes to the writer thread with no event; _drain writes its bytes without synchronising."),
+    ("kvtier/evict.py", "self.items.put((key, slot, ev))", 1, "BL005", False,
+     "The writer thread synchronises the event recorded after the copy before reading the slot."),
+    ("kvtier/evict.py", "return pool.submit(_persist, out, slot)", 1, "BL005", True,
+     "_persist reads the slot on a worker thread with nothing waiting for the copy."),
+    ("kvtier/evict.py", "return pool.submit(_persist_after_sync, out, slot)", 1, "BL005", False,
+     "_persist_after_sync calls torch.cuda.synchronize() before it reads the slot."),
+)
+
+# ---------------------------------------------------------------------------------------------
+
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
     seen = 0
