@@ -146,6 +146,36 @@ project(
 
 # ---------------------------------------------------------------------------------------------
 
+project(
+    "overlap_sched",
+    ("postproc/engine.py", "return host.token_ids.tolist()", 1, "BL005", True,
+     "to_host() issues .to(HOST, non_blocking=True) (its default) and returns the record; tolist() reads the ids with no synchronisation."),
+    ("postproc/engine.py", "return host.token_ids.tolist()", 2, "BL005", False,
+     "to_host_evented records an event after the copies; it is synchronised before the read."),
+    ("postproc/engine.py", "return host.token_ids.tolist()", 3, "BL005", False,
+     "to_host(..., non_blocking=False): the copies are blocking."),
+    ("postproc/engine.py", "return host.token_ids.tolist()", 4, "BL005", True,
+     "non_blocking=self.overlap, and the engine is built by make_engine with overlap=True: the read is not synchronised."),
+    ("postproc/engine.py", "return bool(host.finished.all())", 1, "BL005", True,
+     "A host reduction and truth value of the in-flight finished flags."),
+    ("postproc/engine.py", "return int(host.finished.sum())", 1, "BL005", False,
+     "The record's event (recorded after the copies) is synchronised first."),
+    ("postproc/engine.py", "return np.bincount(host.token_ids.numpy(), minlength=vocab)", 1, "BL005", True,
+     "NumPy reads the ids through .numpy() while the copy may still be filling them."),
+    ("postproc/engine.py", "log.debug(f\"step {step}: ids={host.token_ids} lp={host.logprobs}\")", 1, "BL005", True,
+     "The f-string formats both in-flight tensors on the host (it is evaluated whatever the log level)."),
+    ("postproc/engine.py", "return json.dumps({\"ids\": prev.token_ids.tolist()})", 1, "BL005", True,
+     "The previous step's event was recorded but never synchronised: nothing makes the host wait for its copy."),
+    ("postproc/engine.py", "return json.dumps({\"ids\": prev.token_ids.tolist()})", 2, "BL005", False,
+     "prev.ready.synchronize() before the read."),
+    ("postproc/engine.py", "return self.pool.submit(self._detok, host)", 1, "BL005", True,
+     "_detok reads host.token_ids on the worker without synchronising the record's event."),
+    ("postproc/engine.py", "return self.pool.submit(self._detok_waited, host)", 1, "BL005", False,
+     "_detok_waited synchronises the record's event before it reads."),
+)
+
+# ---------------------------------------------------------------------------------------------
+
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
     seen = 0
