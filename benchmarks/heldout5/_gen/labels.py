@@ -176,6 +176,36 @@ project(
 
 # ---------------------------------------------------------------------------------------------
 
+project(
+    "rollout_push",
+    ("wsync/push.py", "sock.send_multipart([header, view], copy=False)", 1, "BL001", True,
+     "Zero-copy, untracked: ZMQ's I/O thread reads the bucket after the next pack() has rewritten the bytearray."),
+    ("wsync/push.py", "tracker = sock.send(view, copy=False, track=True)", 1, "BL001", False,
+     "The tracker is waited in the same iteration, before the next pack()."),
+    ("wsync/push.py", "tracker = sock.send_multipart((view, b\"end\"), copy=False, track=True)", 1, "BL001", True,
+     "send_multipart's tracker covers the last part only (b\"end\", copied): waiting on it does not wait for the bucket sent first."),
+    ("wsync/push.py", "tracker = sock.send(view, copy=False, track=True)", 2, "BL001", False,
+     "tracker = None before the try, and the finally waits for it when a send started: done before the next pack()."),
+    ("wsync/push.py", "sent.append(sock.send(view, copy=False, track=True))", 1, "BL001", True,
+     "The trackers are waited only after the loop; every pack() rewrites the bytearray under the previous sends."),
+    ("wsync/push.py", "inflight.add(sock.send(view, copy=False, track=True))", 1, "BL001", False,
+     "Inflight.__exit__ waits every tracker added in the block, at the end of each iteration."),
+    ("wsync/push.py", "sock.send(hdr, copy=False)", 1, "BL001", True,
+     "The 128 KiB header page (over zmq.COPY_THRESHOLD, so really zero-copy) is rewritten by the next struct.pack_into while the send may still read it."),
+    ("wsync/push.py", "sock.send(hdr)", 1, "BL001", False,
+     "Default copy=True: pyzmq copies the header before send returns."),
+    ("wsync/push.py", "q.put(np.frombuffer(view, dtype=np.uint8))", 1, "BL001", True,
+     "multiprocessing.Queue.put pickles in its feeder thread later; by then the next pack() has rewritten the bucket the array views."),
+    ("wsync/push.py", "conn.send(np.frombuffer(view, dtype=np.uint8))", 1, "BL001", False,
+     "Connection.send pickles and writes the array before it returns."),
+    ("wsync/push.py", "self.last_sent = view", 1, "BL003", True,
+     "The view of the packer's bytearray is kept for resend(); every later pack() rewrites it."),
+    ("wsync/push.py", "self.last_copy = bytes(view)", 1, "BL003", False,
+     "bytes(view) is an owned copy."),
+)
+
+# ---------------------------------------------------------------------------------------------
+
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
     seen = 0
