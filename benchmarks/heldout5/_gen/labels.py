@@ -206,6 +206,40 @@ project(
 
 # ---------------------------------------------------------------------------------------------
 
+project(
+    "shm_prefetch",
+    ("shmdl/trainer.py", "self.to_pin.put(self.ring.images(slot))", 1, "BL001", True,
+     "The pinning thread reads the frombuffer view off the queue after hand_back() let a worker refill the slot."),
+    ("shmdl/trainer.py", "self.to_pin.put(self.ring.images(slot).clone())", 1, "BL001", False,
+     "The queue gets a clone of the slot's images."),
+    ("shmdl/trainer.py", "fut = self.pool.submit(augment, self.ring.images(slot))", 1, "BL001", False,
+     "fut.result() before hand_back(): the task is done before the slot can be refilled."),
+    ("shmdl/trainer.py", "futs.append(self.pool.submit(augment, self.ring.images(slot)))", 1, "BL001", True,
+     "The futures are waited only after the loop; hand_back() comes first in every iteration."),
+    ("shmdl/trainer.py", "parts = [self.pool.submit(augment, images[i::2]) for i in range(2)]", 1, "BL001", False,
+     "cf.wait(parts) before hand_back()."),
+    ("shmdl/trainer.py", "res = self.legacy_pool.apply_async(augment, (self.ring.images(slot),))", 1, "BL001", True,
+     "ThreadPool.apply_async, and res.get() only after hand_back(): a worker may refill the slot under the task."),
+    ("shmdl/trainer.py", "res = self.legacy_pool.apply_async(augment, (self.ring.images(slot),))", 2, "BL001", False,
+     "res.get() before hand_back()."),
+    ("shmdl/trainer.py", "self.eval_images.append(self.ring.images(slot)[:4])", 1, "BL003", True,
+     "A slice of the shared-memory view is kept in a field across hand_back()."),
+    ("shmdl/trainer.py", "self.eval_images.append(self.ring.images(slot)[:4].clone())", 1, "BL003", False,
+     "The kept slice is cloned."),
+    ("shmdl/trainer.py", "self.sample_labels = self.ring.labels(slot)", 1, "BL003", True,
+     "The labels array is an np.frombuffer view of the slot, kept on self after hand_back()."),
+    ("shmdl/trainer.py", "self.sample_labels = self.ring.labels(slot).copy()", 1, "BL003", False,
+     ".copy() of the labels view."),
+    ("shmdl/trainer.py", "self.replay.append(Batch(self.ring.images(slot), self.ring.labels(slot)))", 1, "BL003", True,
+     "A dataclass record holding both views is kept in the replay list past hand_back()."),
+    ("shmdl/trainer.py", "self.replay.append(Batch(self.ring.images(slot).clone(), self.ring.labels(slot).copy()))", 1, "BL003", False,
+     "The record holds copies."),
+    ("shmdl/trainer.py", "kept.append(np.ndarray(IMAGE_SHAPE, dtype=np.float32, buffer=self.ring.blocks[slot].buf))", 1, "BL003", True,
+     "np.ndarray(..., buffer=shm.buf) is a view of the block; the list keeps it past hand_back() and returns it."),
+)
+
+# ---------------------------------------------------------------------------------------------
+
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
     seen = 0
