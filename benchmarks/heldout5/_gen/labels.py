@@ -240,6 +240,34 @@ project(
 
 # ---------------------------------------------------------------------------------------------
 
+project(
+    "feat_client",
+    ("featrx/client.py", "self.cache[key] = row", 1, "BL003", True,
+     "The np.frombuffer row views self.buf, which the next recv_into overwrites: every cached row ends up showing the last one."),
+    ("featrx/client.py", "self.cache[key] = row.copy()", 1, "BL003", False,
+     ".copy() of the row."),
+    ("featrx/client.py", "rows.extend(block)", 1, "BL003", True,
+     "Iterating a 2-D array yields row views: the list keeps views of self.buf across refills."),
+    ("featrx/client.py", "rows.extend(block.copy())", 1, "BL003", False,
+     "The rows are views of an owned copy of the block."),
+    ("featrx/client.py", "pending.append(loop.run_in_executor(self.pool, score, vec))", 1, "BL001", True,
+     "Gathered only after the loop: the workers read vec after later recv_into calls overwrote self.buf."),
+    ("featrx/client.py", "out.append(await loop.run_in_executor(self.pool, score, vec))", 1, "BL001", False,
+     "Awaited before the next recv_into."),
+    ("featrx/client.py", "self.on_device[key] = row.to(device, non_blocking=True)", 1, "BL004", False,
+     "self.buf is a pageable bytearray: CUDA stages a non-blocking copy from pageable memory before .to() returns, so the next recv_into cannot race it."),
+    ("featrx/client.py", "threading.Thread(target=self._log_head, args=(memoryview(self.buf)[:16],)).start()", 1, "BL001", True,
+     "The thread formats a memoryview of self.buf that the next iteration's recv_into may already have overwritten."),
+    ("featrx/client.py", "threading.Thread(target=self._log_head, args=(bytes(self.buf[:16]),)).start()", 1, "BL001", False,
+     "A bytearray slice is a copy (and bytes() another): the thread gets owned bytes."),
+    ("featrx/shards.py", "records = list(iter_records(path, rec_bytes))", 1, "BL003", True,
+     "list() materialises the generator's views of its one readinto buffer: every element shows the last record."),
+    ("featrx/shards.py", "records = [r.copy() for r in iter_records(path, rec_bytes)]", 1, "BL003", False,
+     "Each record is copied while it is valid."),
+)
+
+# ---------------------------------------------------------------------------------------------
+
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
     seen = 0
