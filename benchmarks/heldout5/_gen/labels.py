@@ -268,6 +268,28 @@ project(
 
 # ---------------------------------------------------------------------------------------------
 
+project(
+    "tap_bus",
+    ("gradtap/subscribers.py", "to_disk.put(view)", 1, "BL001", True,
+     "The bus handler queues the pump's np.frombuffer view for the writer thread; the pump's next readinto overwrites it before the write."),
+    ("gradtap/subscribers.py", "to_disk.put(view.tobytes())", 1, "BL001", False,
+     "tobytes() copies the record before it is queued."),
+    ("gradtap/subscribers.py", "self.last = view", 1, "BL003", True,
+     "LastSeen (a callable object on the bus) keeps the view of the pump's buffer after the handler returns."),
+    ("gradtap/subscribers.py", "self.counts += np.histogram(view, bins=self.bins, range=(-8.0, 8.0))[0]", 1, "BL003", False,
+     "Histogram reads the view while the handler runs and keeps only counts."),
+    ("gradtap/subscribers.py", "self.latest[key] = view", 1, "BL003", True,
+     "The registered bound method keeps tapwire's borrowed view in a dict past its return."),
+    ("gradtap/subscribers.py", "self.latest[key] = np.array(view)", 1, "BL003", False,
+     "np.array(view) copies."),
+    ("gradtap/subscribers.py", "self.reader.on_record(lambda key, view: self.pool.submit(write_row, key, view))", 1, "BL001", True,
+     "The registered lambda submits the borrowed view and returns at once; the reader reuses its buffer before write_row runs."),
+    ("gradtap/subscribers.py", "self.reader.on_record(lambda key, view: self.pool.submit(write_row, key, view.copy()))", 1, "BL001", False,
+     "The lambda submits a copy."),
+)
+
+# ---------------------------------------------------------------------------------------------
+
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
     seen = 0
