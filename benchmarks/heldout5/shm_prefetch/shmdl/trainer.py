@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import queue
+import threading
 from dataclasses import dataclass
 from multiprocessing.pool import ThreadPool
 
@@ -32,6 +33,12 @@ class Prefetcher:
         self.eval_images: list[torch.Tensor] = []
         self.sample_labels: np.ndarray | None = None
         self.replay: list[Batch] = []
+        self.pinned: queue.Queue = queue.Queue(maxsize=4)
+        threading.Thread(target=self._pin_loop, daemon=True).start()
+
+    def _pin_loop(self) -> None:
+        while (images := self.to_pin.get()) is not None:
+            self.pinned.put(images.pin_memory())
 
     # hand-offs --------------------------------------------------------------------------------
 

@@ -116,11 +116,12 @@ def find_embedding(files: list[str]) -> torch.Tensor | None:
     return found
 
 
-def find_embedding_early(files: list[str]) -> torch.Tensor | None:
+def find_embedding_owned(files: list[str]) -> torch.Tensor | None:
+    found = None
     for name, w in open_stream(files):
         if name.endswith("embed_tokens.weight"):
-            return w
-    return None
+            found = w.clone()
+    return found
 
 
 def load_on_device(model: torch.nn.Module, files: list[str], device: torch.device) -> None:
