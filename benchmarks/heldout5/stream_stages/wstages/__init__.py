@@ -1,0 +1,1 @@
+"""Weight loading as a pipeline of generator stages over vLLM's RunAI iterator."""
