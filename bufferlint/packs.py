@@ -304,7 +304,9 @@ class SinkSpec:
     handle: str = ""
     # Which of the work the handle stands for: "all" of it, or only the "last-part" of the
     # sequence the call's first argument holds (pyzmq's ``send_multipart`` returns the last
-    # frame's tracker): the other parts' reads are pending with nothing that waits for them.
+    # frame's tracker): the other parts' reads are pending with nothing that waits for them;
+    # or "none" of it (``await asyncio.Queue.put(item)`` returns once the item is queued, and
+    # a getter reads it later): only a drain of the receiver waits for the reader.
     handle_covers: str = "all"
     # The task it makes runs the awaitable it is given (``create_task(coro)``): waiting for the
     # task (awaiting it, the exit of the task group it was made in) waits for what that
@@ -647,9 +649,9 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         if not isinstance(handle, str):
             raise PackError(f"{where}: 'handle' must be a class's qualified name")
         covers = table.get("handle-covers", "all")
-        if covers not in ("all", "last-part"):
-            raise PackError(f"{where}: 'handle-covers' must be \"all\" or \"last-part\"")
-        if covers != "all" and not handle:
+        if covers not in ("all", "last-part", "none"):
+            raise PackError(f"{where}: 'handle-covers' must be \"all\", \"last-part\" or \"none\"")
+        if covers == "last-part" and not handle:
             raise PackError(f"{where}: 'handle-covers' needs the 'handle' it speaks of")
         awaits = table.get("awaits", False)
         if not isinstance(awaits, bool):
