@@ -368,7 +368,8 @@ class ExpressionEvaluator:
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, (ast.Name, ast.Attribute)):
             self.stores.read_back(node.value, node)
         key = self.eval(node.slice)
-        if base.types and base.types <= COPIED_BY_SLICING:
+        classes = base.types or base.declared  # ``self.buf``, a field made by ``bytearray(n)``
+        if classes and classes <= COPIED_BY_SLICING:
             return EMPTY  # ``buf[a:b]`` of a bytearray is a new bytearray; ``buf[i]`` an int
         step = self.frame.step(node, "indexed/sliced: a view of the borrowed value")
         region = self.frame.region(node.slice, base)
