@@ -312,6 +312,10 @@ class SinkSpec:
     # task (awaiting it, the exit of the task group it was made in) waits for what that
     # awaitable stands for (``asyncio.to_thread(fn, w)``'s thread).
     awaits: bool = False
+    # What awaiting the call's result waits for: the work being "done" (a future), or only its
+    # being "queued" (an asyncio socket's zero-copy ``send``: the I/O thread reads the buffer
+    # later); then the awaited result is the call's handle (the tracker), still pending.
+    awaited: str = "done"
 
 
 @dataclass(frozen=True)
@@ -656,8 +660,11 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         awaits = table.get("awaits", False)
         if not isinstance(awaits, bool):
             raise PackError(f"{where}: 'awaits' must be true or false")
+        awaited = table.get("awaited", "done")
+        if awaited not in ("done", "queued"):
+            raise PackError(f"{where}: 'awaited' must be \"done\" or \"queued\"")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task, handle, covers, awaits))
+                              payload, within, eager, task, handle, covers, awaits, awaited))
     return sinks
 
 
@@ -812,7 +819,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task", "handle", "handle-covers", "awaits"), _call_names, "calls"),
+                              "eager", "task", "handle", "handle-covers", "awaits", "awaited"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),

@@ -539,6 +539,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     # results, each waited for in turn: iterated to its end, it has waited for every task
     # (``waits_when_exhausted``).
     own = frozenset({(call.node.lineno, call.node.col_offset)})
+    if spec.awaited == "queued":
+        call.frame.queued_on_await = call.frame.queued_on_await | own
     return Value(pending=own | awaited, types=handle, lazy=spec.eager)
 
 

@@ -502,9 +502,13 @@ class ExpressionEvaluator:
         return Value(ref=qualname, elems=captured.elems if captured else None, not_none=True)
 
     def expr_Await(self, node: ast.Await) -> Value:
+        """Awaiting waits for the work the awaitable stands for; the submissions whose future
+        resolves once they are queued (``Frame.queued_on_await``) stay pending, and the result
+        stands for them (``tracker = await sock.send(v, copy=False, track=True)``)."""
         value = self.eval(node.value)
-        self.effects.settle(value)
-        return EMPTY
+        queued = value.pending & self.frame.queued_on_await
+        self.effects.settle(evolve(value, pending=value.pending - queued) if queued else value)
+        return Value(pending=queued, types=value.types) if queued else EMPTY
 
     def expr_Yield(self, node: ast.Yield) -> Value:
         value = self.eval(node.value) if node.value is not None else EMPTY
