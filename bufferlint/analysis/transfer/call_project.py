@@ -167,10 +167,13 @@ def _instance_of_owner(override: FunctionInfo) -> frozenset:
 
 
 def _declared_receiver(call: CallSite, class_qualname: str) -> bool:
-    """Is the receiver's class known from an annotation only (a parameter ``policy: Policy``,
-    a local ``s: Sink = get()``), as ``class_qualname``? Then it may be any subclass of it."""
+    """Is the receiver this function's parameter whose class only its annotation names
+    (``policy: Policy``), as ``class_qualname``? Then it may be any subclass of it. (Not yet a
+    field declared so: ``self.pool.get(...)`` with ``pool: Optional[Pool]`` reaching the
+    overrides of a class's own method recursed past the analysis limit on SGLang.)"""
     receiver = call.receiver
-    return receiver is not None and not receiver.types and class_qualname in receiver.declared
+    return (receiver is not None and receiver.param is not None and not receiver.types
+            and class_qualname in receiver.declared)
 
 
 def _own_receiver(call: CallSite) -> bool:
