@@ -304,12 +304,18 @@ class SinkSpec:
     handle: str = ""
     # Which of the work the handle stands for: "all" of it, or only the "last-part" of the
     # sequence the call's first argument holds (pyzmq's ``send_multipart`` returns the last
-    # frame's tracker): the other parts' reads are pending with nothing that waits for them.
+    # frame's tracker): the other parts' reads are pending with nothing that waits for them;
+    # or "none" of it (``await asyncio.Queue.put(item)`` returns once the item is queued, and
+    # a getter reads it later): only a drain of the receiver waits for the reader.
     handle_covers: str = "all"
     # The task it makes runs the awaitable it is given (``create_task(coro)``): waiting for the
     # task (awaiting it, the exit of the task group it was made in) waits for what that
     # awaitable stands for (``asyncio.to_thread(fn, w)``'s thread).
     awaits: bool = False
+    # What awaiting the call's result waits for: the work being "done" (a future), or only its
+    # being "queued" (an asyncio socket's zero-copy ``send``: the I/O thread reads the buffer
+    # later); then the awaited result is the call's handle (the tracker), still pending.
+    awaited: str = "done"
 
 
 @dataclass(frozen=True)
@@ -647,15 +653,18 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         if not isinstance(handle, str):
             raise PackError(f"{where}: 'handle' must be a class's qualified name")
         covers = table.get("handle-covers", "all")
-        if covers not in ("all", "last-part"):
-            raise PackError(f"{where}: 'handle-covers' must be \"all\" or \"last-part\"")
-        if covers != "all" and not handle:
+        if covers not in ("all", "last-part", "none"):
+            raise PackError(f"{where}: 'handle-covers' must be \"all\", \"last-part\" or \"none\"")
+        if covers == "last-part" and not handle:
             raise PackError(f"{where}: 'handle-covers' needs the 'handle' it speaks of")
         awaits = table.get("awaits", False)
         if not isinstance(awaits, bool):
             raise PackError(f"{where}: 'awaits' must be true or false")
+        awaited = table.get("awaited", "done")
+        if awaited not in ("done", "queued"):
+            raise PackError(f"{where}: 'awaited' must be \"done\" or \"queued\"")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task, handle, covers, awaits))
+                              payload, within, eager, task, handle, covers, awaits, awaited))
     return sinks
 
 
@@ -810,7 +819,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task", "handle", "handle-covers", "awaits"), _call_names, "calls"),
+                              "eager", "task", "handle", "handle-covers", "awaits", "awaited"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),

@@ -142,6 +142,21 @@ def test_a_sinks_task_template_names_its_parameters() -> None:
             task(template, params)
 
 
+def test_a_sinks_handle_and_await_words() -> None:
+    """``handle-covers = "none"`` needs no handle (nothing the call returns stands for the
+    work); ``awaited`` is "done" unless a pack says "queued"."""
+    def sink(**entry):
+        return vocabulary_from_dict({"sinks": [{"call": "every.sink", **entry}]}, "s.toml").sinks[0]
+
+    assert sink(**{"handle-covers": "none"}).handle_covers == "none"
+    with pytest.raises(PackError, match="'handle-covers' needs the 'handle'"):
+        sink(**{"handle-covers": "last-part"})
+    assert sink().awaited == "done"
+    assert sink(awaited="queued").awaited == "queued"
+    with pytest.raises(PackError, match="'awaited' must be"):
+        sink(awaited="later")
+
+
 def test_a_registrar_s_callback_is_one_of_its_params() -> None:
     def registrar(**entry):
         return vocabulary_from_dict({"registrars": [{"call": "every.registrar", **entry}]}, "r.toml").registrars[0]

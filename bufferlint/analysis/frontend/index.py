@@ -876,7 +876,7 @@ class ProjectIndex:
             for name in self.class_ancestors(class_qualname):
                 info = self.classes.get(name)
                 for expr in info.fields.get(attr, ()) if info is not None else ():
-                    resolved = self.resolve_type(info.module, expr)
+                    resolved = self.resolve_type(info.module, expr) or _byte_string_class(info.module, expr)
                     if resolved:
                         out.add(resolved)
                     else:
@@ -1254,3 +1254,15 @@ def _is_property(info: FunctionInfo | None) -> bool:
     read as an attribute: its return annotation is the attribute's class."""
     decorators = getattr(info.node, "decorator_list", ()) if info is not None else ()
     return any((dotted_name(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in decorators)
+
+
+_BYTE_STRINGS = frozenset({"builtins.bytearray", "builtins.bytes"})
+
+
+def _byte_string_class(module: ModuleInfo, expr: ast.expr) -> str | None:
+    """``self.buf = bytearray(n)``: a field the builtin byte-string classes make, whose
+    slices are copies (the other builtins name no class a field is declared as)."""
+    if not isinstance(expr, ast.Name) or expr.id in module.globals or expr.id in module.imports:
+        return None  # a name the module binds is not the builtin
+    name = f"builtins.{expr.id}"
+    return name if name in _BYTE_STRINGS else None

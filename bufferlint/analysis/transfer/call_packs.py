@@ -524,6 +524,11 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
         # nothing, or only the program's pinned buffers (``device_copy_reads``): no future of
         # its own, but the task stands for the awaitables it runs
         return Value(pending=awaited) if awaited else EMPTY
+    if spec.handle_covers == "none":
+        # the call's result (``await q.put(item)``) returns once the item is handed over: no
+        # wait on it waits for the reader; a drain of the receiver (``q.join()``) still does
+        call.effects.append(Submit(call.node, payload, call.name, assume, subject, spec.hazard, owners, True))
+        return Value(pending=awaited) if awaited else EMPTY
     if spec.handle_covers == "last-part":
         payload, untracked = _split_last_part(call, payload)
         if has_leaves(untracked):
@@ -534,6 +539,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     # results, each waited for in turn: iterated to its end, it has waited for every task
     # (``waits_when_exhausted``).
     own = frozenset({(call.node.lineno, call.node.col_offset)})
+    if spec.awaited == "queued":
+        call.frame.queued_on_await = call.frame.queued_on_await | own
     return Value(pending=own | awaited, types=handle, lazy=spec.eager)
 
 

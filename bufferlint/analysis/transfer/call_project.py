@@ -137,7 +137,9 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
                 call.target_when[info.qualname] = when
             else:
                 call.target_when[info.qualname] &= when
-    if len(found) == 1 and _own_receiver(call):  # ``self.hook()`` in a base class runs a subclass's override
+    # ``self.hook()`` in a base class, ``policy.allows(w)`` with ``policy: Policy``: the object
+    # may be an instance of a subclass, which runs its override
+    if len(found) == 1 and (_own_receiver(call) or _declared_receiver(call, looked_up_in)):
         # A subclass in a file not parsed yet may override it: the files defining a method of
         # that name are asked for when what the call passes may be borrowed.
         call.demand("method", method, call.receiver)
@@ -162,6 +164,16 @@ def _instance_of_owner(override: FunctionInfo) -> frozenset:
     override stays (the hierarchy dispatch)."""
     owner = override.class_qualname
     return frozenset({ParamTest(0, INSTANCE, owner)}) if owner else frozenset()
+
+
+def _declared_receiver(call: CallSite, class_qualname: str) -> bool:
+    """Is the receiver this function's parameter whose class only its annotation names
+    (``policy: Policy``), as ``class_qualname``? Then it may be any subclass of it. (Not yet a
+    field declared so: ``self.pool.get(...)`` with ``pool: Optional[Pool]`` reaching the
+    overrides of a class's own method recursed past the analysis limit on SGLang.)"""
+    receiver = call.receiver
+    return (receiver is not None and receiver.param is not None and not receiver.types
+            and class_qualname in receiver.declared)
 
 
 def _own_receiver(call: CallSite) -> bool:

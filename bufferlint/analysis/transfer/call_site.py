@@ -393,10 +393,29 @@ class CallSite:
         return frozenset({("named", name)}) if name else frozenset()
 
     def receiver_text(self) -> str | None:
-        """How this function names the callee's receiver (``loader`` in ``loader.add(...)``)."""
-        if self.receiver is None or not isinstance(self.node.func, ast.Attribute):
+        """How this function names the callee's receiver (``loader`` in ``loader.add(...)``):
+        an override delegating to the class it extends (``super().stage(w)``, or
+        ``Base.stage(self, w)``) passes its own receiver, so what the callee keeps in its
+        receiver's fields is kept in this method's (``self._inflight``)."""
+        func = self.node.func
+        if not isinstance(func, ast.Attribute):
             return None
-        return holder_name(self.node.func.value)
+        if _is_super_call(func.value):
+            return self.frame.receiver_name
+        if self.receiver is None:
+            return self._unbound_receiver_text()
+        return holder_name(func.value)
+
+    def _unbound_receiver_text(self) -> str | None:
+        """``Base.stage(self, w)`` in a method: a method of a class called through the class,
+        with this method's receiver passed first."""
+        mine = self.frame.receiver_name
+        first = self.node.args[0] if self.node.args else None
+        if mine is None or not isinstance(first, ast.Name) or first.id != mine:
+            return None
+        qualname = self.qualname
+        owner = qualname.rsplit(".", 1)[0] if qualname and "." in qualname else None
+        return mine if owner in self.program.index.classes else None
 
     def subject(self, leaves: frozenset) -> str:
         """The source of the argument that carries these borrowed leaves (descending into a
@@ -433,3 +452,8 @@ def enabling_condition(enabler: Value, defaults: dict[int, object]) -> tuple[fro
     param = exact_parameter(enabler)
     assume = frozenset({ParamTest(param, TRUTHY).on(param, defaults)}) if param is not None else frozenset()
     return assume, cleaned
+
+
+def _is_super_call(node: ast.expr) -> bool:
+    """``super()`` or ``super(Cls, self)``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"

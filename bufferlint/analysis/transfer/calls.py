@@ -376,12 +376,16 @@ def wait_on_receiver(call: CallSite) -> Value | None:
     ``future.done()``, ``event.query()``: a flag that is true once the work is done."""
     vocab, receiver = call.vocab, call.receiver
     assert receiver is not None
-    if receiver.pending and vocab.match("settlers", call.shape) is not None:
-        call.effects.append(Settle(Value(pending=receiver.pending)))
-        return EMPTY
     identity = call.receiver_identity()
+    # a class's own drain (``asyncio.Queue.join``) before a settler by name (``.join``); a
+    # parameter's value may still be a future of the caller's, settled as a settler would
     if identity and vocab.match("drains", call.shape) is not None:
         call.effects.append(Drain(receiver if identity == receiver.alloc else evolve(receiver, alloc=identity)))
+        if receiver.pending:
+            call.effects.append(Settle(Value(pending=receiver.pending)))
+        return EMPTY
+    if receiver.pending and vocab.match("settlers", call.shape) is not None:
+        call.effects.append(Settle(Value(pending=receiver.pending)))
         return EMPTY
     if receiver.pending and vocab.match("done-flags", call.shape) is not None:
         return Value(cond=Cond(settles_if_true=receiver.pending))  # ``future.done()``: polled, not waited

@@ -601,7 +601,9 @@ class Effects:
             ) | {fresh})
         elif isinstance(target, ast.Attribute) and self.frame.keeps_in_receiver(target):
             facts.kept_refills[site] = text
-            frame.program.store_field(cast(str, frame.info.class_qualname), target.attr, Value(leaves=frozenset({fresh})))
+            # the same object, refilled: still of its class (a bytearray, whose slices are copies)
+            refilled = Value(leaves=frozenset({fresh}), types=value.types, declared=value.declared)
+            frame.program.store_field(cast(str, frame.info.class_qualname), target.attr, refilled)
         self.refresh(Value(leaves=frozenset({fresh})))
 
     def reuse(self, sites: frozenset, node: ast.AST, what: str) -> None:

@@ -28,7 +28,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
 from bufferlint.analysis.frontend.syntax import holder_name, short
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.call_packs import borrowed_from
@@ -163,7 +163,9 @@ class ExpressionEvaluator:
                 # the direct enclosing function's, which one (its conditions are decided
                 # by a call made inside that function's call)
                 captured = self.info.captured
-                return captured_variable(captured.index(name)) if outer is self.info.outer and name in captured else EMPTY
+                if outer is not self.info.outer or name not in captured:
+                    return EMPTY
+                return self.receiver_class(captured_variable(captured.index(name)), outer, name)
             outer = outer.outer
         module = self.module
         project = self.program.index
@@ -187,6 +189,15 @@ class ExpressionEvaluator:
         if name in _LITERALS:
             return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")
+
+    @staticmethod
+    def receiver_class(value: Value, outer: FunctionInfo, name: str) -> Value:
+        """A closure's view of the enclosing method's receiver (``self`` in a callback defined
+        in a method) is an instance of the method's class, as it is in the method: its fields
+        (``self.out``, a queue) are what the class keeps there."""
+        if outer.binds_receiver and outer.class_qualname and outer.params and outer.params[0] == name:
+            return evolve(value, types=frozenset({outer.class_qualname}))
+        return value
 
     def as_class(self, value: Value, qualname: str) -> Value:
         """``value`` (what ``qualname`` names) with the project classes it is: a class, an
@@ -357,7 +368,8 @@ class ExpressionEvaluator:
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, (ast.Name, ast.Attribute)):
             self.stores.read_back(node.value, node)
         key = self.eval(node.slice)
-        if base.types and base.types <= COPIED_BY_SLICING:
+        classes = base.types or base.declared  # ``self.buf``, a field made by ``bytearray(n)``
+        if classes and classes <= COPIED_BY_SLICING:
             return EMPTY  # ``buf[a:b]`` of a bytearray is a new bytearray; ``buf[i]`` an int
         step = self.frame.step(node, "indexed/sliced: a view of the borrowed value")
         region = self.frame.region(node.slice, base)
@@ -490,9 +502,13 @@ class ExpressionEvaluator:
         return Value(ref=qualname, elems=captured.elems if captured else None, not_none=True)
 
     def expr_Await(self, node: ast.Await) -> Value:
+        """Awaiting waits for the work the awaitable stands for; the submissions whose future
+        resolves once they are queued (``Frame.queued_on_await``) stay pending, and the result
+        stands for them (``tracker = await sock.send(v, copy=False, track=True)``)."""
         value = self.eval(node.value)
-        self.effects.settle(value)
-        return EMPTY
+        queued = value.pending & self.frame.queued_on_await
+        self.effects.settle(evolve(value, pending=value.pending - queued) if queued else value)
+        return Value(pending=queued, types=value.types) if queued else EMPTY
 
     def expr_Yield(self, node: ast.Yield) -> Value:
         value = self.eval(node.value) if node.value is not None else EMPTY

@@ -114,6 +114,9 @@ class Frame:
         # id(call node) -> (the node, its value, the project functions it reached): read by
         # the guard evaluation once the run is done (``guard_eval``)
         self.calls: dict[int, tuple[ast.Call, Value, tuple[str, ...]]] = {}
+        # the submissions awaiting whose future waits only until they are queued (pack
+        # ``awaited = "queued"``): an ``await`` leaves them pending (``expr_Await``)
+        self.queued_on_await: frozenset = frozenset()
 
     # -- positions and trace steps -----------------------------------------------------
 
