@@ -10,7 +10,7 @@ from typing import Callable, cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.regions import constant_part, disjoint
-from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, is_stand_in, issued_work
+from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, bounded_holders, is_stand_in, issued_work
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -96,10 +96,15 @@ class Effects:
     def adopt(self, pending: Pending) -> None:
         """A callee's submission whose future came back is pending here now. Two of the
         callee's futures can be one here (the same submission reached by two paths): it keeps
-        the shorter trace of each leaf, whichever order the callee's futures (a set) come in."""
+        the shorter trace of each leaf, whichever order the callee's futures (a set) come in.
+        The fields it is kept in are named through this function's receiver, bounded
+        (``state.bounded_holders``: recursion would lengthen them without end)."""
         st = self.frame.st
         if st is None:
             return
+        pending, cut = bounded_holders(pending)
+        if cut:
+            self.facts.holders_cut()
         if pending in st.pending:
             known = next(p for p in st.pending if p == pending)
             st.pending = st.pending - {known}

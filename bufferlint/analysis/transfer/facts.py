@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.limits import Limit
-from bufferlint.analysis.domain.state import Pending
+from bufferlint.analysis.domain.state import MAX_HOLDER_ATTRIBUTES, Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, has_field, join, local_fields, map_leaves
@@ -148,6 +148,19 @@ class FunctionFacts:
             f"{self.display}: a fact depends on more than {MAX_CONDITIONS} conditions on the parameters; only "
             f"{MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are",
             if_reported=True,  # unchecked conditions only let more reaches through: told with a finding
+            where=self.where,
+        )
+        if note not in self.caps:
+            self.caps.append(note)
+
+    def holders_cut(self) -> None:
+        """A callee's future came back kept in a field named deeper than the bound
+        (``state.bounded_holders``): a wait on that field here is not seen."""
+        note = Limit(
+            f"{self.display}: a future is kept in a field more than {MAX_HOLDER_ATTRIBUTES} attributes deep "
+            "(recursion through the receivers' fields?); a wait on it is not seen, so findings through it "
+            "may be more than there are",
+            if_reported=True,  # an unseen wait only lets more reaches through: told with a finding
             where=self.where,
         )
         if note not in self.caps:
