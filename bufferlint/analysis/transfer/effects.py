@@ -20,6 +20,7 @@ from bufferlint.analysis.domain.values import (
     deep_leaves,
     deep_pending,
     evolve,
+    has_field,
     in_flight_sites,
     join,
     landed_leaf,
@@ -300,7 +301,13 @@ class Effects:
 
     def read_host(self, node: ast.AST, value: Value, what: str) -> None:
         """The host reads the value's bytes now (a hazard if they are still in flight). A
-        parameter read before this function synchronises is a reach: the caller decides."""
+        parameter read before this function synchronises is a reach: the caller decides.
+        Not a record parameter's field (``values.Field``): a parameter's host reads matter
+        once a caller passes it a copy in flight (``Program.flight_hot``), a whole parameter
+        at a time, so a batch record passed to every layer with one field in flight would make
+        every field's host read in every layer a reach (every comparison, ``.item()``,
+        ``int(...)``), each carried up to every caller: fields are for the sinks that send
+        what they read (a record's field handed to a thread, a socket), not for host reads."""
         frame = self.frame
         st = frame.st
         if st is None or not value.leaves:
@@ -310,8 +317,8 @@ class Effects:
             if isinstance(leaf, Borrow):
                 if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)):
                     continue  # landed, or a copy to the host only if the callers say so
-            elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot:
-                continue
+            elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot or has_field(leaf.path):
+                continue  # a record parameter's field: see ``read_host``'s docstring
             if step is None:
                 step = replace(frame.step(node, ""), fact=("sink", Hazard.HOST_READS_IN_FLIGHT, what))
             if isinstance(leaf, Borrow):
