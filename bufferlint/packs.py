@@ -217,6 +217,11 @@ class BorrowKind:
     # the library (``lends-in``); ``condition``, ``admitted``, ``floor`` as on a source, and
     # ``lends`` (False: no admitted version lends), set from the project's declarations.
     lends_in: tuple[VersionRange, ...] = ()  # every one must hold
+    # Calls after which the writer has refilled the buffer (the next bucket's layout received,
+    # a "ready" message): the refill an ``advances`` call of this source let happen is over,
+    # and the views of the buffer read from then on read its new contents, as if handed out
+    # again. Without it, an advance makes every view held since stale for good.
+    ready_after: tuple[CallPattern, ...] = ()
     condition: str = ""
     admitted: str = ""
     floor: str = ""
@@ -259,6 +264,11 @@ class SourceSpec:
     attributes: tuple[CallPattern, ...] = ()
     # The library versions in which the source lends (``lends-in``); (): every version.
     lends_in: tuple[VersionRange, ...] = ()  # every one must hold
+    # Calls after which the writer has refilled the buffer (the next bucket's layout received,
+    # a "ready" message): the refill an ``advances`` call of this source let happen is over,
+    # and the views of the buffer read from then on read its new contents, as if handed out
+    # again. Without it, an advance makes every view held since stale for good.
+    ready_after: tuple[CallPattern, ...] = ()
     # Set from the project's declarations (bufferlint.declarations.apply_declarations): the
     # versions under which it is a hazard ("with pkg<0.17"), what the project declares of
     # them, and the requirement that leaves them out ("pkg>=0.17").
@@ -563,6 +573,9 @@ def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list
     for where, table in _tables(key, data, origin):
         advances = _patterns(table["advances"], f"{where}.advances") if "advances" in table else ()
         attributes = _patterns(table["attribute"], f"{where}.attribute") if "attribute" in table else ()
+        ready_after = _patterns(table["ready-after"], f"{where}.ready-after") if "ready-after" in table else ()
+        if ready_after and not advances:
+            raise PackError(f"{where}: 'ready-after' ends the refill an 'advances' call starts: name that call too")
         if any(p.qualname is None or p.qualname.count(".") < 1 or p.required_kwargs for p in attributes):
             raise PackError(f"{where}.attribute: expected 'pkg.Class.attr' names")
         calls = _patterns(table.get("call"), f"{where}.call") if "call" in table or not attributes else ()
@@ -585,7 +598,7 @@ def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list
                 raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
             owned_if.append(_owned_if(cond, f"{where}.owned-if[{j}]"))
         sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, _kind_of(table, vocab.kinds, where), until,
-                                  fills, advances, attributes, _lends_in(table, where)))
+                                  fills, advances, attributes, _lends_in(table, where), ready_after=ready_after))
     return sources
 
 
@@ -814,7 +827,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
             _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "fills",
-                                "advances", "lends-in"), _source_names, "calls", kinded=True),
+                                "advances", "ready-after", "lends-in"), _source_names, "calls", kinded=True),
     PackKey("guards", "guards", "tables", "predicates that return False for borrowed values",
             _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",

@@ -267,3 +267,77 @@ def test_handle_covers_is_checked(table: str, error: str) -> None:
     from bufferlint.packs import PackError, vocabulary_from_dict
     with pytest.raises(PackError, match=error):
         vocabulary_from_dict(tomllib.loads(f"[[sinks]]\n{table}\n"), "test")
+
+
+def test_ready_after_ends_the_refill_of_an_advance_of_its_own_source() -> None:
+    import tomllib
+
+    from bufferlint.packs import PackError, vocabulary_from_dict
+    with pytest.raises(PackError, match="'ready-after' ends the refill an 'advances' call starts"):
+        vocabulary_from_dict(tomllib.loads('[[sources]]\ncall = "r.Reader.read"\nready-after = [".ready"]\n'), "test")
+
+
+SHARED_ACK = '''
+[project]
+name = "rx"
+version = "0"
+
+[[tool.bufferlint.sources]]
+attribute = ["multiprocessing.shared_memory.SharedMemory.buf"]
+kind = "shared-memory"
+advances = [".ack"]
+ready-after = [".next_layout"]
+'''
+
+RING_ACK = '''
+[[tool.bufferlint.sources]]
+call = "rx.ring.Ring.slot"
+kind = "memoryview"
+advances = [".ack"]
+'''
+
+RECEIVER = '''from multiprocessing.shared_memory import SharedMemory
+
+from rx.ring import Ring
+
+
+def receive(block: str, ring: Ring, worker, load):
+    window = SharedMemory(name=block).buf
+    slot = ring.slot()
+    while True:
+        layout = worker.next_layout()
+        load(window[layout.offset : layout.end], slot)
+        worker.ack()
+'''
+
+
+@pytest.mark.parametrize("ring_declared, expected", [(False, []), (True, ["rx/receiver.py:11: BL003"])])
+def test_ready_after_ends_only_the_refills_of_the_sources_declaring_it(tmp_path: Path, ring_declared: bool,
+                                                                       expected: list[str]) -> None:
+    """After `next_layout()` the shared block is whole again, as its source says; a ring's slot
+    that the same acknowledgement lets its producer refill, with no `ready-after` of its own,
+    is still read after the ring may have refilled it."""
+    (tmp_path / "rx").mkdir()
+    (tmp_path / "rx" / "__init__.py").write_text("")
+    (tmp_path / "rx" / "ring.py").write_text("class Ring:\n    def slot(self):\n        return memoryview(bytearray(8))\n")
+    (tmp_path / "rx" / "receiver.py").write_text(RECEIVER)
+    (tmp_path / "pyproject.toml").write_text(SHARED_ACK + (RING_ACK if ring_declared else ""))
+    assert findings(tmp_path) == expected
+
+
+def test_a_view_moved_to_the_cpu_is_the_view_unless_copied() -> None:
+    """What ms-swift #10207's receiver relied on (the shm_env bucket receivers): on a CPU
+    device `tensor.to(device)` hands back the view of the block itself, so the writer's next
+    bucket shows through it; `.to(device, copy=True)` owns its bytes."""
+    block = SharedMemory(create=True, size=8)
+    try:
+        reader = SharedMemory(name=block.name)
+        window = torch.frombuffer(reader.buf, dtype=torch.uint8)
+        moved, copied = window[:4].to("cpu"), window[:4].to("cpu", copy=True)
+        block.buf[:4] = b"\x05\x06\x07\x08"  # the next bucket
+        assert moved.tolist() == [5, 6, 7, 8] and copied.tolist() == [0, 0, 0, 0]
+        del window, moved
+        reader.close()
+    finally:
+        block.close()
+        block.unlink()

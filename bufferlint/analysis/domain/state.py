@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bufferlint.analysis.domain.summaries import Site
 from bufferlint.analysis.domain.values import Value, evolve, join
@@ -24,6 +24,38 @@ def field_key(attr: str) -> tuple:
 
 def is_stand_in(pending: "Pending") -> bool:
     return pending.key[:1] == ("param",)
+
+
+# A callee's future kept in a field of its receiver is kept, for the caller, in the field
+# named through the caller's receiver (``self.pending`` of ``loader.load()`` is
+# ``loader.pending``), so each call level lengthens the holder's name. Recursion through a
+# class hierarchy (``self.inner.step(batch)`` reaching ``step`` of a wrapper again) would make
+# it ever longer: ``self.a.b.a.b...`` without end, a new holder (and a new Pending) per round.
+# A holder is at most ``MAX_HOLDER_ATTRIBUTES`` attributes long; a longer one keeps its first
+# ones and ends with ``DEEPER_HOLDER``: still a field of the same receiver (handed to callers
+# like any), but no wait names it, so waits on it are not seen (reported: ``bounded_holders``).
+MAX_HOLDER_ATTRIBUTES = 4
+DEEPER_HOLDER = "<deeper>"
+
+
+def _bounded_name(name: str) -> str:
+    parts = name.split(".")
+    if len(parts) - 1 <= MAX_HOLDER_ATTRIBUTES:
+        return name
+    return ".".join(parts[:MAX_HOLDER_ATTRIBUTES]) + "." + DEEPER_HOLDER
+
+
+def bounded_holders(pending: "Pending") -> tuple["Pending", bool]:
+    """``pending`` with its holders' names (``stored_in``, ``holder``) at most
+    ``MAX_HOLDER_ATTRIBUTES`` long, and whether one was cut (a wait on the field it names
+    no longer settles the future there: findings through it may be more than there are)."""
+    stored_in = frozenset(_bounded_name(name) for name in pending.stored_in)
+    holder = pending.holder
+    if holder is not None:
+        holder = (_bounded_name(holder[0]), *holder[1:])
+    if stored_in == pending.stored_in and holder == pending.holder:
+        return pending, False
+    return replace(pending, stored_in=stored_in, holder=holder), True
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,18 @@ class Cleared:
 
 
 @dataclass(frozen=True)
+class Field:
+    """A path step: the field at ``position`` of a record parameter (``payload.value`` of a
+    parameter annotated ``payload: Payload``), resolved as ``payload[position]`` in the
+    record the caller built. A part reached only so is local to the function: it may reach
+    the function's own sinks (a ``SinkReach``), and nothing else of it leaves the function
+    (``local_fields``), since a record passed everywhere (a batch handed to every layer) would
+    otherwise put a path per field into every summary and every callee's parameters."""
+
+    position: int
+
+
+@dataclass(frozen=True)
 class ParamRef:
     index: int
     path: tuple = ()
@@ -716,10 +728,22 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
             value = view_of(value, step)
         elif op == "item":
             value = index(value, None, step)
+        elif isinstance(op, Field):
+            value = field_part(value, op, step)
         else:
             value = index(value, op, step)
         step = None
     return value
+
+
+def field_part(value: Value, field: Field, step: TraceStep | None) -> Value:
+    """The record field ``field`` of an actual argument: the part a record built here holds
+    there, and the same field of the caller's own parameters; nothing of any other object (a
+    tensor's row is no field of it), so a field's summary meets only records."""
+    part = value.items[field.position] if value.fields is not None and value.items is not None \
+        and field.position < len(value.items) else None
+    params = frozenset(leaf.extend(field, step) for leaf in value.leaves if isinstance(leaf, ParamRef) and not leaf.path)
+    return join(part, Value(leaves=params) if params else None) or EMPTY
 
 
 def _anything_in(value: Value, step: TraceStep | None) -> Value:
@@ -822,3 +846,16 @@ def in_flight_sites(value: Value) -> frozenset:
 def landed_leaf(leaf: Leaf, flying: frozenset) -> bool:
     """An in-flight copy that a synchronisation has completed since (not in ``flying``)."""
     return isinstance(leaf, Borrow) and leaf.flight and leaf.site not in flying
+
+
+def has_field(path: tuple) -> bool:
+    """Does an access path go through a record parameter's field (``Field``)?"""
+    return any(isinstance(op, Field) for op in path)
+
+
+def local_fields(value: Value) -> Value:
+    """``value`` without the parts of record parameters' fields (``Field``): what a call
+    passes on or a summary hands back of them is nothing."""
+    if not any(isinstance(leaf, ParamRef) and has_field(leaf.path) for leaf in deep_leaves(value, through_lazy=True)):
+        return value
+    return map_leaves(value, lambda leaf: None if isinstance(leaf, ParamRef) and has_field(leaf.path) else leaf)

@@ -45,6 +45,7 @@ class VocabIndex:
                     self._add(key.key, pattern, (pattern,))
         for spec in vocab.sources:  # a source's sub-keys: what advances it, and attributes that borrow
             self._add("advances", spec, spec.advances)
+            self._add("ready-after", spec, spec.ready_after)
             for cond in spec.owned_if:  # calls that build a producer whose later calls lend or not
                 if cond.built_by is not None:
                     self._add("constructions", cond, (cond.built_by,))

@@ -71,10 +71,21 @@ class Issue:
 
 @dataclass(frozen=True)
 class Advance:
-    """A call after which producers may refill the buffers behind their earlier views."""
+    """A call after which producers may refill the buffers behind their earlier views.
+    ``specs``: the sources that declare it (``advances``); none for a project helper that
+    makes such a call, whose refill no ``ready-after`` call ends."""
 
     node: ast.AST
     what: str
+    specs: tuple = ()
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A call after which the writers of ``specs`` (sources declaring it ``ready-after``)
+    have refilled their buffers: the refills their ``advances`` calls let happen are over."""
+
+    specs: tuple
 
 
 @dataclass(frozen=True)

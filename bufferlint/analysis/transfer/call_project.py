@@ -18,6 +18,7 @@ from bufferlint.analysis.domain.values import (
     best_of_equal,
     Cond,
     Leaf,
+    local_fields,
     ParamRef,
     Preset,
     Value,
@@ -250,8 +251,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         binding = ahead.get(info.qualname) if ahead else None
         signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg, binding)
         bound = bindings.get(signature)
-        if bound is None:
-            bound = bindings[signature] = bind(call, info, binding)
+        if bound is None:  # a record parameter's field is passed on as nothing (``values.Field``)
+            bound = bindings[signature] = {param: local_fields(value) for param, value in bind(call, info, binding).items()}
         if info.returns_parameter_call:
             _activate_for_callback(call, info, bound)
         for param, value in bound.items():

@@ -23,7 +23,7 @@ from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
-from bufferlint.analysis.transfer.call_effects import Advance, CallBack, Drain, Record, RecordEvent, Settle, UseAfterRefill
+from bufferlint.analysis.transfer.call_effects import Advance, CallBack, Drain, Ready, Record, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.stores import Stores
@@ -195,8 +195,12 @@ def dispatch(call: CallSite) -> Value:
         holder = call_packs.event_holder(call.node.func.value)
         if holder is not None:
             call.effects.append(RecordEvent(holder))
-    if vocab.match("advances", call.shape) is not None:
-        call.effects.append(Advance(call.node, call.name))
+    ready = tuple(vocab.matches("ready-after", call.shape))
+    if ready:
+        call.effects.append(Ready(ready))
+    advancing = tuple(vocab.matches("advances", call.shape))
+    if advancing:
+        call.effects.append(Advance(call.node, call.name, advancing))
     if call.receiver is not None and (call.receiver.pending or call.receiver.alloc or call.receiver.recorded):
         result = wait_on_receiver(call)
         if result is not None:

@@ -10,7 +10,7 @@ from typing import Callable, cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.regions import constant_part, disjoint
-from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, is_stand_in, issued_work
+from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, bounded_holders, is_stand_in, issued_work
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -20,6 +20,7 @@ from bufferlint.analysis.domain.values import (
     deep_leaves,
     deep_pending,
     evolve,
+    has_field,
     in_flight_sites,
     join,
     landed_leaf,
@@ -30,7 +31,7 @@ from bufferlint.analysis.domain.values import (
     same_object,
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
-from bufferlint.analysis.transfer.frame import Frame, node_key
+from bufferlint.analysis.transfer.frame import Frame, FunctionTables, node_key
 from bufferlint.analysis.frontend.syntax import short
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
@@ -96,10 +97,15 @@ class Effects:
     def adopt(self, pending: Pending) -> None:
         """A callee's submission whose future came back is pending here now. Two of the
         callee's futures can be one here (the same submission reached by two paths): it keeps
-        the shorter trace of each leaf, whichever order the callee's futures (a set) come in."""
+        the shorter trace of each leaf, whichever order the callee's futures (a set) come in.
+        The fields it is kept in are named through this function's receiver, bounded
+        (``state.bounded_holders``: recursion would lengthen them without end)."""
         st = self.frame.st
         if st is None:
             return
+        pending, cut = bounded_holders(pending)
+        if cut:
+            self.facts.holders_cut()
         if pending in st.pending:
             known = next(p for p in st.pending if p == pending)
             st.pending = st.pending - {known}
@@ -295,7 +301,13 @@ class Effects:
 
     def read_host(self, node: ast.AST, value: Value, what: str) -> None:
         """The host reads the value's bytes now (a hazard if they are still in flight). A
-        parameter read before this function synchronises is a reach: the caller decides."""
+        parameter read before this function synchronises is a reach: the caller decides.
+        Not a record parameter's field (``values.Field``): a parameter's host reads matter
+        once a caller passes it a copy in flight (``Program.flight_hot``), a whole parameter
+        at a time, so a batch record passed to every layer with one field in flight would make
+        every field's host read in every layer a reach (every comparison, ``.item()``,
+        ``int(...)``), each carried up to every caller: fields are for the sinks that send
+        what they read (a record's field handed to a thread, a socket), not for host reads."""
         frame = self.frame
         st = frame.st
         if st is None or not value.leaves:
@@ -305,8 +317,8 @@ class Effects:
             if isinstance(leaf, Borrow):
                 if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)):
                     continue  # landed, or a copy to the host only if the callers say so
-            elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot:
-                continue
+            elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot or has_field(leaf.path):
+                continue  # a record parameter's field: see ``read_host``'s docstring
             if step is None:
                 step = replace(frame.step(node, ""), fact=("sink", Hazard.HOST_READS_IN_FLIGHT, what))
             if isinstance(leaf, Borrow):
@@ -548,14 +560,18 @@ class Effects:
             fresh = {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow)}
             st.refilled = frozenset(entry for entry in st.refilled if entry[0] not in fresh)
 
-    def advance(self, node: ast.AST, what: str) -> None:
+    def advance(self, node: ast.AST, what: str, specs: tuple = ()) -> None:
         """``ring.release(slot)``: the producer may refill its buffer now, as when its loop
-        advances: work still reading a view is a race, and the views in hand are stale."""
+        advances: work still reading a view is a race, and the views in hand are stale
+        (until a ``ready-after`` call of every source in ``specs``, the ones declaring it)."""
         st = self.frame.st
         if st is None:
             return
         self.facts.advanced = True  # and so may a call of this function (``Summary.advances``)
         step = self.frame.step(node, f"the producer may refill its buffer after `{what}(...)`")
+        self.facts.advanced_by[step] = specs
+        if step not in self.facts.advanced_under:
+            self.facts.advanced_under[step] = branch_flags(self.frame.tables.node, node, self.frame.tables.stable_names)
         if st.pending:
             self.commit(st, step)
             st.pending = frozenset(p for p in _after_step(st.pending) if p.key[:1] == ("param",) or p.hazard.ended_by_write or p.leaves)
@@ -567,6 +583,30 @@ class Effects:
         if held:
             st.stale = st.stale | frozenset(held)
             st.refilled = st.refilled | frozenset((site, step) for sites in held.values() for site in sites)
+
+    def ready(self, specs: tuple) -> None:
+        """``layout = worker.next_layout()`` (a source's ``ready-after`` call): the writer has
+        refilled the buffer, so the refills that advances of those sources let happen are
+        over; the views in hand read the new contents from here on, as if handed out again
+        (``refresh``). Views of an advance that some other source also declares, or of a
+        helper that advances, stay stale. Granularity is the source's site, as for
+        ``refresh``: a view taken before the advance and read after this call is not told
+        from one taken after it (one kept in a container past its step is reported as kept anyway)."""
+        st = self.frame.st
+        if st is None or not st.refilled:
+            return
+        advanced_by = self.facts.advanced_by
+
+        def over(step: TraceStep) -> bool:
+            by = advanced_by.get(step, ())
+            return bool(by) and all(spec in specs for spec in by)
+
+        ended = frozenset(entry for entry in st.refilled if over(entry[1]))
+        if not ended:
+            return
+        st.refilled = st.refilled - ended
+        fresh = {site for site, _ in ended} - {site for site, _ in st.refilled}
+        st.stale = frozenset(name for name in st.stale if not _only_at(st.vars.get(name, EMPTY), fresh))
 
     def refill(self, node: ast.AST, target: ast.expr, value: Value, what: str) -> None:
         """``sock.recv_into(buf)``: the call reads new records into ``buf``. Work still
@@ -793,3 +833,51 @@ def _on_current_stream(pending: Pending) -> bool:
     a side stream nor in a callee."""
     key = pending.key
     return len(key) == 3 and key[0] == "staged"
+
+
+def _only_at(value: Value, sites: set) -> bool:
+    """Every borrowed object ``value`` holds is from one of ``sites`` (and it holds one)."""
+    borrowed = [leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow)]
+    return bool(borrowed) and all(site in sites for site in borrowed)
+
+
+def flag_test(test: ast.expr, truth: bool, stable: frozenset[str]) -> tuple[str, bool] | None:
+    """``if flag:`` / ``if not flag:`` of a name with one value in the whole call (``stable``):
+    (the name, the truth it has on the branch taken with ``truth``)."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, truth = test.operand, not truth
+    return (test.id, truth) if isinstance(test, ast.Name) and test.id in stable else None
+
+
+def branch_flags(function: ast.AST, node: ast.AST, stable: frozenset[str]) -> frozenset[tuple[str, bool]]:
+    """The flags (``flag_test``) that hold wherever ``node`` runs: it is in the body or the
+    ``else`` of an ``if flag:`` or a ``... if flag else ...``. A flag keeps its value for the
+    whole call, so a path on which it tests the other way never ran ``node``."""
+    out: set[tuple[str, bool]] = set()
+    for branch in ast.walk(function):
+        if not isinstance(branch, (ast.If, ast.IfExp)):
+            continue
+        body = branch.body if isinstance(branch.body, list) else [branch.body]
+        orelse = branch.orelse if isinstance(branch.orelse, list) else [branch.orelse]
+        for part, truth in ((body, True), (orelse, False)):
+            flag = flag_test(branch.test, truth, stable)
+            if flag is not None and any(sub is node for stmt in part for sub in ast.walk(stmt)):
+                out.add(flag)
+    return frozenset(out)
+
+
+def refills_not_taken(st: State, test: ast.expr, truth: bool, facts: FunctionFacts, tables: FunctionTables) -> State:
+    """``st`` on a branch where a flag tests ``truth``, without the refills of the
+    ``advances`` calls made only where the flag tests the other way: that path made none
+    (``if is_driver: sock.send(ack)``, then ``sock.recv() if is_driver else None``: on the
+    other ranks nothing was acknowledged, so nothing is being refilled)."""
+    flag = flag_test(test, truth, tables.stable_names) if st.refilled else None
+    if flag is None:
+        return st
+    other = (flag[0], not flag[1])
+    kept = frozenset(entry for entry in st.refilled if other not in facts.advanced_under.get(entry[1], ()))
+    if kept == st.refilled:
+        return st
+    st = st.copy()
+    st.refilled = kept
+    return st

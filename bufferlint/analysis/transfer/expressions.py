@@ -8,7 +8,7 @@ import ast
 from collections.abc import Callable
 
 from bufferlint.analysis.domain.conditions import ParamTest, captured_variable
-from bufferlint.analysis.domain.state import join_states
+from bufferlint.analysis.domain.state import State, join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Cond,
@@ -35,7 +35,7 @@ from bufferlint.analysis.transfer.call_packs import borrowed_from
 from bufferlint.analysis.transfer.call_site import Args
 from bufferlint.analysis.transfer.calls import CallResolver
 from bufferlint.analysis.transfer.comprehensions import Comprehensions
-from bufferlint.analysis.transfer.effects import Effects
+from bufferlint.analysis.transfer.effects import Effects, refills_not_taken
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.keyword_maps import display_keys, without_keys
@@ -330,6 +330,10 @@ class ExpressionEvaluator:
         project_classes = program.index.classes  # a dict: ``isdisjoint`` would walk all of it
         if any(name in project_classes for name in classes):
             part = records.field_of(base, node.attr)  # ``item.tensor`` of ``Item(name, w)``
+            if part is None:  # ``payload.value`` of a parameter ``payload: Payload``
+                receiver = 0 if self.frame.info.binds_receiver else None
+                part = records.parameter_field(program.index, base, node.attr, receiver,
+                                               self.frame.step(node, f"field `.{node.attr}` of the record"))
             if part is not None:
                 return join(part, program.field_value(classes, node.attr)) or EMPTY
             declared = program.index.field_types(classes, node.attr)  # `self.pool = MyPool()`
@@ -478,13 +482,18 @@ class ExpressionEvaluator:
         before = frame.st
         if before is None:
             return EMPTY
-        frame.st = refine(before.copy(), node.test, True, tested, frame.defaults, frame.program.index)
+        frame.st = self.branch(refine(before.copy(), node.test, True, tested, frame.defaults, frame.program.index), node.test, True)
         body = _under(self.eval(node.body), frame.st.assume - before.assume) if frame.st is not None else None
         then_state = frame.st
-        frame.st = refine(before.copy(), node.test, False, tested, frame.defaults, frame.program.index)
+        frame.st = self.branch(refine(before.copy(), node.test, False, tested, frame.defaults, frame.program.index), node.test, False)
         orelse = _under(self.eval(node.orelse), frame.st.assume - before.assume) if frame.st is not None else None
         frame.st = join_states(then_state, frame.st) or before
         return join(body, orelse) or EMPTY
+
+    def branch(self, st: State | None, test: ast.expr, truth: bool) -> State | None:
+        """The state ``refine`` left on one way of a branch, without the producers' refills
+        that a flag testing the other way rules out (``effects.refills_not_taken``)."""
+        return refills_not_taken(st, test, truth, self.facts, self.frame.tables) if st is not None else None
 
     def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
         value = self.eval(node.value)

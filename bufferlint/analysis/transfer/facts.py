@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.limits import Limit
-from bufferlint.analysis.domain.state import Pending
+from bufferlint.analysis.domain.state import MAX_HOLDER_ATTRIBUTES, Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
-from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, join, map_leaves
+from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, has_field, join, local_fields, map_leaves
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -88,6 +88,11 @@ class FunctionFacts:
         self.kept_refills: dict[tuple, str] = {}
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
+        # The step of each ``advances`` call made here -> the sources declaring it (what a
+        # ``ready-after`` call must name to end that refill: ``Effects.ready``)
+        self.advanced_by: dict[TraceStep, tuple] = {}
+        # ... and the flags that hold wherever it runs (``effects.branch_flags``)
+        self.advanced_under: dict[TraceStep, frozenset] = {}
         # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):
         # rejects -> guards, accepts -> marker checks, undecided (param, tag, why)
         self.evaluated: tuple[frozenset, frozenset, frozenset] = (frozenset(), frozenset(), frozenset())
@@ -143,6 +148,19 @@ class FunctionFacts:
             f"{self.display}: a fact depends on more than {MAX_CONDITIONS} conditions on the parameters; only "
             f"{MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are",
             if_reported=True,  # unchecked conditions only let more reaches through: told with a finding
+            where=self.where,
+        )
+        if note not in self.caps:
+            self.caps.append(note)
+
+    def holders_cut(self) -> None:
+        """A callee's future came back kept in a field named deeper than the bound
+        (``state.bounded_holders``): a wait on that field here is not seen."""
+        note = Limit(
+            f"{self.display}: a future is kept in a field more than {MAX_HOLDER_ATTRIBUTES} attributes deep "
+            "(recursion through the receivers' fields?); a wait on it is not seen, so findings through it "
+            "may be more than there are",
+            if_reported=True,  # an unseen wait only lets more reaches through: told with a finding
             where=self.where,
         )
         if note not in self.caps:
@@ -207,6 +225,7 @@ class FunctionFacts:
             returns = evolve(returns, types=frozenset(), type_when=frozenset(), declared=frozenset())
         if is_generator:
             returns = Value(lazy=True, elems=self.yields)
+        returns = local_fields(returns)  # record parameters' fields reach sinks only (``values.Field``)
         rejects, accepts, undecided = self.evaluated
         guards = _proven(self.truthy_returns) | rejects
         checks = _proven(self.falsy_returns) if self.truthy_returns else frozenset()
@@ -218,11 +237,11 @@ class FunctionFacts:
             synchronizes=bool(self.exit_synced) and all(self.exit_synced),
             futures=frozenset(self.futures),
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
-            field_stores=frozenset(self.field_stores),
+            field_stores=frozenset(store for store in self.field_stores if not has_field(store.path)),
             releases=frozenset(self.released),
             advances=self.advanced,
             undecided=frozenset(u for u in undecided if u[:2] not in guards and u[:2] not in checks),
-            calls=frozenset(self.param_calls.values()),
+            calls=frozenset(call for call in self.param_calls.values() if not has_field(call.path)),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY

@@ -46,7 +46,7 @@ from bufferlint.analysis.frontend.index import FunctionInfo, decorator_names, im
 from bufferlint.analysis.frontend.syntax import annotations_of, assigned_names, holder_name, parameter_defaults, short
 from bufferlint.analysis.transfer import call_effects
 from bufferlint.analysis.transfer.call_packs import shape_of
-from bufferlint.analysis.transfer.effects import Effects
+from bufferlint.analysis.transfer.effects import Effects, refills_not_taken
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
 from bufferlint.analysis.transfer.frame import Frame, node_key
@@ -175,7 +175,7 @@ class FunctionInterpreter:
                     refined = refine(out.copy(), edge.test, edge.truth, tested or {}, frame.defaults, frame.program.index)
                     if refined is None:
                         continue
-                    state = refined
+                    state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
                 proven = self.inline.on_edge(state, edge)  # an inline marker check, evaluated
                 if proven:
                     state = assume_clean(state.copy() if state is out else state, proven)
@@ -545,7 +545,8 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers),
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
-    call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what),
+    call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs),
+    call_effects.Ready: lambda it, e: it.effects.ready(e.specs),
     call_effects.Reuse: lambda it, e: it.effects.reuse(e.sites, e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),

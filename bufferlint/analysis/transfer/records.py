@@ -11,8 +11,10 @@ new record of the same shape.
 
 from __future__ import annotations
 
-from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Value, cap, container, evolve, index, join
+from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Field, ParamRef, Value, cap, container, evolve, index, join
 from bufferlint.analysis.transfer.call_site import CallSite
+from bufferlint.analysis.world import IndexView
+from bufferlint.findings import TraceStep
 
 
 def construct(call: CallSite, qualname: str) -> Value | None:
@@ -49,6 +51,25 @@ def field_of(base: Value, attr: str) -> Value | None:
     if base.items is None or base.fields is None or attr not in base.fields or len(base.fields) != len(base.items):
         return None
     return base.items[base.fields.index(attr)]
+
+
+def parameter_field(index_view: IndexView, base: Value, attr: str, receiver: int | None, step: TraceStep) -> Value | None:
+    """``payload.value`` where ``payload`` is a parameter annotated as a record class (not the
+    receiver: ``self.x`` of a record's own method is the heap's): the part the caller built
+    the record with, as a ``Field`` step of the parameter's path; None when ``base`` holds no
+    such parameter or its one class is no record with a field ``attr``. The part stays local
+    to the function (``values.local_fields``): it is for a helper that sends what it reads
+    out of the record it is given (``send(sock, payload)`` reading ``payload.value``)."""
+    params = [leaf for leaf in base.leaves if isinstance(leaf, ParamRef) and leaf.index != receiver and not leaf.path]
+    classes = base.types | base.declared
+    if not params or len(classes) != 1:
+        return None
+    (qualname,) = classes
+    shape = index_view.record_shape(qualname)
+    if shape is None or attr not in shape[0]:
+        return None
+    position = Field(shape[0].index(attr))
+    return Value(leaves=frozenset(leaf.extend(position, step) for leaf in params))
 
 
 REPLACERS = frozenset({"dataclasses.replace", "copy.replace"})  # ``replace(record, **changes)``
