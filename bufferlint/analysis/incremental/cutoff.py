@@ -10,7 +10,8 @@ one when:
 * every analysis of the edited functions, given what it read, writes what it wrote (a store
   into an attribute nothing reads is not a write others see: ``replay.seal``), calls and
   asks for the same functions, and changes its summary at the same analyses as before (so
-  the fixpoint visits the same functions in the same order);
+  the fixpoint visits the same functions in the same order; if not, the fixpoint's end
+  state is replayed instead: ``_CutOff``'s ``settled``);
 * every analysis that read a changed summary (``RunFacts.readers``), replayed with the new
   summary in place of the old one, does the same in turn: a reader whose summary changes
   too is a changed function, and its readers are replayed (bounded: ``MAX_REPLAYED``);
