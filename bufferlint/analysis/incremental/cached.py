@@ -419,12 +419,18 @@ def _edit_context(record: dict, scan: Scan, cache: Cache) -> EditContext:
 
     files = {q: key for key, ranges in record["analysed"].items() for q in ranges}
     documents: dict[str, dict | None] = {}
+    decoded: dict[str, list | None] = {}  # a cut-off asks a function's logs many times
 
     def module_of(qualname: str) -> str | None:
         key = files.get(qualname)
         return None if key is None else module_name(scan.root / key, scan.root)[0]
 
     def logs_for(qualname: str):
+        if qualname not in decoded:
+            decoded[qualname] = _decoded_logs(qualname)
+        return decoded[qualname]
+
+    def _decoded_logs(qualname: str):
         key = files.get(qualname)
         if key is None:
             return None

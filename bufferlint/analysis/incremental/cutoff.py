@@ -10,7 +10,8 @@ one when:
 * every analysis of the edited functions, given what it read, writes what it wrote (a store
   into an attribute nothing reads is not a write others see: ``replay.seal``), calls and
   asks for the same functions, and changes its summary at the same analyses as before (so
-  the fixpoint visits the same functions in the same order);
+  the fixpoint visits the same functions in the same order; if not, the fixpoint's end
+  state is replayed instead: ``_CutOff``'s ``settled``);
 * every analysis that read a changed summary (``RunFacts.readers``), replayed with the new
   summary in place of the old one, does the same in turn: a reader whose summary changes
   too is a changed function, and its readers are replayed (bounded: ``MAX_REPLAYED``);
@@ -30,7 +31,7 @@ Anything else gives up (``None``): the project is analysed afresh.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Container, Mapping, Sequence
 
@@ -43,11 +44,15 @@ from bufferlint.analysis.whole.program import (
 )
 from bufferlint.findings import Finding, Span
 
-MAX_REPLAYED = 64  # functions replayed before giving up (the project is analysed afresh)
+MAX_REPLAYED = 96  # functions replayed before giving up (the project is analysed afresh)
 
 
 class GiveUp(Exception):
     """The edit's effects reach beyond what the recorded analyses can answer."""
+
+
+class OtherOrder(GiveUp):
+    """The edited run would visit the functions in another order than the recorded one."""
 
 
 @dataclass(frozen=True)
@@ -94,16 +99,30 @@ def cut_off(changed: set[str], phases: Phases, facts: RunFacts, vocab, raw_vocab
     """The findings' change if the edit of ``changed`` (in the file keyed ``edited``) stops
     within the replayed functions (None: give up). ``backward``: the analysed version's
     lines -> the edited version's that hold the very same text."""
-    try:
-        return _CutOff(phases, facts, vocab, raw_vocab, path_key, edited, backward).run(changed)
-    except (GiveUp, NotRecorded, Unencodable, RecursionError):
-        return None
+    for settled in (False, True):
+        try:
+            return _CutOff(phases, facts, vocab, raw_vocab, path_key, edited, backward, settled).run(changed)
+        except OtherOrder:
+            continue  # the fixpoint's end state may still be reached from the recorded one
+        except (GiveUp, NotRecorded, Unencodable, RecursionError):
+            return None
+    return None
 
 
 class _CutOff:
+    """``settled``: replay each function's last analysis only, with the final summaries in
+    place (``Versions.settled``), instead of the recorded trajectory. The fixpoint ends
+    when every function's last analysis read what the others ended with, so the edited
+    run's outcomes are those last analyses given the edited run's final summaries, in
+    whatever order it reached them; that end state is the one computed here from the
+    recorded one when no replayed function reads its own summary through others
+    (``_no_replayed_cycle``: a value that fed itself through a cycle could stay after
+    the edit removed where it came from, which a run from scratch would not keep)."""
+
     def __init__(self, phases: Phases, facts: RunFacts, vocab, raw_vocab, path_key, edited: str,
-                 backward: Mapping[int, int]) -> None:
+                 backward: Mapping[int, int], settled: bool = False) -> None:
         self.phases, self.facts, self.vocab, self.raw_vocab = phases, facts, vocab, raw_vocab
+        self.settled = settled
         self.path_key, self.edited = path_key, edited
         self.ahead_lines = dict(backward)  # analysed line -> edited line, kept lines only
         self.back_lines = {new: old for old, new in backward.items()}
@@ -127,11 +146,13 @@ class _CutOff:
                 raise GiveUp("too many functions replayed")
             if self._check(qualname):
                 for reader in self.facts.readers.get(qualname, ()):
-                    if len(self.phases.logs(reader) or ()) >= MAX_ANALYSES_PER_FUNCTION:
+                    if len(self.phases.logs(reader) or ()) + self._extra_analyses(reader) >= MAX_ANALYSES_PER_FUNCTION:
                         raise GiveUp(f"{reader} may be analysed past the cap")
                     if reader not in queued:
                         todo.append(reader)
                         queued.add(reader)
+        if self.settled:
+            self._no_replayed_cycle()
         differs = sorted(q for q in self.checked if self._differs(q))
         return self._findings(differs) if differs else FindingsDelta()
 
@@ -140,7 +161,7 @@ class _CutOff:
         logs = self.phases.logs(qualname)
         if info is None or not logs:
             raise GiveUp(f"no {phase} definition or log for {qualname}")
-        if last_only:
+        if last_only or self.settled:
             logs = logs[-1:]
         watch = self.phases.watch if phase == "new" else None
         runs = replay_runs(info, logs, self.vocab, self.raw_vocab, self.phases.modules[phase], self.facts.observed,
@@ -152,7 +173,7 @@ class _CutOff:
     def _check(self, qualname: str) -> bool:
         """Replay ``qualname`` with the changed summaries known so far; True when its own
         summary's new versions are news (its readers must be replayed)."""
-        logs = self.phases.logs(qualname) or []
+        logs = (self.phases.logs(qualname) or [])[-1 if self.settled else 0:]
         if qualname not in self.old:
             old = self._replay("old", qualname, None)
             for (outcome, same, _), log in zip(old, logs):
@@ -167,10 +188,42 @@ class _CutOff:
         outcomes = [outcome for outcome, _, _ in new]
         _same_effects(qualname, self.old[qualname], outcomes)
         self.checked[qualname] = outcomes
-        renamed = _changed_summaries(self.old[qualname], outcomes, logs)
+        renamed = _changed_summaries(self.old[qualname], outcomes, logs, self.settled)
         before = self.renamed.get(qualname, NO_CHANGE)
         self.renamed[qualname] = renamed
         return renamed.signature() != before.signature()
+
+    def _extra_analyses(self, reader: str) -> int:
+        """How many more analyses the edited run may give ``reader`` than the recorded one:
+        none on the recorded trajectory; otherwise one if it reads a changed summary. The
+        changed functions read no cycle (``_no_replayed_cycle``) and the fixpoint analyses
+        a deferred caller after the deferred callees it waits for
+        (``Program._callees_first``), so their changes reach it together. (An argument from
+        the scheduler, not a proof: the cache's differential test is what checks it.)"""
+        if not self.settled:
+            return 0
+        return int(any(versions.entries and reader in self.facts.readers.get(qualname, ())
+                       for qualname, versions in self.renamed.items()))
+
+    def _no_replayed_cycle(self) -> None:
+        """A replayed function that reads its own summary, directly or through the readers
+        of readers (a cycle of the recorded run's reads), is fine only when every changed
+        summary only grew (``_only_grew``): the recorded end state is then below the edited
+        run's, and going up from it reaches the same least fixpoint. A fact the edit took
+        away could otherwise go on feeding itself around the cycle."""
+        if all(_only_grew(self.old[q][-1].summary, self.checked[q][-1].summary) for q in self.checked):
+            return
+        readers = self.facts.readers
+        for start in sorted(self.checked):
+            seen: set[str] = set()
+            todo = list(readers.get(start, ()))
+            while todo:
+                qualname = todo.pop()
+                if qualname == start:
+                    raise GiveUp(f"{start} reads its own summary through a cycle")
+                if qualname not in seen:
+                    seen.add(qualname)
+                    todo.extend(readers.get(qualname, ()))
 
     def _differs(self, qualname: str) -> bool:
         """Its last outcome changed; its call edges must not have (the routes of the sites it
@@ -196,7 +249,8 @@ class _CutOff:
                     raise GiveUp(f"{qualname} replays otherwise in the edited lines")
                 outcomes = [outcome for outcome, _, _ in runs]
                 self.final_new[qualname] = outcomes[-1]
-                moved = (_changed_summaries(self.old[qualname], outcomes, self.phases.logs(qualname) or [])
+                logs = (self.phases.logs(qualname) or [])[-1 if self.settled else 0:]
+                moved = (_changed_summaries(self.old[qualname], outcomes, logs, self.settled)
                          if self.renamed.get(qualname, NO_CHANGE).entries else NO_CHANGE)
                 if moved.signature() != self.moved.get(qualname, NO_CHANGE).signature():
                     self.moved[qualname] = moved
@@ -308,6 +362,7 @@ class Versions:
 
     entries: tuple[tuple[int, bytes, Summary], ...] = ()
     by_time: bool = True
+    settled: bool = False  # one entry: the final summary; a reader must have read the recorded final one
 
     def signature(self) -> list[tuple[int, bytes, bytes]]:
         return [(seq, old, digest(new)) for seq, old, new in self.entries]
@@ -315,6 +370,10 @@ class Versions:
     def answer(self, qualname: str, answer, reader: int):
         """The new summary for a reader (at place ``reader``) that was given ``answer``."""
         recorded = digest(answer)
+        if self.settled:
+            if recorded != self.entries[-1][1]:
+                raise NotRecorded(("summary", qualname))  # a read the fixpoint did not end with
+            return self.entries[-1][2]
         if not self.by_time:
             for _, old, new in self.entries:
                 if old == recorded:
@@ -348,8 +407,9 @@ def _substituting(renamed: dict[str, Versions]) -> Callable[[str, object, int], 
     return substitute
 
 
-def _changed_summaries(old: list, new: list, logs: Sequence[AnalysisLog]) -> Versions:
+def _changed_summaries(old: list, new: list, logs: Sequence[AnalysisLog], settled: bool = False) -> Versions:
     """The new summaries per analysis, if any summary differs (``NO_CHANGE`` if none).
+    ``settled``: the last analyses only (``_CutOff``), read as the final summary.
 
     The fixpoint re-analyses a function's readers after each analysis that changed its
     summary, so the changes must come at the same analyses, with two exceptions:
@@ -365,6 +425,8 @@ def _changed_summaries(old: list, new: list, logs: Sequence[AnalysisLog]) -> Ver
     entries = tuple((log.seq, digest(was.summary), now.summary) for was, now, log in zip(old, new, logs))
     if all(digest(now) == before for _, before, now in entries):
         return NO_CHANGE
+    if settled:
+        return Versions(entries[-1:], by_time=False, settled=True)
     same_pattern = True
     before_old, before_new = EMPTY_SUMMARY, EMPTY_SUMMARY
     for was, now, log in zip(old, new, logs):
@@ -375,8 +437,17 @@ def _changed_summaries(old: list, new: list, logs: Sequence[AnalysisLog]) -> Ver
         return Versions(entries)
     first_old, first_new = digest(old[0].summary), digest(new[0].summary)
     if any(digest(was.summary) != first_old for was in old) or any(digest(now.summary) != first_new for now in new):
-        raise GiveUp("a summary changes at other analyses")
+        raise OtherOrder("a summary changes at other analyses")
     return Versions(entries, by_time=False)
+
+
+_MAY_FACTS = ("sinks", "futures", "field_stores", "calls")  # what a summary says may happen: more is a larger summary
+
+
+def _only_grew(old: Summary, new: Summary) -> bool:
+    """``new`` says all ``old`` says and more of what may happen, nothing else changed."""
+    return (all(getattr(old, name) <= getattr(new, name) for name in _MAY_FACTS)
+            and all(getattr(old, f.name) == getattr(new, f.name) for f in fields(Summary) if f.name not in _MAY_FACTS))
 
 
 def _queues_only(was, now) -> bool:
