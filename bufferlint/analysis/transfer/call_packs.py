@@ -35,7 +35,7 @@ from bufferlint.analysis.domain.values import (
     pinned_buffer,
     view_of,
 )
-from bufferlint.analysis.domain.conditions import MATCHES, ParamTest
+from bufferlint.analysis.domain.conditions import FLAG, MATCHES, ParamTest
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -347,14 +347,17 @@ def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
 
 def parameter_conditions(call: CallSite, pattern) -> frozenset:
     """The conditions of ``pattern`` that this function's callers decide (``Borrow.when``):
-    a value condition (a device, not a flag) on one of its parameters passed on unchanged,
+    a condition on one of its parameters passed on unchanged (a device: it matches; a flag:
+    its truth, so ``def fetch(t, non_blocking=False)`` copies blocking at a call that leaves
+    the flag to its default or passes False, and may not where it passes ``self.overlap``),
     and the conditions a ``**mapping`` holds the argument under (``Args.keyword_when``)."""
     when = []
     for condition in pattern.required_kwargs if pattern is not None else ():
         how, value = call.argument(condition.key, condition.position)
-        if how == "parameter" and isinstance(value, tuple) and not isinstance(condition.value, bool):
+        if how == "parameter" and isinstance(value, tuple):
             index, known, default = value
-            when.append(ParamTest(index, MATCHES, condition.value, known, default))
+            test = FLAG if isinstance(condition.value, bool) else MATCHES
+            when.append(ParamTest(index, test, condition.value, known, default))
         elif how == "unknown":  # ``**kwargs`` holding the flag only where ``device not in _CPU_DEVICES``
             when.extend(call.args.keyword_when(condition.key, condition.position, condition.accepts))
     return frozenset(when)

@@ -182,7 +182,7 @@ def dispatch(call: CallSite) -> Value:
     ``call.effects``."""
     vocab = call.vocab
     read = vocab.match("host-reads", call.shape)
-    if read is not None:
+    if read is not None and vocab.match("views", call.shape) is None:  # a view reads no bytes yet
         call_packs.read_host(call, read)
     write = vocab.match("host-writes", call.shape)
     if write is not None:

@@ -444,13 +444,19 @@ class Effects:
             if not pending.hazard.ended_by_write:
                 continue
             for leaf in pending.leaves:
-                if leaf.site in facts.kept_buffers:
+                if leaf.site in facts.kept_buffers and leaf.site not in facts.in_turn:
                     ends = frame.step(node, f"`{frame.info.display}` returns with the copy still reading it")
                     trace = leaf.trace + (pending.step, ends)
                     key = (leaf.site, leaf.objects, constant_part(leaf.region))
                     known = facts.carried.get(key)
                     if known is None or preferred_trace(trace, known):
                         facts.carried[key] = trace
+
+    def taken_in_turn(self, value: Value) -> None:
+        """``self.bufs[i]`` with ``i`` advanced modulo the pool (``rotation``): the next call
+        writes another slot, so a copy still reading this one at the return is not carried
+        over to it. By allocation site: a slot of that pool picked otherwise is not told apart."""
+        self.facts.in_turn.update(leaf.site for leaf in deep_leaves(value) if pinned_buffer(leaf))
 
     def carried_over(self) -> None:
         """After the analysis: a copy the function may end with still reading a kept buffer

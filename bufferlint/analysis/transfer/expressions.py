@@ -18,6 +18,7 @@ from bufferlint.analysis.domain.values import (
     collection,
     const,
     container,
+    deep_leaves,
     evolve,
     index,
     iterate,
@@ -25,6 +26,7 @@ from bufferlint.analysis.domain.values import (
     join_all,
     map_leaves,
     of_object,
+    pinned_buffer,
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
@@ -40,6 +42,7 @@ from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.keyword_maps import display_keys, without_keys
 from bufferlint.analysis.transfer.refine import parameter_compared, parameter_test, refine
+from bufferlint.analysis.transfer.rotation import picks_in_turn
 from bufferlint.analysis.transfer import records
 from bufferlint.analysis.transfer.stores import Stores
 
@@ -368,6 +371,15 @@ class ExpressionEvaluator:
         return value
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
+        value = self.subscript(node)
+        receiver = self.frame.receiver_name
+        if receiver is not None and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute) \
+                and any(pinned_buffer(leaf) for leaf in deep_leaves(value)) \
+                and picks_in_turn(node, receiver, self.facts.rotating_indices(self.frame.info.node, receiver)):
+            self.effects.taken_in_turn(value)  # ``self.bufs[i]``, ``i`` advanced modulo the pool
+        return value
+
+    def subscript(self, node: ast.Subscript) -> Value:
         base = self.eval(node.value)
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, (ast.Name, ast.Attribute)):
             self.stores.read_back(node.value, node)

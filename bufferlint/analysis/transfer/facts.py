@@ -4,6 +4,7 @@ of the interpreter write their results to."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.limits import Limit
@@ -12,6 +13,7 @@ from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, Para
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, has_field, join, local_fields, map_leaves
 from bufferlint.findings import TraceStep, preferred_trace
+from bufferlint.analysis.transfer.rotation import rotating_indices
 from bufferlint.hazards import Hazard
 
 
@@ -83,6 +85,9 @@ class FunctionFacts:
         # (kept buffer, its object, constant part) -> trace of a copy still reading that part at an exit
         self.carried: dict[tuple, tuple] = {}
         self.next_call: set = set()  # (Hazard, Site) of the findings ``carried_over`` makes
+        # Kept buffers picked from a pool in turn (``rotation``): the next call writes another slot.
+        self.in_turn: set = set()
+        self._rotating: frozenset[str] | None = None
         # Refills (``Effects.refill``) of a buffer the receiver keeps in a field: site -> what
         # the next call refills; work still reading it when the function ends races with that.
         self.kept_refills: dict[tuple, str] = {}
@@ -99,6 +104,12 @@ class FunctionFacts:
         self.caps: list[Limit] = []
 
     # -- recording ---------------------------------------------------------------------
+
+    def rotating_indices(self, function: ast.AST, receiver: str) -> frozenset[str]:
+        """The index expressions that pick a pool's slots in turn here (worked out once)."""
+        if self._rotating is None:
+            self._rotating = rotating_indices(function, receiver)
+        return self._rotating
 
     def report(self, site: Site, trace: tuple, hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE) -> None:
         key = (hazard, site)

@@ -375,6 +375,7 @@ class FunctionInterpreter:
         facts = self.facts
         self.effects.hand_back_stale(stmt.value, value, stmt)
         value = self.effects.handed_out(value, yielded=False)
+        value = returned_event(value, st)
         facts.returns = join(facts.returns, facts.handed_back(self.effects.landed(value), st.assume))
         if builds_unknown_class(stmt.value, value, self.info.assigned):
             facts.returns_unknown_class = True
@@ -632,3 +633,14 @@ def builds_unknown_class(returned: ast.expr | None, value: Value, assigned: froz
         isinstance(returned, ast.Call) and isinstance(returned.func, ast.Name) and returned.func.id in assigned
         and not (value.types or value.declared or value.leaves or value.ref or value.has_const)
     )
+
+
+def returned_event(value: Value, st: State) -> Value:
+    """``return done`` of an event recorded after this function's copies to the device: the
+    caller that synchronises it waits for them, so they go back with it as a future's work
+    does (``op_exit`` hands them to the caller, which waits by ``done.synchronize()``, or
+    else meets them at its producer's next step)."""
+    if not value.recorded:
+        return value
+    covered = frozenset(p.key for p in st.pending if p.hazard.settled_by_sync and p.key in value.recorded)
+    return evolve(value, pending=value.pending | covered) if covered else value
