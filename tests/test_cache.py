@@ -219,6 +219,24 @@ def test_a_weight_kept_in_a_field_nothing_reads_is_cut_off_at_the_edited_method(
     assert _record(tmp_path)["reused"]
 
 
+def test_a_kept_weight_that_changes_the_order_of_the_analyses_is_cut_off_at_the_end_state(tmp_path: Path) -> None:
+    """``self._kept = weight`` in a loader another model's loader calls by method name: the
+    wrapper's summary now changes at its first analysis, so a run from scratch visits the
+    functions in another order than the recorded one. The cut-off replays the last
+    analyses with the final summaries instead (``cutoff._CutOff``'s ``settled``) and prints
+    what ``--no-cache`` prints."""
+    shutil.copytree(REPO / "tests" / "fixtures" / "analysis" / "wrapped_loaders", tmp_path / "project")
+    root = tmp_path / "project"
+    (root / "pyproject.toml").write_text("[tool.bufferlint]\n")
+    check(root)
+    llama = root / "app" / "llama.py"
+    llama.write_text(llama.read_text().replace("            self.params", "            self._kept = weight\n            self.params"))
+    warm = check(root)
+    assert _record(root)["reused"] and _record(root)["replayed"] == ["app/llama.py"]
+    assert warm == check(root, "--no-cache")
+    assert ("BL003", "app/llama.py", 7) in {(f["rule"], f["path"], f["line"]) for f in warm["findings"]}
+
+
 def test_a_syntax_error_in_an_edited_file_the_analysis_read_is_reported(project: Path) -> None:
     check(project)
     target = project / "direct_submit.py"
