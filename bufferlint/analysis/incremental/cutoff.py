@@ -115,9 +115,10 @@ class _CutOff:
     when every function's last analysis read what the others ended with, so the edited
     run's outcomes are those last analyses given the edited run's final summaries, in
     whatever order it reached them; that end state is the one computed here from the
-    recorded one when no replayed function reads its own summary through others
-    (``_no_replayed_cycle``: a value that fed itself through a cycle could stay after
-    the edit removed where it came from, which a run from scratch would not keep)."""
+    recorded one unless a replayed function reads its own summary through others while a
+    changed summary lost a fact (``_no_replayed_cycle``: a value that fed itself through
+    a cycle could stay after the edit removed where it came from, which a run from
+    scratch would not keep)."""
 
     def __init__(self, phases: Phases, facts: RunFacts, vocab, raw_vocab, path_key, edited: str,
                  backward: Mapping[int, int], settled: bool = False) -> None:
@@ -158,10 +159,10 @@ class _CutOff:
 
     def _replay(self, phase: str, qualname: str, substitute: dict | None, last_only: bool = False) -> list:
         info = self.phases.info(phase, qualname)
-        logs = self.phases.logs(qualname)
+        logs = self._replayed_logs(qualname)
         if info is None or not logs:
             raise GiveUp(f"no {phase} definition or log for {qualname}")
-        if last_only or self.settled:
+        if last_only:
             logs = logs[-1:]
         watch = self.phases.watch if phase == "new" else None
         runs = replay_runs(info, logs, self.vocab, self.raw_vocab, self.phases.modules[phase], self.facts.observed,
@@ -170,10 +171,15 @@ class _CutOff:
             raise GiveUp(f"{qualname} did not replay")
         return runs
 
+    def _replayed_logs(self, qualname: str) -> list[AnalysisLog]:
+        """The recorded analyses this mode replays: all of them, or the last one (``settled``)."""
+        logs = self.phases.logs(qualname) or []
+        return logs[-1:] if self.settled else logs
+
     def _check(self, qualname: str) -> bool:
         """Replay ``qualname`` with the changed summaries known so far; True when its own
         summary's new versions are news (its readers must be replayed)."""
-        logs = (self.phases.logs(qualname) or [])[-1 if self.settled else 0:]
+        logs = self._replayed_logs(qualname)
         if qualname not in self.old:
             old = self._replay("old", qualname, None)
             for (outcome, same, _), log in zip(old, logs):
@@ -249,8 +255,7 @@ class _CutOff:
                     raise GiveUp(f"{qualname} replays otherwise in the edited lines")
                 outcomes = [outcome for outcome, _, _ in runs]
                 self.final_new[qualname] = outcomes[-1]
-                logs = (self.phases.logs(qualname) or [])[-1 if self.settled else 0:]
-                moved = (_changed_summaries(self.old[qualname], outcomes, logs, self.settled)
+                moved = (_changed_summaries(self.old[qualname], outcomes, self._replayed_logs(qualname), self.settled)
                          if self.renamed.get(qualname, NO_CHANGE).entries else NO_CHANGE)
                 if moved.signature() != self.moved.get(qualname, NO_CHANGE).signature():
                     self.moved[qualname] = moved
