@@ -565,12 +565,14 @@ class ProjectIndex:
     _method_spans: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _field_objects: dict[tuple[str, str], frozenset] = field(default_factory=dict)  # (class, attr) -> answer
+    _descendants: dict[str, list[str]] | None = None  # class -> it and its known subclasses, by name
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
         """Index a parsed module; returns its functions (module body included)."""
         self.modules[module.name] = module
         self._ancestors.clear()  # a base class may be defined here
         self._field_objects.clear()  # ... or a subclass storing into a field
+        self._descendants = None
         self._attached_memo.clear()  # the module may attach callables
         self._method_spans[module.name] = []
         added: list[FunctionInfo] = []
@@ -920,7 +922,12 @@ class ProjectIndex:
     def _field_holders(self, class_qualname: str) -> list[str]:
         """The class, its ancestors and the known classes deriving from it: whose methods'
         stores into ``self.<attr>`` an object of the class may have run."""
-        below = [name for name in sorted(self.classes) if class_qualname in self.class_ancestors(name)]
+        if self._descendants is None:  # one pass over the classes, not one per question
+            self._descendants = {}
+            for name in sorted(self.classes):
+                for ancestor in self.class_ancestors(name):
+                    self._descendants.setdefault(ancestor, []).append(name)
+        below = self._descendants.get(class_qualname, [])
         return list(dict.fromkeys(self.class_ancestors(class_qualname) + below))
 
     def _makes_new(self, info: ClassInfo, callee: ast.expr) -> bool:
