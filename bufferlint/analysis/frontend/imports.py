@@ -139,7 +139,7 @@ def reached(why: tuple[str, str] | str | None) -> Reached | None:
 
 
 class ImportGraph:
-    """Modules and their imports; ``reachable(module)`` is memoised per module."""
+    """Modules and their imports; each module's search for what it loads is kept and resumed."""
 
     def __init__(self, imports: dict[str, ModuleImports]) -> None:
         self.scanned = imports  # each module's imports as read (the cache records their digests)
@@ -148,7 +148,8 @@ class ImportGraph:
         self._edges: dict[str, list[tuple[str, tuple[str, str] | None]]] = {}
         for module, found in imports.items():
             self._edges[module] = self._resolve(module, found)
-        self._memo: dict[str, dict[str, tuple[str, str] | str]] = {}
+        # module -> (what its search has reached so far, the search's queue): see ``reason``
+        self._memo: dict[str, tuple[dict[str, tuple[str, str] | str], deque]] = {}
 
     def _resolve(self, module: str, found: ModuleImports) -> list[tuple[str, tuple[str, str] | None]]:
         """The modules an import statement loads: the named module (or the module holding
@@ -185,25 +186,41 @@ class ImportGraph:
         parent packages of each), each with why: ``IMPORTED`` when plain imports reach it,
         else the registry that loads it or the module it was reached through, (registry
         module, the package it loads). Paths through fewer registries win (a 0-1 search)."""
-        known = self._memo.get(module)
-        if known is not None:
-            return known
-        why: dict[str, tuple[str, str] | str] = {}
-        queue: deque[tuple[str, tuple[str, str] | str]] = deque([(module, IMPORTED)])
-        parts = module.split(".")
-        for cut in range(1, len(parts)):  # a module's parent packages run first
-            queue.append((".".join(parts[:cut]), IMPORTED))
+        why, queue = self._search(module)
         while queue:
-            current, reason = queue.popleft()
-            if current in why or current not in self.modules and current != module:
-                continue
-            why[current] = reason
-            for target, registry in self._edges.get(current, ()):
-                if target in why:
-                    continue
-                if registry is None:
-                    queue.appendleft((target, reason))
-                else:
-                    queue.append((target, registry))
-        self._memo[module] = why
+            self._step(why, queue, module)
         return why
+
+    def reason(self, module: str, target: str) -> tuple[str, str] | str | None:
+        """``reachable(module).get(target)``, searching only until ``target`` is reached: a
+        call dispatched by method name asks this for each module defining the method, and
+        most are reached long before the search has seen every module (the search is
+        resumed, never redone, by the next question: a module's first visit in a 0-1 search
+        is its best, so stopping early changes no answer)."""
+        why, queue = self._search(module)
+        while target not in why and queue:
+            self._step(why, queue, module)
+        return why.get(target)
+
+    def _search(self, module: str) -> tuple[dict[str, tuple[str, str] | str], deque]:
+        known = self._memo.get(module)
+        if known is None:
+            queue: deque[tuple[str, tuple[str, str] | str]] = deque([(module, IMPORTED)])
+            parts = module.split(".")
+            for cut in range(1, len(parts)):  # a module's parent packages run first
+                queue.append((".".join(parts[:cut]), IMPORTED))
+            known = self._memo[module] = ({}, queue)
+        return known
+
+    def _step(self, why: dict[str, tuple[str, str] | str], queue: deque, module: str) -> None:
+        current, reason = queue.popleft()
+        if current in why or current not in self.modules and current != module:
+            return
+        why[current] = reason
+        for target, registry in self._edges.get(current, ()):
+            if target in why:
+                continue
+            if registry is None:
+                queue.appendleft((target, reason))
+            else:
+                queue.append((target, registry))

@@ -221,8 +221,8 @@ class Program:
         found = [self.index.functions[q] for q in self.index.methods_by_name.get(name or "", ())]
         if not found:
             return []
-        loaded = self.import_graph.reachable(module)
-        return [(info, reached(loaded.get(info.module.name))) for info in found]
+        graph = self.import_graph
+        return [(info, reached(graph.reason(module, info.module.name))) for info in found]
 
     @property
     def import_graph(self) -> ImportGraph:
