@@ -150,6 +150,8 @@ class ImportGraph:
             self._edges[module] = self._resolve(module, found)
         # module -> (what its search has reached so far, the search's queue): see ``reason``
         self._memo: dict[str, tuple[dict[str, tuple[str, str] | str], deque]] = {}
+        self._closures: dict[str, int] | None = None  # see ``_may_reach``
+        self._bit: dict[str, int] = {}
 
     def _resolve(self, module: str, found: ModuleImports) -> list[tuple[str, tuple[str, str] | None]]:
         """The modules an import statement loads: the named module (or the module holding
@@ -198,9 +200,82 @@ class ImportGraph:
         resumed, never redone, by the next question: a module's first visit in a 0-1 search
         is its best, so stopping early changes no answer)."""
         why, queue = self._search(module)
+        if target not in why and queue and not self._may_reach(module, target):
+            return None  # the search would have to see everything reachable to say so
         while target not in why and queue:
             self._step(why, queue, module)
         return why.get(target)
+
+    def _may_reach(self, module: str, target: str) -> bool:
+        """Does any chain of imports (registries included) lead from ``module`` or its parent
+        packages to ``target``? Answered from each module's reachable set as a bit set,
+        computed once for the whole graph (its strongly connected parts first)."""
+        if self._closures is None:
+            self._closures = self._reachable_sets()
+        bit = self._bit.get(target)
+        if bit is None:
+            return False
+        parts = module.split(".")
+        starts = [module] + [".".join(parts[:cut]) for cut in range(1, len(parts))]
+        return any(self._closures.get(start, 0) >> bit & 1 for start in starts)
+
+    def _reachable_sets(self) -> dict[str, int]:
+        """Every module's reachable modules (itself included) as bits of ``_bit``: Tarjan's
+        strongly connected components, each closed over the components it imports (which
+        Tarjan finishes first)."""
+        order = self._ordered
+        self._bit = {name: i for i, name in enumerate(order)}
+        successors = [[self._bit[t] for t, _ in self._edges.get(name, ()) if t in self._bit] for name in order]
+        index = [-1] * len(order)
+        low = [0] * len(order)
+        on_stack = [False] * len(order)
+        stack: list[int] = []
+        closure = [0] * len(order)
+        counter = 0
+        for root in range(len(order)):
+            if index[root] >= 0:
+                continue
+            work = [(root, 0)]
+            while work:
+                node, position = work.pop()
+                if position == 0:
+                    index[node] = low[node] = counter
+                    counter += 1
+                    stack.append(node)
+                    on_stack[node] = True
+                pushed = False
+                for k in range(position, len(successors[node])):
+                    nxt = successors[node][k]
+                    if index[nxt] < 0:
+                        work.append((node, k + 1))
+                        work.append((nxt, 0))
+                        pushed = True
+                        break
+                    if on_stack[nxt]:
+                        low[node] = min(low[node], index[nxt])
+                if pushed:
+                    continue
+                if low[node] == index[node]:  # a component: its members and what they import
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        on_stack[member] = False
+                        members.append(member)
+                        if member == node:
+                            break
+                    bits = 0
+                    for member in members:
+                        bits |= 1 << member
+                    for member in members:
+                        for nxt in successors[member]:
+                            if not on_stack[nxt]:
+                                bits |= closure[nxt]
+                    for member in members:
+                        closure[member] = bits
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+        return {name: closure[i] for i, name in enumerate(order)}
 
     def _search(self, module: str) -> tuple[dict[str, tuple[str, str] | str], deque]:
         known = self._memo.get(module)
