@@ -246,11 +246,21 @@ def on_settler(call: CallSite, pattern) -> Value:
     it is given, in collections too (``wait(futures)``)."""
     if pattern.method is not None or call.receiver is not None:
         if call.receiver is not None and call.receiver.pending:
-            call.effects.append(Settle(Value(pending=call.receiver.pending)))
+            call.effects.append(Settle(Value(pending=call.receiver.pending), timed=given_timeout(call.node)))
         return EMPTY
     for value in call.args.flat():
         call.effects.append(Settle(value))
     return EMPTY
+
+
+def given_timeout(node: ast.Call) -> bool:
+    """Is a method settler given a timeout (its only parameter: ``result(timeout)``,
+    ``exception(timeout)``, ``MessageTracker.wait(timeout)``), other than ``None``? The
+    settlers that return quietly on a timeout settle only without one (their pack entries'
+    conditions); these raise instead, so the code after the call runs only once the work
+    is done, but a handler of the exception may go on while it is still running."""
+    given = list(node.args) + [k.value for k in node.keywords if k.arg == "timeout"]
+    return any(not (isinstance(arg, ast.Constant) and arg.value is None) for arg in given)
 
 
 def on_drain(call: CallSite, spec) -> Value:
