@@ -53,6 +53,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Reuse,
     Settle,
     Stage,
+    Store,
     Submit,
     Synchronize,
 )
@@ -595,7 +596,16 @@ def _split_last_part(call: CallSite, payload: Value) -> tuple[Value, Value]:
 
 
 def on_retainer(call: CallSite, spec) -> Value:
-    holder = call.node.func.value if isinstance(call.node.func, ast.Attribute) else None
+    """A method keeps its arguments in its receiver (``module.register_buffer(name, t)``); a
+    function in its first argument, as ``append`` does (``heapq.heappush(heap, item)``,
+    ``bisect.insort(a, x)``)."""
+    node = call.node
+    if spec.method is None and call.receiver is None:
+        if node.args and not isinstance(node.args[0], ast.Starred):
+            for value, _ in call.args.positional[1:]:
+                call.effects.append(Store(node.args[0], value, node))
+        return EMPTY
+    holder = node.func.value if isinstance(node.func, ast.Attribute) else None
     if holder is not None and call.stores.outlives_step(holder, attribute=True):
         call.effects.append(Retain(call.node, join_all(call.args.flat()), f"{dotted_name(holder) or 'object'}.{call.method}"))
     return EMPTY
