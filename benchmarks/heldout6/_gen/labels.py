@@ -70,6 +70,41 @@ project(
      "The partial keeps an owned clone."),
 )
 
+# ---------------------------------------------------------------------------------------------
+project(
+    "moe_stack",
+    ("moestack/loader.py", "group.append(shard)", 1, "BL003", True,
+     "The ExpertShard NamedTuple holds the streamed view until every expert of its layer has arrived; the streamer refilled it long before the stack."),
+    ("moestack/loader.py", "group.append(shard._replace(weight=w.clone()))", 1, "BL003", False,
+     "The record kept holds an owned clone."),
+    ("moestack/loader.py", "self.router_cache[name] = w.t()", 1, "BL003", True,
+     "w.t() is a view of the streamed tensor, kept in a dict on the loader past the step."),
+    ("moestack/loader.py", "self.router_cache[name] = w.t().clone()", 1, "BL003", False,
+     "The transposed view is cloned before it is kept."),
+    ("moestack/loader.py", "self.tied.embed = w.detach().cpu()", 1, "BL003", True,
+     "detach() is a view and .cpu() of a CPU tensor returns that same tensor: the record on self keeps the streamer's buffer."),
+    ("moestack/loader.py", "self.tied.lm_head = w.to(\"cpu\", copy=True)", 1, "BL003", False,
+     "copy=True makes .to() return a new tensor even on the same device."),
+    ("moestack/loader.py", "tied.embed = w", 1, "BL003", True,
+     "The record is returned after the loop ran on: its embed is a view of a buffer refilled with later tensors."),
+    ("moestack/loader.py", "tied.lm_head = torch.empty_like(w).copy_(w)", 1, "BL003", False,
+     "copy_ returns its receiver, a new tensor: an owned copy is kept."),
+    ("moestack/loader.py", "return found", 1, "BL003", True,
+     "The loop keeps streaming after the match: the returned view reads whatever the buffer holds at the end."),
+    ("moestack/loader.py", "return found", 2, "BL003", False,
+     "The match was cloned while valid."),
+    ("moestack/loader.py", "self.params[name].data.copy_(w, non_blocking=self.cfg.overlap)", 1, "BL004", True,
+     "CopyConfig.overlap defaults to True and nothing synchronises: the iterator refills the buffer while the copy engine reads it."),
+    ("moestack/loader.py", "self.params[name].data.copy_(w, non_blocking=True)", 1, "BL004", False,
+     "Inside CopyFence, whose __exit__ synchronises the side stream before the next tensor is drawn."),
+    ("moestack/loader.py", "self.params[name].data.copy_(w, non_blocking=True)", 2, "BL004", True,
+     "The event is recorded before the copy is enqueued, so done.synchronize() does not wait for the copy."),
+    ("moestack/loader.py", "on_dev = w.to(device=device, non_blocking=True)", 1, "BL004", False,
+     "torch.cuda.synchronize(device) right after the copy, in the same iteration (cfg.device is a CUDA device)."),
+    ("moestack/fence.py", "return w.cuda(non_blocking=True)", 1, "BL004", True,
+     "load_every_16 advances the iterator 15 times out of 16 with this copy in flight."),
+)
+
 # PROJECTS
 
 
