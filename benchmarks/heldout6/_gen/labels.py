@@ -85,7 +85,7 @@ project(
      "detach() is a view and .cpu() of a CPU tensor returns that same tensor: the record on self keeps the streamer's buffer."),
     ("moestack/loader.py", "self.tied.lm_head = w.to(\"cpu\", copy=True)", 1, "BL003", False,
      "copy=True makes .to() return a new tensor even on the same device."),
-    ("moestack/loader.py", "tied.embed = w", 1, "BL003", True,
+    ("moestack/loader.py", "tied.embed = w", 2, "BL003", True,
      "The record is returned after the loop ran on: its embed is a view of a buffer refilled with later tensors."),
     ("moestack/loader.py", "tied.lm_head = torch.empty_like(w).copy_(w)", 1, "BL003", False,
      "copy_ returns its receiver, a new tensor: an owned copy is kept."),
