@@ -105,6 +105,35 @@ project(
      "load_every_16 advances the iterator 15 times out of 16 with this copy in flight."),
 )
 
+# ---------------------------------------------------------------------------------------------
+project(
+    "bcast_zmq",
+    ("wbcast/publish.py", "sock.send(t.numpy(), copy=False)", 1, "BL001", True,
+     "Zero-copy and untracked: ZMQ's I/O thread reads the streamer's buffer after the generator has been resumed and refilled it."),
+    ("wbcast/publish.py", "tracker = sock.send(t.numpy(), copy=False, track=True)", 1, "BL001", False,
+     "The tracker is waited before the loop draws the next tensor."),
+    ("wbcast/publish.py", "sock.send_multipart([header(name, t), t.numpy()], copy=False)", 1, "BL001", True,
+     "Untracked zero-copy multipart send of the streamed view."),
+    ("wbcast/publish.py", "sock.send_multipart([t.numpy(), END], copy=False, track=True).wait()", 1, "BL001", True,
+     "send_multipart returns the tracker of its last part, the one-byte END (copied by pyzmq, done at once): the view's own send is not waited for."),
+    ("wbcast/publish.py", "window.add(sock.send_multipart((header(name, t), t.numpy()), copy=False, track=True))", 1, "BL001", False,
+     "The view is the last part, so the returned tracker covers it, and SendWindow.drain() waits for it in the same iteration."),
+    ("wbcast/publish.py", "tracker = sock.send(t.numpy(), copy=False, track=True)", 2, "BL001", False,
+     "The loop polls tracker.done until the send is done before the next tensor."),
+    ("wbcast/publish.py", "tracker = sock.send(t.numpy(), copy=False, track=True)", 3, "BL001", True,
+     "wait(timeout) raises zmq.NotDone on a slow subscriber; the handler continues to the next tensor with the send still reading the buffer."),
+    ("wbcast/publish.py", "sock.send(t.numpy(), copy=True)", 1, "BL001", False,
+     "copy=True: pyzmq copies the bytes before send returns."),
+    ("wbcast/publish.py", "sock.send(t.numpy().tobytes(), copy=False)", 1, "BL001", False,
+     "tobytes() is an owned copy; zero-copy of it is fine."),
+    ("wbcast/publish.py", "await sock.send(t.numpy(), copy=False)", 1, "BL001", True,
+     "On a zmq.asyncio socket the await returns once the message is queued; libzmq's I/O thread still reads the buffer after the generator refills it."),
+    ("wbcast/publish.py", "self.outbox.put((name, t.numpy()))", 1, "BL001", True,
+     "The sender thread reads the queued view later, after the streamer has refilled the buffer."),
+    ("wbcast/publish.py", "self.outbox.put((name, t.numpy().copy()))", 1, "BL001", False,
+     "The queued array is an owned copy."),
+)
+
 # PROJECTS
 
 
