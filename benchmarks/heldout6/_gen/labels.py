@@ -134,6 +134,35 @@ project(
      "The queued array is an owned copy."),
 )
 
+# ---------------------------------------------------------------------------------------------
+project(
+    "obs_shm",
+    ("vecobs/learner.py", "self.stack.append(obs)", 1, "BL003", True,
+     "The frame stack keeps views of the shared block across post_actions: every kept frame shows the latest observation."),
+    ("vecobs/learner.py", "self.stack.append(obs.copy())", 1, "BL003", False,
+     "Each stacked frame is an owned copy."),
+    ("vecobs/learner.py", "self.replay.append(Frame(step, env, obs.astype(np.uint8, copy=False)))", 1, "BL003", True,
+     "astype to the array's own dtype with copy=False returns the array itself: the replay record keeps a view of the block."),
+    ("vecobs/learner.py", "self.replay.append(Frame(step, env, obs.astype(np.float32)))", 1, "BL003", False,
+     "astype to another dtype (copy defaults to True) makes a new array."),
+    ("vecobs/learner.py", "self.first_obs = torch.as_tensor(self.block.all_frames())", 1, "BL003", True,
+     "torch.as_tensor of a uint8 NumPy array shares its memory: the tensor kept on the actor changes when the workers write the next step."),
+    ("vecobs/learner.py", "self.first_obs = torch.as_tensor(self.block.all_frames(), dtype=torch.float32)", 1, "BL003", False,
+     "The dtype conversion copies."),
+    ("vecobs/learner.py", "futures.append(self.procs.submit(novelty_score, frames))", 1, "BL001", True,
+     "ProcessPoolExecutor pickles the arguments later on its management thread; the futures are waited after the loop, so the block may hold the next step by then."),
+    ("vecobs/learner.py", "scores.append(self.procs.submit(novelty_score, frames).result())", 1, "BL001", False,
+     "The result is waited before post_actions."),
+    ("vecobs/learner.py", "pending.append(asyncio.create_task(asyncio.to_thread(encode_png, obs)))", 1, "BL001", True,
+     "The task starts only when the loop next yields, after post_actions; the tasks are gathered after the loop."),
+    ("vecobs/learner.py", "chunks.append(await asyncio.to_thread(encode_png, obs))", 1, "BL001", False,
+     "Awaited before the actions are posted."),
+    ("vecobs/learner.py", "tg.create_task(asyncio.to_thread(encode_png, obs))", 1, "BL001", True,
+     "The TaskGroup spans the whole loop: its tasks are only waited at its exit."),
+    ("vecobs/learner.py", "tg.create_task(asyncio.to_thread(encode_png, obs))", 2, "BL001", False,
+     "One TaskGroup per step: its exit waits for the encode before post_actions."),
+)
+
 # PROJECTS
 
 
