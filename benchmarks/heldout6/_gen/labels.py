@@ -163,6 +163,43 @@ project(
      "One TaskGroup per step: its exit waits for the encode before post_actions."),
 )
 
+# ---------------------------------------------------------------------------------------------
+project(
+    "spec_host",
+    ("specdec/verify.py", "return int(lens.max())", 1, "BL005", True,
+     "GreedyVerifier inherits Verifier.fetch: to_host copies with non_blocking=OVERLAP_D2H (True) and nothing synchronises before int()."),
+    ("specdec/verify.py", "return lens.max().item()", 1, "BL005", False,
+     "SyncVerifier.fetch synchronises the current stream (where the copy was issued) before returning."),
+    ("specdec/verify.py", "in_splits = counts.tolist()", 1, "BL005", True,
+     "The split sizes for all_to_all_single are read while the non-blocking copy to HOST_DEVICE ('cpu') may still be filling them."),
+    ("specdec/verify.py", "in_splits = counts_host.tolist()", 1, "BL005", False,
+     "current_stream().synchronize() between the copy and the read."),
+    ("specdec/verify.py", "return np.cumsum(host.numpy())", 1, "BL005", False,
+     "HostFence.__exit__ records an event after the copy and synchronises it: the read follows the block."),
+    ("specdec/verify.py", "peek = float(host[0])", 1, "BL005", True,
+     "Read inside the HostFence block, before its exit waits for the copy."),
+    ("specdec/verify.py", "return host.tolist()", 1, "BL005", False,
+     ".cpu() is a blocking copy: the host tensor is filled when it returns, on whichever stream it was issued."),
+    ("specdec/verify.py", "return staged.tolist()", 1, "BL005", True,
+     "The copy was issued on the side stream; synchronising the current (default) stream does not wait for it."),
+    ("specdec/verify.py", "if finished:", 1, "BL005", True,
+     "Truth test of a one-element host tensor a non-blocking copy may still be filling."),
+    ("specdec/verify.py", "if finished_now:", 1, "BL005", False,
+     "to_host(..., non_blocking=False) copies blocking."),
+    ("specdec/verify.py", "self.results.put(host_ids)", 1, "BL005", True,
+     "The in-flight host tensor is put on a queue the detokeniser thread reads at once."),
+    ("specdec/verify.py", "self.results.put(host_ids_ready)", 1, "BL005", False,
+     "torch.cuda.synchronize() before the put."),
+    ("specdec/verify.py", "log.info(f\"step {step}: accepted {lens_host}\")", 1, "BL005", True,
+     "The f-string formats the tensor's values while the copy may be in flight."),
+    ("specdec/verify.py", "log.info(f\"step {step}: accepted {lens_done}\")", 1, "BL005", False,
+     "An event recorded after the copy is synchronised before the log."),
+    ("specdec/verify.py", "worker = threading.Thread(target=self._detok, args=(lens,))", 1, "BL005", True,
+     "_detok reads lens.tolist() on another thread with nothing synchronising the copy."),
+    ("specdec/verify.py", "worker = threading.Thread(target=self._detok_synced, args=(lens,))", 1, "BL005", False,
+     "_detok_synced calls torch.cuda.synchronize() before it reads."),
+)
+
 # PROJECTS
 
 
