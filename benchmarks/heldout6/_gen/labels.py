@@ -200,6 +200,45 @@ project(
      "_detok_synced calls torch.cuda.synchronize() before it reads."),
 )
 
+# ---------------------------------------------------------------------------------------------
+project(
+    "ckpt_stage",
+    ("ckptio/restore.py", "f.readinto(raw[:nbytes])", 1, "BL006", True,
+     "readinto writes the pinned staging buffer through its NumPy view while the previous parameter's non-blocking copy may still read the same leading bytes."),
+    ("ckptio/restore.py", "f.readinto(raw[:nbytes].data)", 1, "BL006", False,
+     "The event recorded after each copy is synchronised on the host before the next readinto."),
+    ("ckptio/restore.py", "np.copyto(slots[i % 2].numpy()[:nbytes]", 1, "BL006", False,
+     "Each slot's own event, recorded after its copy, is synchronised before the slot is rewritten."),
+    ("ckptio/restore.py", "pair[i % 2][:nbytes] = torch.from_numpy(", 1, "BL006", True,
+     "Two slots but a host sync only every 4th copy: at i = 3, 7, ... the slot written was last copied from at i - 2, after the last sync."),
+    ("ckptio/restore.py", "staging.copy_(m)", 1, "BL006", True,
+     "restore_all passes pin=torch.cuda.is_available(): on a GPU host the staging buffer is pinned, and the next mask is written while the last copy may read it."),
+    ("ckptio/restore.py", "fresh[...] = m", 1, "BL006", False,
+     "A new pinned block per mask, written before its own copy; the caching host allocator does not hand out a block whose copy is pending."),
+    ("ckptio/prefetch.py", "self.host.copy_(batch)", 1, "BL006", True,
+     "The next stage() call rewrites the pinned field while the previous call's non-blocking copy may still read it (run_epoch never synchronises)."),
+    ("ckptio/prefetch.py", "self.host_buf.copy_(batch)", 1, "BL006", False,
+     "The event recorded after the previous copy is synchronised on the host first."),
+    ("ckptio/prefetch.py", "tok.copy_(chunk)", 1, "BL006", True,
+     "wait_stream only orders later device work; the host rewrites the pinned buffer while the side-stream copy may read it."),
+    ("ckptio/prefetch.py", "tok_buf.copy_(chunk)", 1, "BL006", False,
+     "copy_stream.synchronize() waits on the host for the previous copy."),
+    ("ckptio/prefetch.py", "stage.copy_(t)", 1, "BL006", False,
+     "current_stream().synchronize() at the top of the iteration covers the previous copy, issued on that stream."),
+    ("ckptio/prefetch.py", "stage.fill_(0)", 1, "BL006", True,
+     "Zeroes the pinned buffer right after enqueuing the non-blocking copy that reads it."),
+    ("ckptio/offload.py", "torch.save(self.cpu_state, path)", 1, "BL005", True,
+     "torch.save reads the pinned mirror while the device-to-host copy may still be filling it."),
+    ("ckptio/offload.py", "torch.save(self.cpu_state.clone(), path)", 1, "BL005", False,
+     "current_stream().synchronize() between the copy and the read."),
+    ("ckptio/offload.py", "return self.writer.submit(_write, path, self.cpu_state)", 1, "BL005", True,
+     "The writer thread saves the mirror with nothing synchronising the copy."),
+    ("ckptio/offload.py", "return self.writer.submit(_write, path + \".synced\", self.cpu_state)", 1, "BL005", False,
+     "torch.cuda.synchronize() before the hand-off."),
+    ("ckptio/offload.py", "np.save(path, self.cpu_state.numpy())", 1, "BL005", True,
+     "np.save reads the pinned mirror through its NumPy view before any synchronisation."),
+)
+
 # PROJECTS
 
 
