@@ -239,6 +239,47 @@ project(
      "np.save reads the pinned mirror through its NumPy view before any synchronisation."),
 )
 
+# ---------------------------------------------------------------------------------------------
+project(
+    "shard_ingest",
+    ("tokshard/pipeline.py", "heapq.heappush(heap, (int((rec != 0).sum()), i, rec))", 1, "BL003", True,
+     "The heap keeps torch.frombuffer views of the reader's bytearray; the next readinto overwrites them all."),
+    ("tokshard/pipeline.py", "heapq.heappush(heap, (int((rec != 0).sum()), i, rec.clone()))", 1, "BL003", False,
+     "The heap keeps clones."),
+    ("tokshard/pipeline.py", "self.last_prefix = rec[:8]", 1, "BL003", True,
+     "A slice is a view: the kept prefix shows the next record's bytes after readinto, so every record compares equal."),
+    ("tokshard/pipeline.py", "self.last_prefix_ids = rec[:8].tolist()", 1, "BL003", False,
+     "tolist() makes Python ints: nothing of the buffer is kept."),
+    ("tokshard/pipeline.py", "self.inbox.put(rec)", 1, "BL001", True,
+     "The packer thread reads the queued view after the generator has read the next record into the same bytearray."),
+    ("tokshard/pipeline.py", "self.inbox.put(rec)", 2, "BL001", False,
+     "inbox.join() waits until the packer has called task_done for the record (after copying it with torch.cat) before the next readinto."),
+    ("tokshard/pipeline.py", "simple.put(rec.numpy())", 1, "BL001", False,
+     "multiprocessing.SimpleQueue.put pickles the array in the calling thread before it returns."),
+    ("tokshard/pipeline.py", "fed.put(rec.numpy())", 1, "BL001", True,
+     "multiprocessing.Queue.put hands the object to a feeder thread that pickles it later, after the buffer may have been refilled."),
+    ("tokshard/pipeline.py", "inflight[i] = loop.run_in_executor(pool, token_hist, rec)", 1, "BL001", False,
+     "The future is popped by key and awaited in the same iteration, before the next record is read."),
+    ("tokshard/pipeline.py", "inflight[i] = loop.run_in_executor(pool, token_hist, rec)", 2, "BL001", True,
+     "The futures are gathered only after the loop."),
+    ("tokshard/pipeline.py", "fut = pool.submit(token_hist, rec)", 1, "BL001", True,
+     "A done-callback is no wait: the loop reads the next record while token_hist may still run."),
+    ("tokshard/pipeline.py", "fut = pool.submit(token_hist, rec)", 2, "BL001", False,
+     "wait([fut]) in the same iteration."),
+    ("tokshard/pipeline.py", "rows.append(np.array(rec.numpy(), copy=False))", 1, "BL003", True,
+     "With NumPy 2, np.array(..., copy=False) never copies: the rows are views of the reused bytearray."),
+    ("tokshard/pipeline.py", "rows.append(np.array(rec.numpy()))", 1, "BL003", False,
+     "np.array copies by default."),
+    ("tokshard/pipeline.py", "return list(reader.records())", 1, "BL003", True,
+     "list() keeps every record, all views of one bytearray holding only the last record."),
+    ("tokshard/pipeline.py", "return [rec.clone() for rec in reader.records()]", 1, "BL003", False,
+     "Each record is cloned while it is valid."),
+    ("tokshard/pipeline.py", "for_each_record(reader, lambda r: futures.append(pool.submit(token_hist, r)))", 1, "BL001", True,
+     "for_each_record calls the lambda with each view; the lambda submits it and returns, and the reader refills the buffer before the task runs."),
+    ("tokshard/pipeline.py", "for_each_record(reader, lambda r: futures.append(pool.submit(token_hist, r.clone())))", 1, "BL001", False,
+     "The lambda submits a clone."),
+)
+
 # PROJECTS
 
 
