@@ -280,6 +280,31 @@ project(
      "The lambda submits a clone."),
 )
 
+# ---------------------------------------------------------------------------------------------
+project(
+    "kv_pull",
+    ("kvpull/pull.py", "self.kv[page_id].copy_(page, non_blocking=not self.debug)", 1, "BL004", True,
+     "PullConfig.debug defaults to False, so the copy is non-blocking, and nothing waits before the ring refills the slot."),
+    ("kvpull/pull.py", "self.kv[page_id].copy_(page, non_blocking=True)", 1, "BL004", False,
+     "An event recorded after the copy is synchronised on the host in the same iteration."),
+    ("kvpull/pull.py", "staged.append(page.to(self.device, non_blocking=True))", 1, "BL004", True,
+     "The synchronisation comes after the loop: the ring refills slots the copies still read."),
+    ("kvpull/pull.py", "self.kv[page_id].copy_(page)", 1, "BL004", False,
+     "A blocking copy_ under a side stream still synchronises that stream before it returns."),
+    ("kvpull/pull.py", "self.kv[page_id].copy_(page, non_blocking=True)", 2, "BL004", True,
+     "wait_stream orders later device work only: the host asks the ring for the next page with the side-stream copy in flight."),
+    ("kvpull/pull.py", "return list(self.pool.map(self._checksum, (page for _, page in ring.pages())))", 1, "BL001", True,
+     "Executor.map consumes the whole generator and submits every page before any result is read: the tasks read slots refilled since."),
+    ("kvpull/pull.py", "return list(self.tp.imap(self._checksum, (page.clone() for _, page in ring.pages())))", 1, "BL001", False,
+     "The generator clones each page as ThreadPool.imap draws it."),
+    ("kvpull/pull.py", "threading.Timer(0.5, self._audit, args=(page_id, page)).start()", 1, "BL001", True,
+     "The timer thread reads the page half a second later, long after the slot was refilled."),
+    ("kvpull/pull.py", "self.pending[page_id] = self.pool.submit(self._checksum, page)", 1, "BL001", False,
+     "_settle(page_id) pops the future by key and waits for it in the same iteration."),
+    ("kvpull/pull.py", "self.pending[page_id] = self.pool.submit(self._checksum, page)", 2, "BL001", True,
+     "The futures are waited only every 8 pages; the ring refills slots in between."),
+)
+
 # PROJECTS
 
 
