@@ -51,11 +51,24 @@ def preferred_trace(new: tuple[TraceStep, ...], old: tuple[TraceStep, ...] | Non
     output does not depend on hash order (stable SARIF and baselines across runs)."""
     if old is None:
         return True
-    rank = lambda trace: (sum(1 for s in trace if s.fact[:1] == (BY_NAME,)), len(trace))  # noqa: E731
-    if rank(new) != rank(old):
-        return rank(new) < rank(old)
+    guessed_new, guessed_old = _guessed(new), _guessed(old)
+    if guessed_new != guessed_old:
+        return guessed_new < guessed_old
+    if len(new) != len(old):
+        return len(new) < len(old)
     key = lambda trace: [(str(s.path), s.line, s.note, s.fact) for s in trace]  # noqa: E731
     return key(new) < key(old)
+
+
+def _guessed(trace: tuple[TraceStep, ...]) -> int:
+    """How many calls of ``trace`` were resolved only by method name (``preferred_trace``'s
+    first criterion; a loop, not a generator: it runs for every reach the fixpoint meets)."""
+    count = 0
+    for step in trace:
+        fact = step.fact
+        if fact and fact[0] == BY_NAME:
+            count += 1
+    return count
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,29 @@ def test_reachable_follows_imports_parents_and_registries_preferring_plain_impor
     assert graph.reachable("app.other") == {"app.other": IMPORTED, "app": IMPORTED}
 
 
+def test_a_question_about_one_module_answers_what_the_whole_search_does() -> None:
+    """``reason`` stops its search at the module asked about, and answers "not reached"
+    from the reachable sets without searching: the same answers as the whole search, asked
+    in any order (cycles, a registry, parents that are and are not modules)."""
+    modules = {
+        "app": b"",
+        "app.a": b"from app.b import x\n",
+        "app.b": b"from app.a import y\nfrom app.c import z\n",  # a cycle with app.a
+        "app.c": b"",
+        "app.registry": b'import importlib\nimportlib.import_module(f"app.models.{n}")\n',
+        "app.models.one": b"from app.c import z\n",
+        "app.d": b"import app.registry\n",
+        "lone.e": b"",  # its parent package is no module
+    }
+    whole = _graph(modules, packages=("app",))
+    for order in (sorted(modules), sorted(modules, reverse=True)):
+        asking = _graph(modules, packages=("app",))
+        for module in order:
+            for target in order:
+                assert asking.reason(module, target) == whole.reachable(module).get(target), (module, target)
+    assert whole.reachable("app.d")["app.models.one"] == ("app.registry", "app.models")
+
+
 def test_the_digest_changes_with_the_imports_only() -> None:
     before = scan_imports(b"import app.a\n\ndef f():\n    return 1\n", "app.m", False).digest()
     assert scan_imports(b"import app.a\n\ndef f():\n    return 2\n", "app.m", False).digest() == before

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from bufferlint.analysis.domain.summaries import Site
-from bufferlint.analysis.domain.values import Value, evolve, join
+from bufferlint.analysis.domain.values import Value, evolve, join, quick_init
 from bufferlint.findings import TraceStep
 from bufferlint.hazards import Hazard
 
@@ -58,6 +58,7 @@ def bounded_holders(pending: "Pending") -> tuple["Pending", bool]:
     return replace(pending, stored_in=stored_in, holder=holder), True
 
 
+@quick_init
 @dataclass(frozen=True)
 class Pending:
     """A submission whose task may still be running: committed when the producer may advance.
@@ -163,12 +164,17 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     changes an entry state in place: a visit works on a copy)."""
     out = old.vars
     copied = False
-    for_old, for_new = _unissued(old, new), _unissued(new, old)
+    unissued = None  # (for old, for new): only events read it, so it is computed at the first one
     for name, value in new.vars.items():
         mine = out.get(name)
         if mine is value:
             continue
-        joined = join(_vacuous(mine, for_old) if mine is not None else None, _vacuous(value, for_new))
+        if value.recorded is not None or mine is not None and mine.recorded is not None:
+            if unissued is None:
+                unissued = _unissued(old, new), _unissued(new, old)
+            joined = join(_vacuous(mine, unissued[0]) if mine is not None else None, _vacuous(value, unissued[1]))
+        else:
+            joined = join(mine, value)
         if joined is mine or joined == mine:
             continue
         if not copied:

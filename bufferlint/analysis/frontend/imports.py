@@ -139,7 +139,7 @@ def reached(why: tuple[str, str] | str | None) -> Reached | None:
 
 
 class ImportGraph:
-    """Modules and their imports; ``reachable(module)`` is memoised per module."""
+    """Modules and their imports; each module's search for what it loads is kept and resumed."""
 
     def __init__(self, imports: dict[str, ModuleImports]) -> None:
         self.scanned = imports  # each module's imports as read (the cache records their digests)
@@ -148,7 +148,10 @@ class ImportGraph:
         self._edges: dict[str, list[tuple[str, tuple[str, str] | None]]] = {}
         for module, found in imports.items():
             self._edges[module] = self._resolve(module, found)
-        self._memo: dict[str, dict[str, tuple[str, str] | str]] = {}
+        # module -> (what its search has reached so far, the search's queue): see ``reason``
+        self._memo: dict[str, tuple[dict[str, tuple[str, str] | str], deque]] = {}
+        self._closures: dict[str, int] | None = None  # see ``_may_reach``
+        self._bit: dict[str, int] = {}
 
     def _resolve(self, module: str, found: ModuleImports) -> list[tuple[str, tuple[str, str] | None]]:
         """The modules an import statement loads: the named module (or the module holding
@@ -185,25 +188,114 @@ class ImportGraph:
         parent packages of each), each with why: ``IMPORTED`` when plain imports reach it,
         else the registry that loads it or the module it was reached through, (registry
         module, the package it loads). Paths through fewer registries win (a 0-1 search)."""
-        known = self._memo.get(module)
-        if known is not None:
-            return known
-        why: dict[str, tuple[str, str] | str] = {}
-        queue: deque[tuple[str, tuple[str, str] | str]] = deque([(module, IMPORTED)])
-        parts = module.split(".")
-        for cut in range(1, len(parts)):  # a module's parent packages run first
-            queue.append((".".join(parts[:cut]), IMPORTED))
+        why, queue = self._search(module)
         while queue:
-            current, reason = queue.popleft()
-            if current in why or current not in self.modules and current != module:
-                continue
-            why[current] = reason
-            for target, registry in self._edges.get(current, ()):
-                if target in why:
-                    continue
-                if registry is None:
-                    queue.appendleft((target, reason))
-                else:
-                    queue.append((target, registry))
-        self._memo[module] = why
+            self._step(why, queue, module)
         return why
+
+    def reason(self, module: str, target: str) -> tuple[str, str] | str | None:
+        """``reachable(module).get(target)``, searching only until ``target`` is reached: a
+        call dispatched by method name asks this for each module defining the method, and
+        most are reached long before the search has seen every module (the search is
+        resumed, never redone, by the next question: a module's first visit in a 0-1 search
+        is its best, so stopping early changes no answer)."""
+        why, queue = self._search(module)
+        if target not in why and queue and not self._may_reach(module, target):
+            return None  # the search would have to see everything reachable to say so
+        while target not in why and queue:
+            self._step(why, queue, module)
+        return why.get(target)
+
+    def _may_reach(self, module: str, target: str) -> bool:
+        """Does any chain of imports (registries included) lead from ``module`` or its parent
+        packages to ``target``? Answered from each module's reachable set as a bit set,
+        computed once for the whole graph (its strongly connected parts first)."""
+        if self._closures is None:
+            self._closures = self._reachable_sets()
+        bit = self._bit.get(target)
+        if bit is None:
+            return False
+        parts = module.split(".")
+        starts = [module] + [".".join(parts[:cut]) for cut in range(1, len(parts))]
+        return any(self._closures.get(start, 0) >> bit & 1 for start in starts)
+
+    def _reachable_sets(self) -> dict[str, int]:
+        """Every module's reachable modules (itself included) as bits of ``_bit``: Tarjan's
+        strongly connected components, each closed over the components it imports (which
+        Tarjan finishes first)."""
+        order = self._ordered
+        self._bit = {name: i for i, name in enumerate(order)}
+        successors = [[self._bit[t] for t, _ in self._edges.get(name, ()) if t in self._bit] for name in order]
+        index = [-1] * len(order)
+        low = [0] * len(order)
+        on_stack = [False] * len(order)
+        stack: list[int] = []
+        closure = [0] * len(order)
+        counter = 0
+        for root in range(len(order)):
+            if index[root] >= 0:
+                continue
+            work = [(root, 0)]
+            while work:
+                node, position = work.pop()
+                if position == 0:
+                    index[node] = low[node] = counter
+                    counter += 1
+                    stack.append(node)
+                    on_stack[node] = True
+                pushed = False
+                for k in range(position, len(successors[node])):
+                    nxt = successors[node][k]
+                    if index[nxt] < 0:
+                        work.append((node, k + 1))
+                        work.append((nxt, 0))
+                        pushed = True
+                        break
+                    if on_stack[nxt]:
+                        low[node] = min(low[node], index[nxt])
+                if pushed:
+                    continue
+                if low[node] == index[node]:  # a component: its members and what they import
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        on_stack[member] = False
+                        members.append(member)
+                        if member == node:
+                            break
+                    bits = 0
+                    for member in members:
+                        bits |= 1 << member
+                    for member in members:
+                        for nxt in successors[member]:
+                            if not on_stack[nxt]:
+                                bits |= closure[nxt]
+                    for member in members:
+                        closure[member] = bits
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+        return {name: closure[i] for i, name in enumerate(order)}
+
+    def _search(self, module: str) -> tuple[dict[str, tuple[str, str] | str], deque]:
+        known = self._memo.get(module)
+        if known is None:
+            queue: deque[tuple[str, tuple[str, str] | str]] = deque([(module, IMPORTED)])
+            parts = module.split(".")
+            for cut in range(1, len(parts)):  # a module's parent packages run first
+                queue.append((".".join(parts[:cut]), IMPORTED))
+            known = self._memo[module] = ({}, queue)
+        return known
+
+    def _step(self, why: dict[str, tuple[str, str] | str], queue: deque, module: str) -> None:
+        current, reason = queue.popleft()
+        if current in why or current not in self.modules and current != module:
+            return
+        why[current] = reason
+        for target, registry in self._edges.get(current, ()):
+            if target in why:
+                continue
+            if registry is None:
+                queue.appendleft((target, reason))
+            else:
+                queue.append((target, registry))

@@ -334,8 +334,10 @@ def _dispatch_method(call: CallSite) -> Value:
             steps = {info.qualname: call.by_name_step(info, why) for info, why in candidates}
             chosen = [info for info, _ in candidates]
             ahead: dict[str, call_project.Binding] = {}
+            names = {info.qualname for info in chosen}
             for one in attached:  # a method found by its name already is not reached twice
-                if one.info not in chosen:
+                if one.info.qualname not in names:
+                    names.add(one.info.qualname)
                     chosen.append(one.info)
                     ahead[one.info.qualname] = call_project.attached_binding(one)
             result = call_project.apply_project(call, chosen, by_name=True, steps=steps, ahead=ahead)

@@ -100,11 +100,12 @@ def involved(node: ast.AST, path: Path) -> bool:
 
 def merge(paths: list[Path]) -> list[Path]:
     """Paths with the same variables are one (certain if either is)."""
-    out: dict[tuple, Path] = {}
+    if len(paths) < 2:  # most merges: nothing to compare (a key costs a sort of every variable)
+        return list(paths)
+    out: dict[object, Path] = {}
     for p in paths:
         try:
-            key: tuple = tuple(sorted(p.env.items(), key=lambda kv: kv[0]))
-            hash(key)
+            key: object = frozenset(p.env.items())  # the same variables, in any order
         except TypeError:
             key = (id(p),)
         old = out.get(key)

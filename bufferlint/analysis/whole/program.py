@@ -221,8 +221,8 @@ class Program:
         found = [self.index.functions[q] for q in self.index.methods_by_name.get(name or "", ())]
         if not found:
             return []
-        loaded = self.import_graph.reachable(module)
-        return [(info, reached(loaded.get(info.module.name))) for info in found]
+        graph = self.import_graph
+        return [(info, reached(graph.reason(module, info.module.name))) for info in found]
 
     @property
     def import_graph(self) -> ImportGraph:
@@ -484,12 +484,17 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
     from the reaches of those sites alone (``analysis.incremental.cutoff``)."""
     queue = deque((q, reach) for q, reaches in sited.items() for reach in reaches)
     composed: dict[tuple, list] = {}  # the composition does not depend on the site or rule
+    # (function, reach) -> the edges into it where a borrowed value meets the reach: whether
+    # one does depends on what the reach equals (not on its trace), so the routes are read
+    # off these edges alone, not off every edge of every reach again
+    meeting: dict[tuple, dict[int, object]] = {}
     while queue:
         callee, reach = queue.popleft()
         for caller, edge in incoming(callee):
             for leaf, assume, materialized in _compose(composed, edge, reach):
-                if isinstance(leaf, Borrow):
-                    continue  # a route into the site: read off the fixpoint below
+                if isinstance(leaf, Borrow):  # a route into the site: read off the fixpoint below
+                    meeting.setdefault((callee, reach), {})[id(edge)] = edge
+                    continue
                 conditions, cut = bounded(assume | leaf.when)
                 if cut:
                     capped(
@@ -507,7 +512,7 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
     routes: dict[tuple, set] = {}
     for callee, reaches in sited.items():
         for reach in reaches.values():
-            for _, edge in incoming(callee):
+            for edge in meeting.get((callee, reach), {}).values():
                 for leaf, _, _ in _compose(composed, edge, reach):
                     if isinstance(leaf, Borrow):
                         routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + (edge.step,) + reach.trace)
