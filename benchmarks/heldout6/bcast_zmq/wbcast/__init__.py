@@ -1,0 +1,1 @@
+"""Broadcasts a checkpoint streamed from object storage to inference replicas over ZMQ."""

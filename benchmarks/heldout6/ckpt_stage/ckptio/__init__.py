@@ -1,0 +1,1 @@
+"""Checkpoint restore and optimizer-state offload through pinned staging buffers."""

@@ -1,0 +1,1 @@
+"""Decode-side KV-cache pull for disaggregated prefill: pages arrive in a pinned host ring."""

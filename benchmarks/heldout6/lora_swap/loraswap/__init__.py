@@ -1,0 +1,1 @@
+"""Hot-swaps LoRA adapters streamed from object storage into a running server."""

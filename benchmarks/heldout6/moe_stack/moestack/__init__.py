@@ -1,0 +1,1 @@
+"""Loads mixture-of-experts checkpoints streamed by vLLM's RunAI iterator into stacked expert weights."""

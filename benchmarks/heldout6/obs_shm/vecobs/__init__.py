@@ -1,0 +1,1 @@
+"""A vectorised environment whose workers write observations into one shared-memory block."""

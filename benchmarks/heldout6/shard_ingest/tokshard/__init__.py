@@ -1,0 +1,1 @@
+"""Reads pre-tokenised training shards: fixed-size int32 records, one reused read buffer per reader."""
