@@ -40,7 +40,8 @@ Finds host reads of a tensor produced by a non-blocking device-to-host copy
 (`t.to("cpu", non_blocking=True)`, `pinned.copy_(gpu, non_blocking=True)`) before anything synchronises with the device
 (`torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`,
 `torch.cuda.current_stream().synchronize()`). Host reads are the torch pack's `host-reads`
-(`.tolist()`, `.item()`, `int(t)`, `print(t)`, a queue's `put`, ...; views such as
+(`.tolist()`, `.item()`, `int(t)`, `print(t)`, `torch.isnan(t)`, NumPy's `.tobytes()`,
+a queue's `put`, ...; views such as
 `.numpy()` or `t[0]` are in flight too, and their reads count), truth tests (`if t:`), a
 store into host memory (`host[:n] = t`) and
 handing the tensor to a thread pool or a thread, judged by the function it runs when that is
