@@ -112,7 +112,8 @@ made by its own construction: see BL006) are not taken for each other. Any synch
 unrelated stream; an event a task is handed counts as covering what it is handed. A copy
 kept in an object's attribute by one method and read by another is in flight there until
 the reading method synchronises (the order the methods run in is not known: one that only
-runs after a synchronisation elsewhere is a false alarm). Arithmetic and element-wise
+runs after a synchronisation elsewhere is a false alarm); so is a copy built into a record
+kept there (`self.out.ids` of `self.out = Out(ids.to("cpu", non_blocking=True))`). Arithmetic and element-wise
 comparisons on the tensor or a NumPy view of it (`t + 1`, `out.numpy() > 0`) are host reads;
 `is` and `in` are not.
 ''',
