@@ -109,7 +109,9 @@ wherever it is kept (`self.arr = self.pinned.numpy()` in another field, another 
 field): a method reading one while another method left a copy filling the buffer is
 reported; of one class's buffers, those of objects the program tells apart (two fields each
 made by its own construction: see BL006) are not taken for each other. Any synchroniser counts as covering every copy, even one on an
-unrelated stream; an event a task is handed counts as covering what it is handed. A copy
+unrelated stream; an event a task is handed counts as covering what it is handed, and so
+does an event recorded after the copy and put on a queue in the same item (`q.put((slot,
+ev))`: the getter is taken to wait for it). A copy
 kept in an object's attribute by one method and read by another is in flight there until
 the reading method synchronises (the order the methods run in is not known: one that only
 runs after a synchronisation elsewhere is a false alarm); so is a copy built into a record

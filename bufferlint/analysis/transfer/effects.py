@@ -81,8 +81,10 @@ class Effects:
             return EMPTY
         flying = frozenset(leaf for leaf in leaves if isinstance(leaf, Borrow) and leaf.flight)
         if flying:
-            if hazard.read_on_host:
-                self.read_host(node, Value(leaves=flying), sink)
+            covered = handed_records(payload)
+            read = frozenset(leaf for leaf in flying if leaf.site not in covered)
+            if hazard.read_on_host and read:
+                self.read_host(node, Value(leaves=read), sink)
             leaves = leaves - flying
         leaves = frozenset(leaf for leaf in leaves if not pinned_buffer(leaf))  # the program's own (``stage``)
         if not leaves:
@@ -887,3 +889,15 @@ def refills_not_taken(st: State, test: ast.expr, truth: bool, facts: FunctionFac
     st = st.copy()
     st.refilled = kept
     return st
+
+
+def handed_records(value: Value) -> frozenset:
+    """The device work the events handed along in ``value`` were recorded after (an item
+    ``(slot, ev)`` put on a queue, ``ev.record()`` issued after the copy into ``slot``): the
+    reader that gets the item can wait for those copies, so handing them over is no host
+    read, as a task handed such an event is judged (``call_tasks``)."""
+    found = value.recorded or frozenset()
+    for part in (*(value.items or ()), value.elems):
+        if part is not None:
+            found = found | handed_records(part)
+    return found
