@@ -549,6 +549,20 @@ class Effects:
                     out = out | fill.leaves
         return out
 
+    def with_fills(self, value: Value) -> Value:
+        """``value`` with the copies in flight into the pinned buffers it holds, where it
+        holds them (``fills_of``): a sink reading what it is handed on the host (a task,
+        a queue's getter) reads ``self.pinned`` after ``self.pinned.copy_(gpu,
+        non_blocking=True)`` as it reads a variable the copy filled."""
+        if not self.facts.filled_buffers:
+            return value
+        fills = self.fills_of(value.leaves)
+        elems = self.with_fills(value.elems) if value.elems is not None else None
+        items = tuple(self.with_fills(item) for item in value.items) if value.items is not None else None
+        if not fills and elems is value.elems and (items is None or all(a is b for a, b in zip(items, value.items or ()))):
+            return value
+        return evolve(value, leaves=value.leaves | fills, elems=elems, items=items)
+
     def landed(self, value: Value) -> Value:
         """``value`` without the in-flight copies a synchronisation on this path completed
         (what a function hands back: its callers see those as ordinary host tensors)."""
