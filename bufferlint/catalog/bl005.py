@@ -41,7 +41,7 @@ Finds host reads of a tensor produced by a non-blocking device-to-host copy
 (`torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`,
 `torch.cuda.current_stream().synchronize()`, a helper of the project that does, leaving a
 `with` block whose project `__exit__` does). Host reads are the torch pack's `host-reads`
-(`.tolist()`, `.item()`, `int(t)`, `print(t)`, `torch.isnan(t)`, NumPy's `.tobytes()`,
+(`.tolist()`, `.item()`, `int(t)`, `print(t)`, `torch.isnan(t)`, `torch.save(t, f)`, NumPy's `.tobytes()`,
 a queue's `put`, ...; views such as
 `.numpy()` or `t[0]` are in flight too, and their reads count), truth tests (`if t:`), a
 store into host memory (`host[:n] = t`) and

@@ -448,6 +448,8 @@ class Program:
                     raise
                 self.failures[qualname] = exc
                 continue
+            finally:
+                self.analysing = None
             self.outcomes[qualname] = outcome
             if log is not None:
                 log.close(outcome)
