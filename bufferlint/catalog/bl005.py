@@ -39,8 +39,10 @@ RULE = Rule(
 Finds host reads of a tensor produced by a non-blocking device-to-host copy
 (`t.to("cpu", non_blocking=True)`, `pinned.copy_(gpu, non_blocking=True)`) before anything synchronises with the device
 (`torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`,
-`torch.cuda.current_stream().synchronize()`). Host reads are the torch pack's `host-reads`
-(`.tolist()`, `.item()`, `int(t)`, `print(t)`, a queue's `put`, ...; views such as
+`torch.cuda.current_stream().synchronize()`, a helper of the project that does, leaving a
+`with` block whose project `__exit__` does). Host reads are the torch pack's `host-reads`
+(`.tolist()`, `.item()`, `int(t)`, `print(t)`, `torch.isnan(t)`, `torch.save(t, f)`, NumPy's `.tobytes()`,
+a queue's `put`, ...; views such as
 `.numpy()` or `t[0]` are in flight too, and their reads count), truth tests (`if t:`), a
 store into host memory (`host[:n] = t`) and
 handing the tensor to a thread pool or a thread, judged by the function it runs when that is
@@ -108,10 +110,13 @@ wherever it is kept (`self.arr = self.pinned.numpy()` in another field, another 
 field): a method reading one while another method left a copy filling the buffer is
 reported; of one class's buffers, those of objects the program tells apart (two fields each
 made by its own construction: see BL006) are not taken for each other. Any synchroniser counts as covering every copy, even one on an
-unrelated stream; an event a task is handed counts as covering what it is handed. A copy
+unrelated stream; an event a task is handed counts as covering what it is handed, and so
+does an event recorded after the copy and put on a queue in the same item (`q.put((slot,
+ev))`: the getter is taken to wait for it). A copy
 kept in an object's attribute by one method and read by another is in flight there until
 the reading method synchronises (the order the methods run in is not known: one that only
-runs after a synchronisation elsewhere is a false alarm). Arithmetic and element-wise
+runs after a synchronisation elsewhere is a false alarm); so is a copy built into a record
+kept there (`self.out.ids` of `self.out = Out(ids.to("cpu", non_blocking=True))`). Arithmetic and element-wise
 comparisons on the tensor or a NumPy view of it (`t + 1`, `out.numpy() > 0`) are host reads;
 `is` and `in` are not.
 ''',

@@ -522,6 +522,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     payload = call.with_deciders((enabler,), clean(payload, cleaned))
     if spec.hazard.sink_reader == "device copy":
         device_copy_reads(call, spec, payload)
+    if spec.hazard.read_on_host:
+        payload = call.stores.effects.with_fills(payload)
     if spec.task is not None and spec.hazard.read_on_host and any(in_flight(leaf) for leaf in deep_leaves(payload)):
         if judge_task(call, spec.task, spec.params):  # the task's summary said when it reads them
             payload = map_leaves(payload, lambda leaf: None if in_flight(leaf) else leaf)

@@ -39,7 +39,7 @@ def judge_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> bool:
     for info in targets:
         call.effects.append(Record("callee", info.qualname))  # judged again once it is summarised
         program.consider(info)
-        passed = bind(task_call, info)
+        passed = {param: call.stores.effects.with_fills(value) for param, value in bind(task_call, info).items()}
         bound = {param: flying for param, value in passed.items() if (flying := _in_flight_part(value))}
         for param in sorted(bound):
             program.flow(call.caller, info.qualname, param, False, frozenset(), True)

@@ -81,8 +81,10 @@ class Effects:
             return EMPTY
         flying = frozenset(leaf for leaf in leaves if isinstance(leaf, Borrow) and leaf.flight)
         if flying:
-            if hazard.read_on_host:
-                self.read_host(node, Value(leaves=flying), sink)
+            covered = handed_records(payload)
+            read = frozenset(leaf for leaf in flying if leaf.site not in covered)
+            if hazard.read_on_host and read:
+                self.read_host(node, Value(leaves=read), sink)
             leaves = leaves - flying
         leaves = frozenset(leaf for leaf in leaves if not pinned_buffer(leaf))  # the program's own (``stage``)
         if not leaves:
@@ -551,6 +553,20 @@ class Effects:
                     out = out | fill.leaves
         return out
 
+    def with_fills(self, value: Value) -> Value:
+        """``value`` with the copies in flight into the pinned buffers it holds, where it
+        holds them (``fills_of``): a sink reading what it is handed on the host (a task,
+        a queue's getter) reads ``self.pinned`` after ``self.pinned.copy_(gpu,
+        non_blocking=True)`` as it reads a variable the copy filled."""
+        if not self.facts.filled_buffers:
+            return value
+        fills = self.fills_of(value.leaves)
+        elems = self.with_fills(value.elems) if value.elems is not None else None
+        items = tuple(self.with_fills(item) for item in value.items) if value.items is not None else None
+        if not fills and elems is value.elems and (items is None or all(a is b for a, b in zip(items, value.items or ()))):
+            return value
+        return evolve(value, leaves=value.leaves | fills, elems=elems, items=items)
+
     def landed(self, value: Value) -> Value:
         """``value`` without the in-flight copies a synchronisation on this path completed
         (what a function hands back: its callers see those as ordinary host tensors)."""
@@ -891,3 +907,15 @@ def refills_not_taken(st: State, test: ast.expr, truth: bool, facts: FunctionFac
     st = st.copy()
     st.refilled = kept
     return st
+
+
+def handed_records(value: Value) -> frozenset:
+    """The device work the events handed along in ``value`` were recorded after (an item
+    ``(slot, ev)`` put on a queue, ``ev.record()`` issued after the copy into ``slot``): the
+    reader that gets the item can wait for those copies, so handing them over is no host
+    read, as a task handed such an event is judged (``call_tasks``)."""
+    found = value.recorded or frozenset()
+    for part in (*(value.items or ()), value.elems):
+        if part is not None:
+            found = found | handed_records(part)
+    return found

@@ -331,6 +331,10 @@ class ExpressionEvaluator:
             if source is not None:
                 return self.borrowed_attribute(node, source)
         project_classes = program.index.classes  # a dict: ``isdisjoint`` would walk all of it
+        if not classes and base.fields is not None:  # a record kept in a field (``Stores.kept_shape``)
+            part = records.field_of(base, node.attr)
+            if part is not None:
+                return part
         if any(name in project_classes for name in classes):
             part = records.field_of(base, node.attr)  # ``item.tensor`` of ``Item(name, w)``
             if part is None:  # ``payload.value`` of a parameter ``payload: Payload``

@@ -342,13 +342,18 @@ class FunctionInterpreter:
     def op_with_exit(self, op: cfg.Op) -> None:
         """``__exit__``: an executor used as a context manager waits for all its tasks; a
         project class's ``__exit__`` waits for what it waits for in its receiver's fields
-        (``Summary.settles``), named here as the ``with`` statement names the object."""
+        (``Summary.settles``), named here as the ``with`` statement names the object, and
+        for the device when it synchronises (``Summary.synchronizes``) and the object can
+        only be of such classes."""
         value = self.st.vars.get(f"<with:{node_key(op.node)}:{op.extra}>")
         if value is None:
             return
         self.effects.settle_owned_by(value)
         exit_name = "__aexit__" if isinstance(op.node, ast.AsyncWith) else "__exit__"
-        for exit_method in self.project_exits(value, exit_name):
+        exits = self.project_exits(value, exit_name)
+        if exits and len(exits) == len(value.types) and all(self.program.summary(m).synchronizes for m in exits):
+            self.effects.synchronize()
+        for exit_method in exits:
             settled = [s for s in self.program.summary(exit_method).settles if isinstance(s, tuple)]
             item = cast(ast.With | ast.AsyncWith, op.node).items[cast(int, op.extra)]
             names = {holder_name(e) for e in (item.context_expr, item.optional_vars) if isinstance(e, (ast.Name, ast.Attribute))}

@@ -9,7 +9,7 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.summaries import FieldStore
-from bufferlint.analysis.domain.values import EMPTY, Borrow, ParamRef, Value, container, deep_leaves
+from bufferlint.analysis.domain.values import EMPTY, Borrow, ParamRef, Value, container, deep_leaves, map_leaves
 from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr
 from bufferlint.analysis.frontend.syntax import holder_name, root_name
 from bufferlint.analysis.transfer.effects import Effects, sink_fact
@@ -150,7 +150,7 @@ class Stores:
         step = frame.step(stmt, f"kept in `self.{target.attr}`")
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow):
-                kept = Value(leaves=frozenset({leaf.elsewhere().with_trace(leaf.trace + (step,))}))
+                kept = kept_shape(value, leaf, leaf.elsewhere().with_trace(leaf.trace + (step,)))
                 self._store_field(info.class_qualname, target.attr, container(kept) if element else kept, leaf)
             elif (info.qualname, leaf.index) in frame.program.hot:
                 self.facts.keep_field(
@@ -161,7 +161,7 @@ class Stores:
         """A callee keeps an argument in its receiver's attribute (``call_effects.KeepInField``)."""
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow):
-                kept = Value(leaves=frozenset({leaf.elsewhere()}))
+                kept = kept_shape(value, leaf, leaf.elsewhere())
                 self._store_field(owner, attr, container(kept) if element else kept, leaf)
             else:  # a parameter of this function: its callers decide
                 self.facts.keep_field(FieldStore(owner, attr, leaf.index, leaf.path, element, leaf.trace))
@@ -207,3 +207,15 @@ class Stores:
         )
         if holds:
             facts.read_steps[name] = self.frame.step(node, f"read back from `{name}` after the producer moved on")
+
+
+def kept_shape(value: Value, leaf: Borrow, kept: Borrow) -> Value:
+    """What the heap keeps of ``leaf``, one of ``value``'s leaves stored in a field, as
+    ``kept``: a record (``transfer.records``) keeps its shape, so that ``self.out.ids`` read
+    by another method finds the copy built into the record's ``ids`` (and not its other
+    fields); anything else, the leaf alone. Each leaf is stored on its own, since a copy in
+    flight is stored only if still in flight when the function ends (``_store_field``)."""
+    if value.fields is None or value.items is None:
+        return Value(leaves=frozenset({kept}))
+    shape = map_leaves(value, lambda other: kept if other is leaf else None)
+    return Value(leaves=shape.leaves, items=shape.items, fields=shape.fields)

@@ -80,6 +80,11 @@ class Program:
         self.module_texts: dict[str, tuple[bytes, bool]] = {}
         self._import_graph: ImportGraph | None = None
         self.heap: dict[tuple[str, str], Value] = {}  # (class, attribute) -> borrowed values kept there
+        # (class, attribute) -> the functions that read it through an object of that class
+        # (``field_value``): a function reading ``slab.slots`` of a parameter ``slab: Slab``
+        # is no method of ``Slab`` (``ClassInfo.readers``), and must see a store made later.
+        self.field_readers: dict[tuple[str, str], set[str]] = {}
+        self.analysing: str | None = None  # the function the interpreter runs now (``solve``)
         # Pinned buffer (its site and object, ``Borrow.objects``) -> the copies from the device
         # some method left filling it when it returned (``Stores.keep_in_flight``): in flight
         # in every view of it kept in a field.
@@ -114,6 +119,8 @@ class Program:
         method of the class (or a base class) stored there."""
         out = None
         for name in classes:
+            if self.analysing is not None:
+                self.field_readers.setdefault((name, attr), set()).add(self.analysing)
             for owner in self.index.class_ancestors(name) if name in self.index.classes else ():
                 out = join(out, self.heap.get((owner, attr)))
         return out
@@ -198,14 +205,20 @@ class Program:
 
     def _wake_readers(self, owner: str, attr: str, lends: bool) -> None:
         """Analyse again the methods reading ``attr`` of ``owner``'s objects (and of its
-        subclasses'); ``lends``: they matter now, analyse them even if they were not."""
+        subclasses'); ``lends``: they matter now, analyse them even if they were not. The
+        functions that read it through another object (``field_readers``) were analysed, so
+        they are active: they see the new value."""
         for name, info in self.index.classes.items():
-            if owner in self.index.class_ancestors(name) and attr in info.readers:
-                for reader in sorted(info.readers[attr]):
-                    if lends:
-                        self.activate(reader)
-                    if reader in self.active:
-                        self.enqueue(reader)
+            if owner not in self.index.class_ancestors(name):
+                continue
+            for reader in sorted(info.readers.get(attr, ())):
+                if lends:
+                    self.activate(reader)
+                if reader in self.active:
+                    self.enqueue(reader)
+            for reader in sorted(self.field_readers.get((name, attr), ())):
+                if reader in self.active:
+                    self.enqueue(reader)
 
     def in_project(self, qualname: str) -> bool:
         """Is this name defined in one of the project's modules (parsed or not)?"""
@@ -427,6 +440,7 @@ class Program:
                 log = AnalysisLog(seq=self.sequence)
                 self.logs.setdefault(qualname, []).append(log)
             self.sequence += 1
+            self.analysing = qualname
             try:
                 outcome = FunctionInterpreter(info, self if log is None else RecordingProgram(self, log, info)).run()
             except Exception as exc:  # an engine bug must cost one function, not the run
@@ -434,6 +448,8 @@ class Program:
                     raise
                 self.failures[qualname] = exc
                 continue
+            finally:
+                self.analysing = None
             self.outcomes[qualname] = outcome
             if log is not None:
                 log.close(outcome)
