@@ -8,8 +8,8 @@ calls that wait for submitted work (settlers: a method waits for its receiver, a
 for its arguments), for every task of an executor (drains: ``shutdown``, ``__exit__``) or
 for all outstanding device work
 (synchronizers), those whose result keeps its arguments for later (binds, e.g.
-``functools.partial``) and methods that keep their arguments in the receiver (retainers, e.g.
-``Module.register_buffer``). Borrow kinds (``[[kinds]]``, Pysa's taint kinds) group a
+``functools.partial``) and calls that keep their arguments (retainers: a method in its
+receiver, ``Module.register_buffer``; a function in its first argument, ``heapq.heappush``). Borrow kinds (``[[kinds]]``, Pysa's taint kinds) group a
 producer's markers with how to copy its values and what to do instead; sources, guards and
 sanitizers name their kind, so messages and fixes never use another kind's marker or copy
 method, and a guard or copy of one kind protects no value of another. ``signatures`` name
@@ -848,7 +848,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),
     _call_list("binds", "calls whose result keeps their arguments for later"),
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
-    _call_list("retainers", "methods that keep their arguments in the receiver"),
+    _call_list("retainers", "calls that keep their arguments: a method in its receiver, a function in its first argument"),
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),
     _call_list("host-allocations", "calls whose result lives in host memory"),

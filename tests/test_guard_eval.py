@@ -69,3 +69,20 @@ def test_an_undecided_guard_is_a_notice_and_guards_nothing(tmp_path: Path, guard
     result = analyse(tmp_path, guard)
     assert rules(result) == ["BL001"]
     assert len(result.notices) == 1 and "could not decide whether the guard" in result.notices[0]
+
+
+@pytest.mark.parametrize(("guard", "expected"), [
+    # the marker is the first element of a tuple subject: case (True, _) rejects it
+    ("def guard(w):\n    match (getattr(w, MARKER, False), w.device.type):\n        case (True, _):\n"
+     "            return False\n        case (_, 'cpu'):\n            return True\n        case _:\n            return False\n", []),
+    # the device decides first: a marked host value matches case (True, _) and is approved
+    ("def guard(w):\n    match (w.is_cpu, getattr(w, MARKER, False)):\n        case (True, _):\n"
+     "            return True\n        case (_, True):\n            return False\n    return True\n", ["BL002"]),
+    # a pattern of another length never matches the two-element subject
+    ("def guard(w):\n    match (getattr(w, MARKER, False), w.is_cpu):\n        case (True,):\n"
+     "            return False\n    return True\n", ["BL002"]),
+])
+def test_a_match_on_a_tuple_is_decided_element_by_element(tmp_path: Path, guard: str, expected: list[str]) -> None:
+    result = analyse(tmp_path, guard)
+    assert rules(result) == expected
+    assert result.notices == []

@@ -29,7 +29,7 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
     for name, loaded_weight in runai_safetensors_weights_iterator(files):
 '''
 
-# A side stream for the copies, and an event recorded after each one.
+# A side stream for non-blocking copies, and an event recorded after each one.
 _STREAM_LOOP = _PRELUDE + '''\
 def load_weights(model: torch.nn.Module, files: list[str]) -> None:
     params_dict = dict(model.named_parameters())
@@ -37,7 +37,7 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
     copied = torch.cuda.Event()
     for name, loaded_weight in runai_safetensors_weights_iterator(files):
         with torch.cuda.stream(copy_stream):
-            params_dict[name].data.copy_(loaded_weight)
+            params_dict[name].data.copy_(loaded_weight, non_blocking=True)
             copied.record()
 '''
 
@@ -52,7 +52,7 @@ RULE = Rule(
 Finds asynchronous host-to-device copies whose source borrows a buffer its producer reuses
 (zero-copy views such as the tensors yielded by the RunAI Model Streamer, marked with
 `_sglang_runai_streamer_tensor`): `param.copy_(w, non_blocking=True)`,
-`w.to(device, non_blocking=True)`, `w.cuda(non_blocking=True)`, and any `copy_` issued
+`w.to(device, non_blocking=True)`, `w.cuda(non_blocking=True)`, on the current stream or
 under `with torch.cuda.stream(s):`, when nothing waits for the copy
 (`torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`) in the same
 iteration, before the producer advances. A synchronisation after the loop comes too late.
@@ -83,7 +83,8 @@ for name, loaded_weight in runai_safetensors_weights_iterator(files):
 
 ## Use instead
 
-Copy blocking (the default), or wait for the copy before the producer advances:
+Copy blocking (the default; under a side stream too: a blocking copy synchronises the stream
+it is issued on before it returns), or wait for the copy before the producer advances:
 
 ```python
 for name, loaded_weight in runai_safetensors_weights_iterator(files):
@@ -143,6 +144,14 @@ def load_weights(model: torch.nn.Module, files: list[str]) -> None:
             _LOOP
             + '''\
         params_dict[name].data.copy_(loaded_weight)
+''',
+        ),
+        # A blocking copy synchronises the stream it is issued on, a side stream too.
+        Valid(
+            _LOOP
+            + '''\
+        with torch.cuda.stream(torch.cuda.Stream()):
+            params_dict[name].data.copy_(loaded_weight)
 ''',
         ),
         Valid(

@@ -54,6 +54,9 @@ class Edge:
     # A match case's two ways on: into its body (``truth``) or on to the next case (not):
     # what the pattern (and its guard) tells about the subject is known on each
     case: ast.match_case | None = None
+    # The way out of a statement in a try when it raises (``split_for_exceptions``): the
+    # state after it, but for a wait that raises when its timeout passes first (``Settle.timed``)
+    raised: bool = False
 
 
 @dataclass
@@ -127,7 +130,7 @@ class _Builder:
         block = self.new_block()
         self.edge(self.current, block)
         self.current = block
-        self.blocks[block].succs.append(Edge(self.exception_target()))
+        self.blocks[block].succs.append(Edge(self.exception_target(), raised=True))
 
     def exception_target(self) -> int:
         """The block an exception raised here unwinds to: the innermost handler, through

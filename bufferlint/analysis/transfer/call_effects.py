@@ -17,9 +17,12 @@ from bufferlint.hazards import Hazard
 
 @dataclass(frozen=True)
 class Settle:
-    """Wait for the futures ``value`` stands for (in collections too)."""
+    """Wait for the futures ``value`` stands for (in collections too). ``timed``: the wait
+    was given a timeout and raises when it passes first (``future.result(5)``,
+    ``tracker.wait(timeout=...)`` raising ``zmq.NotDone``): only its return settles them."""
 
     value: Value
+    timed: bool = False
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Reuse,
     Settle,
     Stage,
+    Store,
     Submit,
     Synchronize,
 )
@@ -246,11 +247,21 @@ def on_settler(call: CallSite, pattern) -> Value:
     it is given, in collections too (``wait(futures)``)."""
     if pattern.method is not None or call.receiver is not None:
         if call.receiver is not None and call.receiver.pending:
-            call.effects.append(Settle(Value(pending=call.receiver.pending)))
+            call.effects.append(Settle(Value(pending=call.receiver.pending), timed=given_timeout(call.node)))
         return EMPTY
     for value in call.args.flat():
         call.effects.append(Settle(value))
     return EMPTY
+
+
+def given_timeout(node: ast.Call) -> bool:
+    """Is a method settler given a timeout (its only parameter: ``result(timeout)``,
+    ``exception(timeout)``, ``MessageTracker.wait(timeout)``), other than ``None``? The
+    settlers that return quietly on a timeout settle only without one (their pack entries'
+    conditions); these raise instead, so the code after the call runs only once the work
+    is done, but a handler of the exception may go on while it is still running."""
+    given = list(node.args) + [k.value for k in node.keywords if k.arg == "timeout"]
+    return any(not (isinstance(arg, ast.Constant) and arg.value is None) for arg in given)
 
 
 def on_drain(call: CallSite, spec) -> Value:
@@ -587,7 +598,16 @@ def _split_last_part(call: CallSite, payload: Value) -> tuple[Value, Value]:
 
 
 def on_retainer(call: CallSite, spec) -> Value:
-    holder = call.node.func.value if isinstance(call.node.func, ast.Attribute) else None
+    """A method keeps its arguments in its receiver (``module.register_buffer(name, t)``); a
+    function in its first argument, as ``append`` does (``heapq.heappush(heap, item)``,
+    ``bisect.insort(a, x)``)."""
+    node = call.node
+    if spec.method is None and call.receiver is None:
+        if node.args and not isinstance(node.args[0], ast.Starred):
+            for value, _ in call.args.positional[1:]:
+                call.effects.append(Store(node.args[0], value, node))
+        return EMPTY
+    holder = node.func.value if isinstance(node.func, ast.Attribute) else None
     if holder is not None and call.stores.outlives_step(holder, attribute=True):
         call.effects.append(Retain(call.node, join_all(call.args.flat()), f"{dotted_name(holder) or 'object'}.{call.method}"))
     return EMPTY

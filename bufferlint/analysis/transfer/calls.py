@@ -391,7 +391,7 @@ def wait_on_receiver(call: CallSite) -> Value | None:
             call.effects.append(Settle(Value(pending=receiver.pending)))
         return EMPTY
     if receiver.pending and vocab.match("settlers", call.shape) is not None:
-        call.effects.append(Settle(Value(pending=receiver.pending)))
+        call.effects.append(Settle(Value(pending=receiver.pending), timed=call_packs.given_timeout(call.node)))
         return EMPTY
     if receiver.pending and vocab.match("done-flags", call.shape) is not None:
         return Value(cond=Cond(settles_if_true=receiver.pending))  # ``future.done()``: polled, not waited

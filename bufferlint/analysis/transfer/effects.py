@@ -143,11 +143,15 @@ class Effects:
             self.commit(st, step)
             st.pending = frozenset(p for p in _after_step(st.pending) if is_stand_in(p) or p.hazard.ended_by_write or p.leaves)
 
-    def settle(self, value: Value) -> None:
-        """Waiting on a future (``.result()``, ``await``, ``join``) makes its task synchronous."""
+    def settle(self, value: Value, timed: bool = False) -> None:
+        """Waiting on a future (``.result()``, ``await``, ``join``) makes its task synchronous.
+        A ``timed`` wait that raises leaves it running: what it settled is kept for the way
+        out of the statement when it raises (``Frame.unsettled_if_raised``)."""
         keys = deep_pending(value)
         st = self.frame.st
         if st is not None and keys:
+            if timed:
+                self.frame.unsettled_if_raised |= {p for p in st.pending if p.key in keys}
             st.pending = frozenset(p for p in st.pending if p.key not in keys)
 
     def store_futures(self, holder: str, value: Value) -> None:

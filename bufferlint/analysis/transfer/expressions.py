@@ -376,6 +376,13 @@ class ExpressionEvaluator:
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         value = self.subscript(node)
+        if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and value.part_of is None:
+            # ``group = pending[key]``: an element of a local container (no view) lives in
+            # it, so what is stored into the element is kept there (``Stores.home_of``), as
+            # for ``pending.setdefault(key, [])``
+            base = self.frame.st.vars.get(node.value.id) if self.frame.st is not None else None
+            if base is not None and not base.leaves and (base.elems is not None or base.types or base.declared):
+                value = evolve(value, part_of=node.value.id)
         receiver = self.frame.receiver_name
         if receiver is not None and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute) \
                 and any(pinned_buffer(leaf) for leaf in deep_leaves(value)) \

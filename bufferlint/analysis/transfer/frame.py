@@ -106,6 +106,9 @@ class Frame:
         self.vocab = program.vocab
         self.tables = tables_of(info)
         self.st: State | None = State()  # None: the current operation is unreachable
+        # The work a timed wait of the current block settled: still pending on the block's
+        # way out when the wait raises (``cfg.Edge.raised``)
+        self.unsettled_if_raised: frozenset = frozenset()
         self.op: cfg.Op | None = None
         self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
         self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens

@@ -317,11 +317,12 @@ class GuardEvaluator(ExpressionFolder):
             if subject.kind == "raise":
                 out.append(Exit("raise", p, subject))
                 continue
+            items = self.subject_items(stmt.subject, subject, p)
             live = [p]
             for case in stmt.cases:
                 unmatched: list[Path] = []
                 for current in live:
-                    for matched, q in self.pattern(case.pattern, subject, current):
+                    for matched, q in self.pattern(case.pattern, subject, current, items):
                         if not matched:
                             unmatched.append(q)
                             continue
@@ -337,11 +338,25 @@ class GuardEvaluator(ExpressionFolder):
             out += [Exit("fall", q) for q in live]
         return out
 
-    def pattern(self, pattern: ast.pattern, value: Abstract, path: Path) -> list[tuple[bool, Path]]:
-        """Does ``pattern`` match ``value``: (matched, path) per feasible answer, with its bindings."""
+    def subject_items(self, node: ast.expr, value: Abstract, path: Path) -> list[Abstract] | None:
+        """The elements of a subject that is a sequence of known length, each its own value:
+        a tuple display (``match (getattr(w, M, False), w.device.type)``), whose value as a
+        whole is blind as soon as one element is, or a constant tuple or list."""
+        if value.kind == "const" and isinstance(value.value, (tuple, list)):
+            return [const(item) for item in value.value]
+        if not isinstance(node, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        items = [self.one(element, path) for element in node.elts]
+        return None if any(item.kind == "raise" for item in items) else items
+
+    def pattern(
+        self, pattern: ast.pattern, value: Abstract, path: Path, items: list[Abstract] | None = None,
+    ) -> list[tuple[bool, Path]]:
+        """Does ``pattern`` match ``value``: (matched, path) per feasible answer, with its
+        bindings. ``items``: the value's elements, when it is a sequence of known length."""
         self.tick()
         if isinstance(pattern, ast.MatchAs):
-            found = [(True, path)] if pattern.pattern is None else self.pattern(pattern.pattern, value, path)
+            found = [(True, path)] if pattern.pattern is None else self.pattern(pattern.pattern, value, path, items)
             for matched, p in found:
                 if matched and pattern.name:
                     p.env[pattern.name] = value
@@ -352,7 +367,7 @@ class GuardEvaluator(ExpressionFolder):
             for alternative in pattern.patterns:
                 following: list[Path] = []
                 for p in live:
-                    for matched, q in self.pattern(alternative, value, p):
+                    for matched, q in self.pattern(alternative, value, p, items):
                         (out if matched else following).append((True, q) if matched else q)  # type: ignore[arg-type]
                 live = following
             return out + [(False, p) for p in live]
@@ -370,7 +385,28 @@ class GuardEvaluator(ExpressionFolder):
             return self.either(value, wanted, path)
         if isinstance(pattern, ast.MatchClass):
             return self.class_pattern(pattern, value, path)
+        if isinstance(pattern, ast.MatchSequence) and items is not None:
+            if not any(isinstance(sub, ast.MatchStar) for sub in pattern.patterns):
+                return self.sequence_pattern(pattern.patterns, items, path)
         return self.either(value, BLIND, path)
+
+    def sequence_pattern(self, patterns: list[ast.pattern], items: list[Abstract], path: Path) -> list[tuple[bool, Path]]:
+        """``case (True, _)`` against a subject of known elements: element by element, no
+        match when the lengths differ."""
+        if len(patterns) != len(items):
+            return [(False, path)]
+        out: list[tuple[bool, Path]] = []
+        live = [path]
+        for sub, item in zip(patterns, items):
+            following: list[Path] = []
+            for p in live:
+                for matched, q in self.pattern(sub, item, p):
+                    if matched:
+                        following.append(q)
+                    else:
+                        out.append((False, q))
+            live = following
+        return out + [(True, p) for p in live]
 
     def either(self, value: Abstract, other: Abstract, path: Path) -> list[tuple[bool, Path]]:
         decided = value.kind != "unknown" and other.kind != "unknown"

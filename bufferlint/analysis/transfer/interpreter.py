@@ -159,6 +159,7 @@ class FunctionInterpreter:
                 ))
                 break
             frame.st = entry_states[block_id].copy()
+            frame.unsettled_if_raised = frozenset()
             evaluator.recorded = None
             for op in block.ops:
                 if frame.st is None:
@@ -171,6 +172,9 @@ class FunctionInterpreter:
                 continue
             for edge in block.succs:
                 state = out  # joining makes a new state; only a refinement needs a copy first
+                if edge.raised and frame.unsettled_if_raised:
+                    state = out.copy()
+                    state.pending = state.pending | frame.unsettled_if_raised
                 if edge.test is not None:
                     refined = refine(out.copy(), edge.test, edge.truth, tested or {}, frame.defaults, frame.program.index)
                     if refined is None:
@@ -544,7 +548,7 @@ _STATEMENTS: dict[type, Callable[[FunctionInterpreter, Any], None]] = {
 
 # Where each record a call handler returns (``call_effects``) goes.
 _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
-    call_effects.Settle: lambda it, e: it.effects.settle(e.value),
+    call_effects.Settle: lambda it, e: it.effects.settle(e.value, e.timed),
     call_effects.SettleStored: lambda it, e: it.effects.settle_stored(e.holder),
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
     call_effects.Reown: lambda it, e: it.effects.reown(e.keys, e.owners),
