@@ -441,6 +441,10 @@ class Vocabulary:
     not_one_value: list[str] = field(default_factory=list)
     # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # qualname -> the parameter a function-style view acts on when it is not the first
+    # (``numpy.ndarray(shape, dtype, buffer=buf)`` views ``buffer``; its position is in
+    # ``signatures``): a call that does not pass it makes a new value, not a view.
+    view_parameters: dict[str, str] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
     # origin -> "name: description" from a pack file's [pack] table, for --show-settings
     titles: dict[str, str] = field(default_factory=dict)
@@ -566,6 +570,13 @@ def _signatures(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> d
             raise PackError(f"{origin}: signatures.{qualname!r} must be a non-empty list of parameter names")
         out[qualname] = tuple(params)
     return out
+
+
+def _view_parameters(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, str]:
+    table = data.get(key.key, {})
+    if not isinstance(table, dict) or not all(isinstance(p, str) and p.isidentifier() for p in table.values()):
+        raise PackError(f"{origin}: 'view-parameters' must be a table of qualname = \"parameter name\"")
+    return dict(table)
 
 
 def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SourceSpec]:
@@ -841,6 +852,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("views", "calls returning an alias of their input"),
     PackKey("view-attributes", "view_attributes", "strings", "attributes that are views of their object",
             _string_set, _union),
+    PackKey("view-parameters", "view_parameters", "table",
+            "the parameter a function-style view acts on when it is not the first", _view_parameters, _update),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",

@@ -614,9 +614,15 @@ def on_guard(call: CallSite, guard) -> Value:
 
 
 def acted_on(call: CallSite, pattern) -> Value | None:
-    """The value a method-style (its receiver) or function-style (its first argument)
-    view or copy acts on."""
-    return call.receiver if call.receiver is not None else call.args.first(call.vocab.first_param(pattern))
+    """The value a method-style (its receiver) or function-style (its first argument, or
+    the one the packs' ``view-parameters`` name) view or copy acts on."""
+    if call.receiver is not None:
+        return call.receiver
+    viewed = call.vocab.viewed_param(pattern)
+    if viewed is not None:
+        name, position = viewed
+        return call.args.keyword(name) if position is None else call.args.arg(position, name)
+    return call.args.first(call.vocab.first_param(pattern))
 
 
 def on_view(call: CallSite, spec) -> Value:
