@@ -344,6 +344,8 @@ class FunctionInterpreter:
             return
         self.effects.settle_owned_by(value)
         exit_name = "__aexit__" if isinstance(op.node, ast.AsyncWith) else "__exit__"
+        if self.st.pending:  # work in flight: a class of a file not read yet may wait for it
+            self.demand_classes(value)
         for exit_method in self.project_exits(value, exit_name):
             settled = [s for s in self.program.summary(exit_method).settles if isinstance(s, tuple)]
             item = cast(ast.With | ast.AsyncWith, op.node).items[cast(int, op.extra)]
@@ -351,6 +353,16 @@ class FunctionInterpreter:
             for _, attr in settled:
                 for name in sorted(n for n in names if n):
                     self.effects.settle_stored(f"{name}.{attr}")
+
+    def demand_classes(self, context: Value) -> None:
+        """Ask for the files of the classes the context manager may be that are not read yet
+        (``with Inflight() as inflight:``, ``Inflight`` imported from a module nothing else
+        needed): its ``__exit__`` may wait for the work the block started. This function is
+        analysed again once they are read."""
+        classes = self.program.index.classes
+        for type_name in sorted(context.types):
+            if type_name not in classes:
+                self.facts.record("demand", ("qualname", type_name))
 
     def project_exits(self, context: Value, exit_name: str) -> list[str]:
         """The ``__exit__`` (``__aexit__``) methods of the project classes a context manager
@@ -541,6 +553,7 @@ _STATEMENTS: dict[type, Callable[[FunctionInterpreter, Any], None]] = {
 _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Settle: lambda it, e: it.effects.settle(e.value),
     call_effects.SettleStored: lambda it, e: it.effects.settle_stored(e.holder),
+    call_effects.StoreFutures: lambda it, e: it.effects.store_futures(e.holder, e.value),
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
     call_effects.Reown: lambda it, e: it.effects.reown(e.keys, e.owners),
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers),
