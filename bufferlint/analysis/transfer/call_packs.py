@@ -510,6 +510,9 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     call.note_tested_guards(payload)
     payload = call.with_deciders((enabler,), clean(payload, cleaned))
     if spec.hazard.sink_reader == "device copy":
+        # from pageable memory (a refilled ``bytearray``) the host stages the bytes before
+        # the call returns: the copy reads nothing after it
+        payload = map_leaves(payload, lambda leaf: None if isinstance(leaf, Borrow) and leaf.pageable else leaf)
         device_copy_reads(call, spec, payload)
     if spec.task is not None and spec.hazard.read_on_host and any(in_flight(leaf) for leaf in deep_leaves(payload)):
         if judge_task(call, spec.task, spec.params):  # the task's summary said when it reads them

@@ -48,6 +48,18 @@ def sink_fact(hazard: Hazard, sink: str, form: str = "") -> tuple:
     return ("sink", hazard, sink, form) if form else ("sink", hazard, sink)
 
 
+# Host buffers the program makes in pageable memory: a refill of one is never page-locked.
+_PAGEABLE = frozenset({"builtins.bytearray", "builtins.bytes", "mmap.mmap"})
+
+
+def pageable_buffer(value: Value) -> bool:
+    """Is the refilled buffer surely pageable host memory: a ``bytearray`` (or ``mmap``) the
+    program made, and no pinned buffer on any path?"""
+    classes = value.types | value.declared
+    return bool(classes) and classes <= _PAGEABLE and not any(
+        isinstance(leaf, Borrow) and leaf.pinned for leaf in deep_leaves(value))
+
+
 class Effects:
     """Changes the frame's state for work that reads values later, and commits it to the
     facts when the producer may advance."""
@@ -649,7 +661,7 @@ class Effects:
         kind = frame.vocab.vocab.kind_of_types(value.types | value.declared)
         note = f"`{what}(...)` reads into `{text}` in place: its views are borrowed until it is refilled"
         source = replace(frame.step(node, note), fact=("source", kind, "borrowed"))
-        fresh = Borrow(site, False, (source,), kind=kind, refill=True)
+        fresh = Borrow(site, False, (source,), kind=kind, refill=True, pageable=pageable_buffer(value))
         if isinstance(target, ast.Name):
             st.vars[target.id] = evolve(value, leaves=frozenset(
                 leaf for leaf in value.leaves if not (isinstance(leaf, Borrow) and leaf.refill and leaf.site == site)
