@@ -398,6 +398,7 @@ class Vocabulary:
     settlers: list[CallPattern] = field(default_factory=list)
     drains: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
+    groupers: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
@@ -859,6 +860,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",
             _method_list, _extend, names=_pattern_names, matched="pattern"),
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),
+    _call_list("groupers", "wrappers that yield groups of their first argument's elements, each collected at once"),
     _call_list("binds", "calls whose result keeps their arguments for later"),
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
     _call_list("retainers", "methods that keep their arguments in the receiver"),

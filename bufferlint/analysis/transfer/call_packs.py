@@ -687,6 +687,18 @@ def on_passthrough(call: CallSite, spec) -> Value:
     return container(iterate(first), lazy=True) if first is not None else EMPTY
 
 
+def on_grouper(call: CallSite, spec) -> Value:
+    """``itertools.batched(stream, 8)``: each group holds several elements of the input at
+    once, taken while it advanced (kept past their step, as ``list(stream)`` keeps them);
+    the result iterates over the groups as the input does over its elements."""
+    first = call.args.arg(0)
+    if first is None:
+        return EMPTY
+    call.effects.append(Materialize(call.node, first, f"{call.name}(...)",
+                                    note=f"each group of `{call.name}(...)` holds several elements at once while the producer advances"))
+    return container(container(iterate(first)), lazy=True)
+
+
 # What a call matching each kind of pack entry does, in the order they are tried.
 def on_metadata_read(call: CallSite, spec) -> Value:
     """``len(views)``, ``t.size()``: an int, a bool or a type, which views no buffer."""
@@ -706,6 +718,7 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("retainers", on_retainer),
     ("binds", on_bind),
     ("passthrough", on_passthrough),
+    ("groupers", on_grouper),
     ("metadata-reads", on_metadata_read),
 )
 
