@@ -381,6 +381,10 @@ class GuardSpec:
     param: int = 0  # which argument the guard inspects
     origin: str = ""
     kind: str = ""  # the BorrowKind whose marker the guard must check
+    # The library versions in which the guard checks the marker (``checks-in``); (): every
+    # version. A project whose declarations admit none of them calls a guard that lets
+    # marked values through: it is left out (``apply_declarations``).
+    checks_in: tuple[VersionRange, ...] = ()
 
 
 @dataclass
@@ -451,6 +455,8 @@ class Vocabulary:
     titles: dict[str, str] = field(default_factory=dict)
     # Sources no version the project admits lends in: (pattern, why), for --show-settings.
     not_lending: list[tuple[str, str]] = field(default_factory=list)
+    # Guards that check the marker in no version the project admits: (pattern, why).
+    not_checking: list[tuple[str, str]] = field(default_factory=list)
     # (key, pattern or name) -> where it was declared, for `check --show-settings`
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -502,6 +508,7 @@ class Vocabulary:
         self.packs += other.packs
         self.titles.update(other.titles)
         self.not_lending += other.not_lending
+        self.not_checking += other.not_checking
 
 
 # ---------------------------------------------------------------------------
@@ -636,7 +643,8 @@ def _guards(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[
         if not isinstance(param, int) or param < 0:
             raise PackError(f"{where}: 'param' must be a non-negative argument index")
         kind = _kind_of(table, vocab.kinds, where)
-        guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind))
+        guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind,
+                                _version_key(table, "checks-in", where)))
     return guards
 
 
@@ -841,7 +849,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "fills",
                                 "advances", "ready-after", "lends-in"), _source_names, "calls", kinded=True),
     PackKey("guards", "guards", "tables", "predicates that return False for borrowed values",
-            _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
+            _guards, _extend, ("call", "param", "doc", "kind", "checks-in"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
                               "eager", "task", "handle", "handle-covers", "awaits", "awaited"), _call_names, "calls"),
@@ -890,10 +898,16 @@ def pack_key(name: str) -> PackKey:
 def _lends_in(table: dict, where: str) -> tuple[VersionRange, ...]:
     """A source's or kind's ``lends-in = { package = "...", versions = "..." }``, or an
     array of such tables that must all hold."""
-    if "lends-in" not in table:
+    return _version_key(table, "lends-in", where)
+
+
+def _version_key(table: dict, key: str, where: str) -> tuple[VersionRange, ...]:
+    """A ``{ package = "...", versions = "..." }`` table (or an array of them, all of which
+    must hold) under ``key``: ``lends-in`` of a source or kind, ``checks-in`` of a guard."""
+    if key not in table:
         return ()
     try:
-        return version_ranges(table["lends-in"], f"{where}.lends-in")
+        return version_ranges(table[key], f"{where}.{key}")
     except ValueError as exc:
         raise PackError(str(exc)) from None
 
