@@ -979,11 +979,10 @@ class ProjectIndex:
         """``X``, ``mod.X``, ``"X"``, ``Optional[X]``, ``X | None``, a generic class
         ``queue.Queue[Item]`` (the class; ``Union``, ``List`` and the other ``typing`` forms
         name no one class) in ``module`` -> qualname."""
-        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-            try:
-                expr = ast.parse(expr.value, mode="eval").body
-            except SyntaxError:
-                return None
+        unquoted = _unquoted(expr)
+        if unquoted is None:
+            return None
+        expr = unquoted
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
             return self.resolve_type(module, expr.left) or self.resolve_type(module, expr.right)
         if isinstance(expr, ast.Subscript):
@@ -1150,14 +1149,24 @@ def _constructed_elements(value: ast.expr | None) -> ast.expr | None:
     return ast.Subscript(value=ast.Name(id="list", ctx=ast.Load()), slice=callee, ctx=ast.Load())
 
 
+def _unquoted(expr: ast.expr) -> ast.expr | None:
+    """A string annotation (``"X"``, a forward reference) parsed; None if it is no expression.
+    Any other annotation as it is."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        try:
+            return ast.parse(expr.value, mode="eval").body
+        except SyntaxError:
+            return None
+    return expr
+
+
 def _element_annotation(expr: ast.expr) -> ast.expr | None:
     """``list[X]``, ``Sequence[X]``, ``tuple[X, ...]``, ``dict[K, X]`` (``Optional`` of one,
     a string annotation) -> ``X``; None for anything else."""
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-        try:
-            expr = ast.parse(expr.value, mode="eval").body
-        except SyntaxError:
-            return None
+    unquoted = _unquoted(expr)
+    if unquoted is None:
+        return None
+    expr = unquoted
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
         return _element_annotation(expr.left) or _element_annotation(expr.right)
     if not isinstance(expr, ast.Subscript):
