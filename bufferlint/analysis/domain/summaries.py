@@ -99,7 +99,7 @@ class Summary:
     settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
     field_stores: frozenset = frozenset()  # FieldStore: parameters kept in the receiver's attributes
     releases: frozenset = frozenset()  # (".attr", key): receiver containers it empties (``self.x.clear()``)
-    # (param, attr): parameters whose futures it keeps in the receiver's field on some path
+    # (param, attr): parameters whose futures it keeps in the receiver's field on every path
     # (``def add(self, t): self.trackers.append(t)``): a caller's future passed there is then
     # kept in ``obj.<attr>``, which a method waiting for that field settles (``__exit__``)
     keeps_futures: frozenset = frozenset()

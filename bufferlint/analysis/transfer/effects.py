@@ -167,19 +167,20 @@ class Effects:
         keys = deep_pending(value)
         if st is None or not keys or not any(p.key in keys for p in st.pending):
             return
-        self.keep_parameter_futures(holder, keys)
+        self.keep_parameter_futures(st, holder, keys)
         st.pending = frozenset(
             replace(p, stored_in=p.stored_in | {holder}) if p.key in keys and not is_stand_in(p) else p
             for p in st.pending
         )
 
-    def keep_parameter_futures(self, holder: str, keys: frozenset) -> None:
+    def keep_parameter_futures(self, st: State, holder: str, keys: frozenset) -> None:
         """``self.trackers.append(t)`` of a parameter ``t``: the futures a caller passes are kept
-        in its object's field (``Summary.keeps_futures``; the call site applies it)."""
+        in its object's field on this path (``State.kept``; ``Summary.keeps_futures`` when on
+        every path to the exit, which the call site applies)."""
         receiver = self.frame.receiver_name
         attr = holder[len(receiver) + 1:] if receiver and holder.startswith(receiver + ".") else ""
         if attr and "." not in attr:
-            self.facts.kept_futures |= {(key[1], attr) for key in keys if key[0] == "param" and isinstance(key[1], int)}
+            st.kept = st.kept | {(key[1], attr) for key in keys if key[0] == "param" and isinstance(key[1], int)}
 
     def park(self, container_expr: ast.expr, value: Value) -> None:
         """``ring.appendleft((tracker, buffer))`` in a function that polls the futures of that

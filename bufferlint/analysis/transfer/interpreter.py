@@ -414,6 +414,7 @@ class FunctionInterpreter:
         self.effects.carry_over(node)
         waiting = {p.key[1] for p in st.pending if is_stand_in(p)}
         facts.exit_settled.append(facts.stood_in - waiting)
+        facts.exit_kept.append(st.kept)
         returned = deep_pending(st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
         receiver = self.frame.receiver_name
         handed = frozenset(
