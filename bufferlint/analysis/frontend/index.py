@@ -897,7 +897,9 @@ class ProjectIndex:
         for class_qualname in class_qualnames:
             for name in self.class_ancestors(class_qualname):
                 info = self.classes.get(name)
-                for expr in info.fields.get(attr, ()) if info is not None else ():
+                if info is None:
+                    continue
+                for expr in info.fields.get(attr, ()):
                     element = _element_annotation(expr)
                     resolved = self.resolve_type(info.module, element) if element is not None else None
                     if resolved:
@@ -1115,13 +1117,15 @@ def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this):
                     continue
                 if annotation is not None:
-                    info._fields.setdefault(target.attr, []).append(annotation)
+                    named: ast.expr | None = annotation
                 elif isinstance(value, ast.Call) and dotted_name(value.func):
-                    info._fields.setdefault(target.attr, []).append(value.func)
+                    named = value.func
                 elif isinstance(value, ast.Name) and value.id in annotated:
-                    info._fields.setdefault(target.attr, []).append(annotated[value.id])
-                elif (made := _constructed_elements(value)) is not None:
-                    info._fields.setdefault(target.attr, []).append(made)
+                    named = annotated[value.id]
+                else:
+                    named = _constructed_elements(value)
+                if named is not None:
+                    info._fields.setdefault(target.attr, []).append(named)
 
 
 # The generic containers whose last type argument is the class of what they hold: a list,

@@ -782,7 +782,9 @@ class ProjectAnalysis:
                 continue
             for node in module.tree.body:
                 info = index.classes.get(f"{module.name}.{node.name}") if isinstance(node, ast.ClassDef) else None
-                for field_name in info.fields if info is not None else ():
+                if info is None:
+                    continue
+                for field_name in info.fields:
                     held = index.field_types({info.qualname}, field_name) | \
                         index.field_types({info.qualname}, field_name, elements=True)
                     group = (field_name, attr)
