@@ -228,7 +228,8 @@ def _requirement_table(requirements: object, where: str, problems: list[str]) ->
 def condition_packages(vocab: Vocabulary) -> set[str]:
     """The packages the vocabulary's version conditions name: the only ones read."""
     specs = [*vocab.sources, *vocab.kinds.values()]
-    return {applies.package for spec in specs for applies in spec.lends_in}
+    return {applies.package for spec in specs for applies in spec.lends_in} | \
+        {applies.package for guard in vocab.guards for applies in guard.checks_in}
 
 
 def apply_declarations(vocab: Vocabulary, declarations: Declarations) -> Vocabulary:
@@ -251,7 +252,24 @@ def apply_declarations(vocab: Vocabulary, declarations: Declarations) -> Vocabul
             not_lending.append((f"values marked {' or '.join(kind.markers) or name}", verdict))
         elif verdict is not None:
             kinds[name] = dataclasses.replace(kind, condition=verdict[0], admitted=verdict[1], floor=verdict[2])
-    return dataclasses.replace(vocab, sources=sources, kinds=kinds, not_lending=not_lending)
+    guards, not_checking = _checking_guards(vocab, declarations)
+    return dataclasses.replace(vocab, sources=sources, kinds=kinds, not_lending=not_lending, guards=guards,
+                               not_checking=not_checking)
+
+
+def _checking_guards(vocab: Vocabulary, declarations: Declarations) -> tuple[list, list[tuple[str, str]]]:
+    """The guards, less those that check the marker only in versions the project admits none
+    of (``checks-in``): called there, they let marked values through (SGLang 0.5.16's
+    ``should_async_load``), so a call deciding a hand-off by one is unguarded. A guard that
+    checks in some admitted version is taken at its word."""
+    guards, not_checking = [], list(vocab.not_checking)
+    for guard in vocab.guards:
+        verdict = _verdict(guard.checks_in, declarations)
+        if isinstance(verdict, str):
+            not_checking.append((", ".join(map(str, guard.calls)), verdict.replace("lends only in", "checks only in")))
+        else:
+            guards.append(guard)
+    return guards, not_checking
 
 
 def _verdict(ranges: tuple[VersionRange, ...], declarations: Declarations) -> str | tuple[str, str, str] | None:

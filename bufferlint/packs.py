@@ -381,6 +381,10 @@ class GuardSpec:
     param: int = 0  # which argument the guard inspects
     origin: str = ""
     kind: str = ""  # the BorrowKind whose marker the guard must check
+    # The library versions in which the guard checks the marker (``checks-in``); (): every
+    # version. A project whose declarations admit none of them calls a guard that lets
+    # marked values through: it is left out (``apply_declarations``).
+    checks_in: tuple[VersionRange, ...] = ()
 
 
 @dataclass
@@ -398,6 +402,7 @@ class Vocabulary:
     settlers: list[CallPattern] = field(default_factory=list)
     drains: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
+    groupers: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
@@ -441,11 +446,17 @@ class Vocabulary:
     not_one_value: list[str] = field(default_factory=list)
     # qualname -> parameter names (Pysa's signatures): an argument passed by keyword is found
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # qualname -> the parameter a function-style view acts on when it is not the first
+    # (``numpy.ndarray(shape, dtype, buffer=buf)`` views ``buffer``; its position is in
+    # ``signatures``): a call that does not pass it makes a new value, not a view.
+    view_parameters: dict[str, str] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
     # origin -> "name: description" from a pack file's [pack] table, for --show-settings
     titles: dict[str, str] = field(default_factory=dict)
     # Sources no version the project admits lends in: (pattern, why), for --show-settings.
     not_lending: list[tuple[str, str]] = field(default_factory=list)
+    # Guards that check the marker in no version the project admits: (pattern, why).
+    not_checking: list[tuple[str, str]] = field(default_factory=list)
     # (key, pattern or name) -> where it was declared, for `check --show-settings`
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -497,6 +508,7 @@ class Vocabulary:
         self.packs += other.packs
         self.titles.update(other.titles)
         self.not_lending += other.not_lending
+        self.not_checking += other.not_checking
 
 
 # ---------------------------------------------------------------------------
@@ -568,6 +580,13 @@ def _signatures(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> d
     return out
 
 
+def _view_parameters(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, str]:
+    table = data.get(key.key, {})
+    if not isinstance(table, dict) or not all(isinstance(p, str) and p.isidentifier() for p in table.values()):
+        raise PackError(f"{origin}: 'view-parameters' must be a table of qualname = \"parameter name\"")
+    return dict(table)
+
+
 def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SourceSpec]:
     sources = []
     for where, table in _tables(key, data, origin):
@@ -624,7 +643,8 @@ def _guards(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[
         if not isinstance(param, int) or param < 0:
             raise PackError(f"{where}: 'param' must be a non-negative argument index")
         kind = _kind_of(table, vocab.kinds, where)
-        guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind))
+        guards.append(GuardSpec(_patterns(table.get("call"), f"{where}.call"), param, origin, kind,
+                                _version_key(table, "checks-in", where)))
     return guards
 
 
@@ -829,7 +849,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "fills",
                                 "advances", "ready-after", "lends-in"), _source_names, "calls", kinded=True),
     PackKey("guards", "guards", "tables", "predicates that return False for borrowed values",
-            _guards, _extend, ("call", "param", "doc", "kind"), _call_names, "calls", kinded=True),
+            _guards, _extend, ("call", "param", "doc", "kind", "checks-in"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
                               "eager", "task", "handle", "handle-covers", "awaits", "awaited"), _call_names, "calls"),
@@ -841,11 +861,14 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("views", "calls returning an alias of their input"),
     PackKey("view-attributes", "view_attributes", "strings", "attributes that are views of their object",
             _string_set, _union),
+    PackKey("view-parameters", "view_parameters", "table",
+            "the parameter a function-style view acts on when it is not the first", _view_parameters, _update),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",
             _method_list, _extend, names=_pattern_names, matched="pattern"),
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),
+    _call_list("groupers", "wrappers that yield groups of their first argument's elements, each collected at once"),
     _call_list("binds", "calls whose result keeps their arguments for later"),
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
     _call_list("retainers", "calls that keep their arguments: a method in its receiver, a function in its first argument"),
@@ -875,10 +898,16 @@ def pack_key(name: str) -> PackKey:
 def _lends_in(table: dict, where: str) -> tuple[VersionRange, ...]:
     """A source's or kind's ``lends-in = { package = "...", versions = "..." }``, or an
     array of such tables that must all hold."""
-    if "lends-in" not in table:
+    return _version_key(table, "lends-in", where)
+
+
+def _version_key(table: dict, key: str, where: str) -> tuple[VersionRange, ...]:
+    """A ``{ package = "...", versions = "..." }`` table (or an array of them, all of which
+    must hold) under ``key``: ``lends-in`` of a source or kind, ``checks-in`` of a guard."""
+    if key not in table:
         return ()
     try:
-        return version_ranges(table["lends-in"], f"{where}.lends-in")
+        return version_ranges(table[key], f"{where}.{key}")
     except ValueError as exc:
         raise PackError(str(exc)) from None
 

@@ -51,6 +51,7 @@ def show_settings(settings: Settings, files: list[Path]) -> tuple[str, list[str]
         lines.append("\n[declared versions]")
         lines += [f"  {line}" for line in settings.declarations.listing()]
         lines += [f"  owned, not a source: {pattern}: {why}" for pattern, why in vocab.not_lending]
+        lines += [f"  lets marked values through, not a guard: {pattern}: {why}" for pattern, why in vocab.not_checking]
         lines += [f"  warning: {problem}" for problem in settings.declarations.problems]
     warnings = []
     for section in SECTIONS:

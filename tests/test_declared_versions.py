@@ -137,12 +137,22 @@ def test_show_settings_lists_the_declared_versions_and_their_origin(project: Pat
     assert listing.startswith("  instanttensor: any version  (nothing declares it)\n")  # each package a pack names, by name
     assert (
         "  runai-model-streamer: runai-model-streamer>=0.17  (pyproject.toml [project] dependencies)\n"
+        "  sglang: any version  (nothing declares it)\n"  # a guard's ``checks-in`` names it
         "  vllm: any version  (nothing declares it)\n"
         "  owned, not a source: sglang.srt.model_loader.weight_utils.runai_safetensors_weights_iterator"
     ) in listing
     # a source with two conditions is owned when the project rules out either
     assert ("owned, not a source: vllm.model_executor.model_loader.weight_utils.runai_safetensors_weights_iterator: "
             "lends only in runai-model-streamer<0.17 and vllm<0.22; runai-model-streamer>=0.17") in listing
+
+
+def test_a_guard_that_checks_in_no_admitted_version_is_listed_as_no_guard(project: Path) -> None:
+    """SGLang 0.5.16's ``should_async_load`` approves marked tensors (its ``checks-in``)."""
+    write(project, {"pyproject.toml": pyproject("sglang==0.5.16")})
+    proc = run_cli("check", "--show-settings", ".", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert ("  lets marked values through, not a guard: sglang.srt.model_loader.utils.should_async_load: "
+            "checks only in sglang>=0.5.17; sglang==0.5.16") in proc.stdout
 
 
 def test_a_warm_run_after_the_declaration_changes_equals_a_cold_one(project: Path) -> None:

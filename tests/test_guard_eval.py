@@ -40,6 +40,11 @@ def rules(result) -> list[str]:
     "def guard(w):\n    return False if getattr(w, MARKERS[0], None) is True else w.is_cpu\n",
     # a match on the value's attribute, with a class pattern's keyword
     "def guard(w):\n    match w:\n        case object(_sglang_runai_streamer_tensor=True):\n            return False\n    return True\n",
+    # the marker read out of the instance dictionary (``setattr`` puts it there)
+    "def guard(w):\n    return not vars(w).get(MARKER)\n",
+    "def guard(w):\n    return MARKER not in w.__dict__ and w.is_cpu\n",
+    # a generator bound to a name, consumed by any()
+    "def guard(w):\n    marked = (getattr(w, m, False) for m in MARKERS)\n    return not any(marked)\n",
     # a loop with else, and hasattr
     "def guard(w):\n    for m in MARKERS:\n        if hasattr(w, m):\n            break\n    else:\n        return w.is_cpu\n    return False\n",
 ])
@@ -62,7 +67,8 @@ def test_guards_that_let_a_marked_value_through_are_bl002(tmp_path: Path, guard:
 
 @pytest.mark.parametrize("guard", [
     "def guard(w):\n    return not any(getattr(w, n, False) for n in w.names())\n",
-    "def guard(w):\n    return not vars(w).get(MARKER)\n",
+    # the instance dictionary held in a name: what it holds is not followed
+    "def guard(w):\n    attrs = vars(w)\n    return not attrs.get(MARKER)\n",
 ])
 def test_an_undecided_guard_is_a_notice_and_guards_nothing(tmp_path: Path, guard: str) -> None:
     """Unknown neither raises an alarm (no BL002) nor silences one (the BL001 stays)."""

@@ -16,7 +16,7 @@ from bufferlint.show_settings import SECTIONS
 from conftest import REPO
 
 # Vocabulary fields that no pack key fills: bookkeeping of the loading itself.
-BOOKKEEPING = {"packs", "titles", "not_lending", "origins"}
+BOOKKEEPING = {"packs", "titles", "not_lending", "not_checking", "origins"}
 
 # One pack that uses every key: each listed key has one entry named after the key.
 EVERY_KEY = {
@@ -24,6 +24,7 @@ EVERY_KEY = {
     "markers": ["_every_marker"],
     "kinds": [{"name": "every", "markers": ["_every_kind_marker"], "copy": ".copy()", "doc": "d"}],
     "signatures": {"every.view": ["input"]},
+    "view-parameters": {"every.view": "input"},
     "sources": [{"call": "every.source", "kind": "every", "advances": ".every_advance"}],
     "guards": [{"call": "every.guard"}],
     "sinks": [{"call": "every.sink"}],
@@ -35,6 +36,7 @@ EVERY_KEY = {
     "drains": ["every.drain"],
     "done-flags": [".every_done"],
     "passthrough": ["every.passthrough"],
+    "groupers": ["every.grouper"],
     "binds": ["every.bind"],
     "synchronizers": ["every.synchronizer"],
     "retainers": [".every_retainer"],

@@ -69,7 +69,9 @@ What the torch pack assumes: the race needs a host source the copy engine reads 
 i.e. pinned (page-locked) memory. From pageable memory CUDA stages the bytes before the call
 returns, so the copy is effectively blocking. Streamer buffers are pinned (or device memory
 in distributed mode), and whether a view is pinned is not visible in the code, so every
-borrowed view is treated as possibly pinned. A `non_blocking=flag` that is not a constant
+borrowed view is treated as possibly pinned, except views of a buffer the program itself
+made as a `bytearray` (or `mmap`) and refills in place (`sock.recv_into(buf)`): that memory
+is pageable. A `non_blocking=flag` that is not a constant
 counts as possibly true. Blocking copies (`.to("cuda")`, `.cuda()`) own their result and
 are never reported; `.pin_memory()` of a view that is already pinned returns that same
 tensor ("if it's not already pinned", torch's docs), so its result stays borrowed.

@@ -78,11 +78,11 @@ class Pending:
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept")
 
     def __init__(
         self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False,
-        flying=frozenset(), refilled=frozenset(), tested=frozenset(),
+        flying=frozenset(), refilled=frozenset(), tested=frozenset(), kept=frozenset(),
     ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
@@ -98,10 +98,14 @@ class State:
         # path (``if self.guard(w):``); a sink consuming the object here uses it as a guard
         # (``CallSite.note_tested_guards``)
         self.tested: frozenset = tested
+        # (param, attr): the futures of these parameters are kept in the receiver's field
+        # ``self.<attr>`` on this path (``Effects.keep_parameter_futures``); joined by
+        # intersection, so that ``Summary.keeps_futures`` holds on every path
+        self.kept: frozenset = kept
 
     def copy(self) -> "State":
         return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled,
-                     self.tested)
+                     self.tested, self.kept)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -115,6 +119,7 @@ class State:
             and self.flying == other.flying
             and self.refilled == other.refilled
             and self.tested == other.tested
+            and self.kept == other.kept
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -188,11 +193,12 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     flying = old.flying | new.flying
     refilled = old.refilled | new.refilled
     tested = old.tested & new.tested
+    kept = old.kept & new.kept
     changed = copied or (
         len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
         or len(stale) != len(old.stale) or synced != old.synced or len(flying) != len(old.flying)
-        or len(refilled) != len(old.refilled) or len(tested) != len(old.tested)
+        or len(refilled) != len(old.refilled) or len(tested) != len(old.tested) or len(kept) != len(old.kept)
     )
     if not changed:
         return old, False
-    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested), True
+    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept), True

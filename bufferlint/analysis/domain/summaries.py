@@ -99,6 +99,10 @@ class Summary:
     settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
     field_stores: frozenset = frozenset()  # FieldStore: parameters kept in the receiver's attributes
     releases: frozenset = frozenset()  # (".attr", key): receiver containers it empties (``self.x.clear()``)
+    # (param, attr): parameters whose futures it keeps in the receiver's field on every path
+    # (``def add(self, t): self.trackers.append(t)``): a caller's future passed there is then
+    # kept in ``obj.<attr>``, which a method waiting for that field settles (``__exit__``)
+    keeps_futures: frozenset = frozenset()
     advances: bool = False  # may let producers refill their buffers (a pack ``advances`` call, or a callee's)
     # (param, tag, why): evaluating the function on a marked value decided nothing for these
     # (``transfer.guard_eval``): not reported as approving marked values, and no call is

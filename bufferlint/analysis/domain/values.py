@@ -103,6 +103,12 @@ class Borrow:
     # object's buffer shares the one allocation site in the class's own code). Two parts
     # of one site meet only if their objects may be one (``same_object``).
     objects: frozenset = frozenset()
+    # Refilled in place in pageable host memory (a ``bytearray`` or ``bytes`` the program
+    # made, ``sock.recv_into(self.buf)``): a non-blocking copy to the device from it is staged
+    # by the host before the call returns (CUDA copies from pageable memory through a staging
+    # buffer), so it reads nothing after; every other hazard stands. A function of the site
+    # (the refill call's), as ``refill`` is.
+    pageable: bool = field(default=False, compare=False)
 
     @property
     def base(self) -> tuple:
@@ -119,11 +125,11 @@ class Borrow:
         be the buffer's; a view of a part stays within that part)."""
         trace = self.trace + (step,) if step and not self.view else self.trace
         part = region if self.pinned and not self.view else self.region
-        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill, part, self.objects)
+        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill, part, self.objects, self.pageable)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
         return Borrow(
-            self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill, self.region, self.objects
+            self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill, self.region, self.objects, self.pageable
         )
 
     def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: frozenset = frozenset()) -> "Borrow":
@@ -132,7 +138,7 @@ class Borrow:
         the constant bounds: the callee's names mean nothing here)."""
         region = constant_part(self.region)
         return Borrow(
-            (self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region, self.objects
+            (self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region, self.objects, self.pageable
         )
 
     def elsewhere(self) -> "Borrow":
@@ -142,13 +148,13 @@ class Borrow:
         if region == self.region:
             return self
         return Borrow(
-            self.site, self.view, self.trace, self.flight, self.kind, self.when, self.pinned, self.refill, region, self.objects
+            self.site, self.view, self.trace, self.flight, self.kind, self.when, self.pinned, self.refill, region, self.objects, self.pageable
         )
 
     def under(self, when: frozenset) -> "Borrow":
         """This object, handed out only under these conditions (``Borrow.when``)."""
         return Borrow(
-            self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region, self.objects
+            self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region, self.objects, self.pageable
         )
 
     def cleared_by(self, tags: frozenset) -> bool:

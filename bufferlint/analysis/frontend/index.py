@@ -12,7 +12,7 @@ import re
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from bufferlint.analysis.frontend.constants import DeviceObject, static_constant
 from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
@@ -213,7 +213,8 @@ class ClassInfo:
     bases: list[str]  # resolved qualnames where possible
     methods: dict[str, str] = field(default_factory=dict)  # name -> function qualname
     # attribute -> expressions naming its class: an annotation, or the constructor called in
-    # ``self.attr = Ctor(...)`` / ``self.attr: T = ...`` / ``self.attr = param`` (annotated)
+    # ``self.attr = Ctor(...)`` / ``self.attr: T = ...`` / ``self.attr = param`` (annotated);
+    # ``self.attr = [Ctor(n) for n in names]`` is recorded as the annotation ``list[Ctor]``
     node: ast.ClassDef | None = None
     _fields: dict[str, list[ast.expr]] | None = None
     _readers: dict[str, set[str]] | None = None
@@ -888,10 +889,15 @@ class ProjectIndex:
         """The generated constructor of a NamedTuple or dataclass (``frontend.records``)."""
         return record_shape(self, class_qualname, base_name)
 
-    def field_types(self, class_qualnames, attr: str) -> frozenset:
+    def field_types(self, class_qualnames, attr: str, elements: bool = False) -> frozenset:
         """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes
         (inherited fields included), or a property's return annotation (``@property def
-        loop(self) -> EvaluationLoop``)."""
+        loop(self) -> EvaluationLoop``). With ``elements``: the classes of what the field's
+        list, tuple or dict holds (``self.blocks = [SharedMemory(n) for n in names]``,
+        ``self.blocks: list[SharedMemory]``), so that ``self.blocks[i].buf`` is an attribute
+        of a ``SharedMemory`` as ``block.buf`` of a local one is."""
+        if elements:
+            return self._field_element_types(class_qualnames, attr)
         out = set()
         for class_qualname in class_qualnames:
             for name in self.class_ancestors(class_qualname):
@@ -905,6 +911,20 @@ class ProjectIndex:
             getter = self.class_method(class_qualname, attr)
             if getter is not None and _is_property(self.functions.get(getter)):
                 out.update(self.return_types(getter))
+        return frozenset(out)
+
+    def _field_element_types(self, class_qualnames, attr: str) -> frozenset:
+        out = set()
+        for class_qualname in class_qualnames:
+            for name in self.class_ancestors(class_qualname):
+                info = self.classes.get(name)
+                if info is None:
+                    continue
+                for expr in info.fields.get(attr, ()):
+                    element = _element_annotation(expr)
+                    resolved = self.resolve_type(info.module, element) if element is not None else None
+                    if resolved:
+                        out.add(resolved)
         return frozenset(out)
 
     def field_objects(self, class_qualnames, attr: str) -> frozenset:
@@ -987,11 +1007,10 @@ class ProjectIndex:
         """``X``, ``mod.X``, ``"X"``, ``Optional[X]``, ``X | None``, a generic class
         ``queue.Queue[Item]`` (the class; ``Union``, ``List`` and the other ``typing`` forms
         name no one class) in ``module`` -> qualname."""
-        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-            try:
-                expr = ast.parse(expr.value, mode="eval").body
-            except SyntaxError:
-                return None
+        unquoted = _unquoted(expr)
+        if unquoted is None:
+            return None
+        expr = unquoted
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
             return self.resolve_type(module, expr.left) or self.resolve_type(module, expr.right)
         if isinstance(expr, ast.Subscript):
@@ -1124,11 +1143,73 @@ def _collect_fields(node: ast.ClassDef, info: ClassInfo) -> None:
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == this):
                     continue
                 if annotation is not None:
-                    info._fields.setdefault(target.attr, []).append(annotation)
+                    named: ast.expr | None = annotation
                 elif isinstance(value, ast.Call) and dotted_name(value.func):
-                    info._fields.setdefault(target.attr, []).append(value.func)
+                    named = value.func
                 elif isinstance(value, ast.Name) and value.id in annotated:
-                    info._fields.setdefault(target.attr, []).append(annotated[value.id])
+                    named = annotated[value.id]
+                else:
+                    named = _constructed_elements(value)
+                if named is not None:
+                    info._fields.setdefault(target.attr, []).append(named)
+
+
+# The generic containers whose last type argument is the class of what they hold: a list,
+# tuple, sequence or set of ``X``, or a dict or mapping to ``X``.
+_HOLDERS = frozenset({"list", "List", "tuple", "Tuple", "Sequence", "MutableSequence", "set", "Set",
+                      "frozenset", "FrozenSet", "dict", "Dict", "Mapping", "MutableMapping", "deque", "Deque"})
+
+
+def _constructed_elements(value: ast.expr | None) -> ast.expr | None:
+    """``[Ctor(n) for n in names]``, ``[Ctor(a), Ctor(b)]``, ``{k: Ctor(k) for k in keys}``
+    stored in ``self.attr``: the annotation ``list[Ctor]`` the store amounts to (None when
+    the elements are not all calls of one named callee)."""
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        elements = [value.elt]
+    elif isinstance(value, ast.DictComp):
+        elements = [value.value]
+    elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+        elements = list(value.elts)
+    else:
+        return None
+    callees = {dotted_name(e.func) for e in elements if isinstance(e, ast.Call)}
+    if len(callees) != 1 or len(elements) != sum(isinstance(e, ast.Call) for e in elements) or None in callees:
+        return None
+    callee = cast(ast.Call, elements[0]).func
+    return ast.Subscript(value=ast.Name(id="list", ctx=ast.Load()), slice=callee, ctx=ast.Load())
+
+
+def _unquoted(expr: ast.expr) -> ast.expr | None:
+    """A string annotation (``"X"``, a forward reference) parsed; None if it is no expression.
+    Any other annotation as it is."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        try:
+            return ast.parse(expr.value, mode="eval").body
+        except SyntaxError:
+            return None
+    return expr
+
+
+def _element_annotation(expr: ast.expr) -> ast.expr | None:
+    """``list[X]``, ``Sequence[X]``, ``tuple[X, ...]``, ``dict[K, X]`` (``Optional`` of one,
+    a string annotation) -> ``X``; None for anything else."""
+    unquoted = _unquoted(expr)
+    if unquoted is None:
+        return None
+    expr = unquoted
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        return _element_annotation(expr.left) or _element_annotation(expr.right)
+    if not isinstance(expr, ast.Subscript):
+        return None
+    outer = (dotted_name(expr.value) or "").rsplit(".", 1)[-1]
+    if outer == "Optional":
+        return _element_annotation(expr.slice)
+    if outer not in _HOLDERS:
+        return None
+    args = expr.slice.elts if isinstance(expr.slice, ast.Tuple) else [expr.slice]
+    if outer in ("tuple", "Tuple"):
+        return args[0] if len(args) == 1 or (len(args) == 2 and isinstance(args[1], ast.Constant)) else None
+    return args[-1]
 
 
 def _collect_readers(node: ast.ClassDef, info: ClassInfo) -> None:

@@ -65,6 +65,7 @@ class VocabIndex:
         self._methods: dict[str, bool] = {}
         self._classes: frozenset[str] | None = None  # classes pack patterns name methods of
         self.signatures = vocab.signatures
+        self.view_parameters = vocab.view_parameters
         self.view_attributes = frozenset(vocab.view_attributes)
         self.done_flags = frozenset(pattern.last_name for pattern in vocab.done_flags)
 
@@ -85,6 +86,16 @@ class VocabIndex:
         """The name of a function's first parameter, from the packs' ``signatures``."""
         params = self.signatures.get(pattern.qualname or "")
         return params[0] if params else None
+
+    def viewed_param(self, pattern: CallPattern) -> tuple[str, int | None] | None:
+        """The parameter a function-style view acts on when the packs' ``view-parameters``
+        say it is not the first (``numpy.ndarray``'s ``buffer``): its name and position
+        (from ``signatures``; None when they do not list it)."""
+        name = self.view_parameters.get(pattern.qualname or "")
+        if name is None:
+            return None
+        params = self.signatures.get(pattern.qualname or "", ())
+        return name, params.index(name) if name in params else None
 
     def _add(self, kind: str, spec: object, patterns) -> None:
         for pattern in patterns:

@@ -319,8 +319,9 @@ class RecordingIndex:
     def class_method(self, class_qualname: str, name: str) -> str | None:
         return self._log.read(("class_method", class_qualname, name), self._index.class_method(class_qualname, name))
 
-    def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
-        return self._log.read(("field_types", tuple(sorted(classes)), attr), self._index.field_types(classes, attr))
+    def field_types(self, classes: Iterable[str], attr: str, elements: bool = False) -> frozenset[str]:
+        question = ("field_types", tuple(sorted(classes)), attr) + (("elements",) if elements else ())
+        return self._log.read(question, self._index.field_types(classes, attr, elements))
 
     def field_objects(self, classes: Iterable[str], attr: str) -> frozenset[tuple[str, str, str, int]]:
         return self._log.read(("field_objects", tuple(sorted(classes)), attr), self._index.field_objects(classes, attr))
@@ -669,8 +670,8 @@ class ReplayIndex:
     def class_method(self, class_qualname: str, name: str) -> str | None:
         return self._program.answer(("class_method", class_qualname, name))
 
-    def field_types(self, classes: Iterable[str], attr: str) -> frozenset[str]:
-        return self._program.answer(("field_types", tuple(sorted(classes)), attr))
+    def field_types(self, classes: Iterable[str], attr: str, elements: bool = False) -> frozenset[str]:
+        return self._program.answer(("field_types", tuple(sorted(classes)), attr) + (("elements",) if elements else ()))
 
     def field_objects(self, classes: Iterable[str], attr: str) -> frozenset[tuple[str, str, str, int]]:
         return self._program.answer(("field_objects", tuple(sorted(classes)), attr))

@@ -34,6 +34,15 @@ class SettleStored:
 
 
 @dataclass(frozen=True)
+class StoreFutures:
+    """The futures ``value`` stands for are now kept in the attribute ``holder`` as well
+    (``inflight.add(tracker)`` of a method that appends its parameter to ``self.trackers``)."""
+
+    holder: str
+    value: Value
+
+
+@dataclass(frozen=True)
 class Drain:
     """Wait for every task submitted to ``executor`` (``shutdown(wait=True)``)."""
 

@@ -521,6 +521,9 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     call.note_tested_guards(payload)
     payload = call.with_deciders((enabler,), clean(payload, cleaned))
     if spec.hazard.sink_reader == "device copy":
+        # from pageable memory (a refilled ``bytearray``) the host stages the bytes before
+        # the call returns: the copy reads nothing after it
+        payload = map_leaves(payload, lambda leaf: None if isinstance(leaf, Borrow) and leaf.pageable else leaf)
         device_copy_reads(call, spec, payload)
     if spec.hazard.read_on_host:
         payload = call.stores.effects.with_fills(payload)
@@ -636,9 +639,15 @@ def on_guard(call: CallSite, guard) -> Value:
 
 
 def acted_on(call: CallSite, pattern) -> Value | None:
-    """The value a method-style (its receiver) or function-style (its first argument)
-    view or copy acts on."""
-    return call.receiver if call.receiver is not None else call.args.first(call.vocab.first_param(pattern))
+    """The value a method-style (its receiver) or function-style (its first argument, or
+    the one the packs' ``view-parameters`` name) view or copy acts on."""
+    if call.receiver is not None:
+        return call.receiver
+    viewed = call.vocab.viewed_param(pattern)
+    if viewed is not None:
+        name, position = viewed
+        return call.args.keyword(name) if position is None else call.args.arg(position, name)
+    return call.args.first(call.vocab.first_param(pattern))
 
 
 def on_view(call: CallSite, spec) -> Value:
@@ -700,6 +709,18 @@ def on_passthrough(call: CallSite, spec) -> Value:
     return container(iterate(first), lazy=True) if first is not None else EMPTY
 
 
+def on_grouper(call: CallSite, spec) -> Value:
+    """``itertools.batched(stream, 8)``: each group holds several elements of the input at
+    once, taken while it advanced (kept past their step, as ``list(stream)`` keeps them);
+    the result iterates over the groups as the input does over its elements."""
+    first = call.args.arg(0)
+    if first is None:
+        return EMPTY
+    call.effects.append(Materialize(call.node, first, f"{call.name}(...)",
+                                    note=f"each group of `{call.name}(...)` holds several elements at once while the producer advances"))
+    return container(container(iterate(first)), lazy=True)
+
+
 # What a call matching each kind of pack entry does, in the order they are tried.
 def on_metadata_read(call: CallSite, spec) -> Value:
     """``len(views)``, ``t.size()``: an int, a bool or a type, which views no buffer."""
@@ -719,6 +740,7 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("retainers", on_retainer),
     ("binds", on_bind),
     ("passthrough", on_passthrough),
+    ("groupers", on_grouper),
     ("metadata-reads", on_metadata_read),
 )
 

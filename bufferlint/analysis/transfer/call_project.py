@@ -55,6 +55,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Report,
     Settle,
     SettleStored,
+    StoreFutures,
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
@@ -282,6 +283,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
             summary = by_name_summary(program, info.qualname, summary)
         results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1, step=step,
                                      when=when))
+        keep_futures(call, summary, bound)
         waited = frozenset(s for s in summary.settles if s in bound or isinstance(s, tuple))
         settles = waited if settles is None else settles & waited
     receiver_text = call.receiver_text()
@@ -293,6 +295,15 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         for bound in bounds:
             call.effects.append(Settle(bound[param]))
     return _project_result(call, targets, join_all(results))
+
+
+def keep_futures(call: CallSite, summary: Summary, bound: dict[int, Value]) -> None:
+    """The futures this call passes to parameters the callee keeps in its receiver's fields
+    (``Summary.keeps_futures``) are kept in ``<receiver>.<attr>`` here."""
+    receiver_text = call.receiver_text() if summary.keeps_futures else None
+    for param, attr in sorted(summary.keeps_futures) if receiver_text else ():
+        if param in bound:
+            call.effects.append(StoreFutures(f"{receiver_text}.{attr}", bound[param]))
 
 
 def _activate_for_callback(call: CallSite, info: FunctionInfo, bound: dict[int, Value]) -> None:

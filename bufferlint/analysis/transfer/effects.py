@@ -48,6 +48,18 @@ def sink_fact(hazard: Hazard, sink: str, form: str = "") -> tuple:
     return ("sink", hazard, sink, form) if form else ("sink", hazard, sink)
 
 
+# Host buffers the program makes in pageable memory: a refill of one is never page-locked.
+_PAGEABLE = frozenset({"builtins.bytearray", "builtins.bytes", "mmap.mmap"})
+
+
+def pageable_buffer(value: Value) -> bool:
+    """Is the refilled buffer surely pageable host memory: a ``bytearray`` (or ``mmap``) the
+    program made, and no pinned buffer on any path?"""
+    classes = value.types | value.declared
+    return bool(classes) and classes <= _PAGEABLE and not any(
+        isinstance(leaf, Borrow) and leaf.pinned for leaf in deep_leaves(value))
+
+
 class Effects:
     """Changes the frame's state for work that reads values later, and commits it to the
     facts when the producer may advance."""
@@ -161,10 +173,20 @@ class Effects:
         keys = deep_pending(value)
         if st is None or not keys or not any(p.key in keys for p in st.pending):
             return
+        self.keep_parameter_futures(st, holder, keys)
         st.pending = frozenset(
             replace(p, stored_in=p.stored_in | {holder}) if p.key in keys and not is_stand_in(p) else p
             for p in st.pending
         )
+
+    def keep_parameter_futures(self, st: State, holder: str, keys: frozenset) -> None:
+        """``self.trackers.append(t)`` of a parameter ``t``: the futures a caller passes are kept
+        in its object's field on this path (``State.kept``; ``Summary.keeps_futures`` when on
+        every path to the exit, which the call site applies)."""
+        receiver = self.frame.receiver_name
+        attr = holder[len(receiver) + 1:] if receiver and holder.startswith(receiver + ".") else ""
+        if attr and "." not in attr:
+            st.kept = st.kept | {(key[1], attr) for key in keys if key[0] == "param" and isinstance(key[1], int)}
 
     def park(self, container_expr: ast.expr, value: Value) -> None:
         """``ring.appendleft((tracker, buffer))`` in a function that polls the futures of that
@@ -660,7 +682,7 @@ class Effects:
         kind = frame.vocab.vocab.kind_of_types(value.types | value.declared)
         note = f"`{what}(...)` reads into `{text}` in place: its views are borrowed until it is refilled"
         source = replace(frame.step(node, note), fact=("source", kind, "borrowed"))
-        fresh = Borrow(site, False, (source,), kind=kind, refill=True)
+        fresh = Borrow(site, False, (source,), kind=kind, refill=True, pageable=pageable_buffer(value))
         if isinstance(target, ast.Name):
             st.vars[target.id] = evolve(value, leaves=frozenset(
                 leaf for leaf in value.leaves if not (isinstance(leaf, Borrow) and leaf.refill and leaf.site == site)

@@ -348,6 +348,9 @@ class ExpressionEvaluator:
             if kept is not None:
                 kept = of_object(kept, base.objects)  # `self.a.cpu`: the buffer of the object in `self.a`
                 self.effects.arrive(kept)
+            held = program.index.field_types(classes, node.attr, elements=True)  # `self.blocks = [Shm(n) ...]`
+            if held:
+                kept = join(kept, container(Value(declared=held)))
             if declared or kept is not None:
                 return self.field_object(join(Value(declared=declared), kept) or EMPTY, classes, node.attr)
         if base.leaves or base.types or base.declared or base.alloc:

@@ -92,6 +92,7 @@ class FunctionFacts:
         # the next call refills; work still reading it when the function ends races with that.
         self.kept_refills: dict[tuple, str] = {}
         self.released: set = set()  # (".attr", key): receiver containers this method empties
+        self.exit_kept: list[frozenset] = []  # per exit: (param, attr), parameters' futures kept in the receiver's fields
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``
         # The step of each ``advances`` call made here -> the sources declaring it (what a
         # ``ready-after`` call must name to end that refill: ``Effects.ready``)
@@ -250,6 +251,7 @@ class FunctionFacts:
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
             field_stores=frozenset(store for store in self.field_stores if not has_field(store.path)),
             releases=frozenset(self.released),
+            keeps_futures=frozenset.intersection(*self.exit_kept) if self.exit_kept else frozenset(),
             advances=self.advanced,
             undecided=frozenset(u for u in undecided if u[:2] not in guards and u[:2] not in checks),
             calls=frozenset(call for call in self.param_calls.values() if not has_field(call.path)),

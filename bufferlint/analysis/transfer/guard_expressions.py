@@ -244,6 +244,15 @@ class ExpressionFolder:
         return out
 
     def expr_Compare(self, node: ast.Compare, path: Path) -> list[tuple[Abstract, Path]]:
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and self.instance_dict(node.comparators[0], path):
+            present = self.entry(self.one(node.left, path), const(False))  # ``M in vars(w)``
+            if present.kind == "const" and present.value is True:
+                present = const(True)
+            elif present.kind not in ("const", "raise", "unknown"):
+                present = BLIND
+            if isinstance(node.ops[0], ast.NotIn) and present.kind == "const":
+                present = const(not present.value)
+            return [(present, path)]
         values = [self.one(node.left, path)] + [self.one(c, path) for c in node.comparators]
         for value in values:
             if value.kind == "raise":
@@ -284,7 +293,44 @@ class ExpressionFolder:
             self.bind(node.target, value, p)
         return out
 
+    def expr_GeneratorExp(self, node: ast.GeneratorExp, path: Path) -> list[tuple[Abstract, Path]]:
+        """A generator bound to a name (``flagged = (getattr(w, m, None) for m in MARKS)``):
+        unknown to everything but ``any``/``all``, which run it element by element when
+        they consume it (``quantifier``)."""
+        if not involved(node, path):
+            return [(BLIND, path)]
+        self.unknowns += 1
+        return [(Abstract("unknown", node), path)]
+
+    def instance_dict(self, node: ast.expr, path: Path) -> bool:
+        """Is ``node`` the subject's instance dictionary (``vars(w)``, ``w.__dict__``)? The
+        marker set on the value (``setattr(w, M, True)``) is an entry of it; one a marked
+        class sets on itself (a kind's ``marked-classes``) is not, so those are not read so."""
+        if self.vocab.marked_classes(self.marker):
+            return False
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            subject = node.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars"
+              and node.func.id not in path.env and self.is_builtin("vars") and len(node.args) == 1 and not node.keywords):
+            subject = node.args[0]
+        else:
+            return False
+        return self.one(subject, path).kind == "subject"
+
+    def entry(self, key: Abstract, missing: Abstract) -> Abstract:
+        """The subject's instance dictionary at ``key``: the marker's entry, or ``missing``
+        for the other markers (absent); another key is blind, a key not known unknown."""
+        if key.kind == "raise":
+            return key
+        if key.kind != "const" or not isinstance(key.value, str):
+            self.unknowns += 1
+            return UNKNOWN
+        got = self.attribute(Abstract("subject"), key.value)
+        return missing if got.kind == "raise" else got
+
     def expr_Subscript(self, node: ast.Subscript, path: Path) -> list[tuple[Abstract, Path]]:
+        if self.instance_dict(node.value, path):  # ``vars(w)[M]``
+            return [(self.entry(self.one(node.slice, path), raised("KeyError")), path)]
         base, key = self.one(node.value, path), self.one(node.slice, path)
         if base.kind == "const" and key.kind == "const":
             return [(_fold(operator.getitem, base.value, key.value), path)]
@@ -296,6 +342,10 @@ class ExpressionFolder:
 
     def expr_Call(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]]:
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and self.instance_dict(func.value, path) \
+                and 1 <= len(node.args) <= 2 and not node.keywords:  # ``vars(w).get(M)``
+            default = self.one(node.args[1], path) if len(node.args) == 2 else const(None)
+            return [(self.entry(self.one(node.args[0], path), default), path)]
         if isinstance(func, ast.Name) and func.id not in path.env and self.is_builtin(func.id):
             handler = getattr(self, "builtin_" + func.id, None)
             if handler is not None:
@@ -434,6 +484,8 @@ class ExpressionFolder:
             value = self.one(arg, path)
             if value.kind == "const" and isinstance(value.value, (tuple, str, frozenset)):
                 return const(any(value.value) if any_ else all(value.value))
+            if isinstance(value.value, ast.GeneratorExp) and len(value.value.generators) == 1:
+                elements = self.comprehension_elements(value.value, path)  # ``any(flagged)``
         if elements is None:
             return self.opaque(node, path)
         truths = set()

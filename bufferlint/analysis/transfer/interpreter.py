@@ -350,6 +350,8 @@ class FunctionInterpreter:
             return
         self.effects.settle_owned_by(value)
         exit_name = "__aexit__" if isinstance(op.node, ast.AsyncWith) else "__exit__"
+        if self.st.pending:  # work in flight: a class of a file not read yet may wait for it
+            self.demand_classes(value)
         exits = self.project_exits(value, exit_name)
         if exits and len(exits) == len(value.types) and all(self.program.summary(m).synchronizes for m in exits):
             self.effects.synchronize()
@@ -360,6 +362,16 @@ class FunctionInterpreter:
             for _, attr in settled:
                 for name in sorted(n for n in names if n):
                     self.effects.settle_stored(f"{name}.{attr}")
+
+    def demand_classes(self, context: Value) -> None:
+        """Ask for the files of the classes the context manager may be that are not read yet
+        (``with Inflight() as inflight:``, ``Inflight`` imported from a module nothing else
+        needed): its ``__exit__`` may wait for the work the block started. This function is
+        analysed again once they are read."""
+        classes = self.program.index.classes
+        for type_name in sorted(context.types):
+            if type_name not in classes:
+                self.facts.record("demand", ("qualname", type_name))
 
     def project_exits(self, context: Value, exit_name: str) -> list[str]:
         """The ``__exit__`` (``__aexit__``) methods of the project classes a context manager
@@ -411,6 +423,7 @@ class FunctionInterpreter:
         self.effects.carry_over(node)
         waiting = {p.key[1] for p in st.pending if is_stand_in(p)}
         facts.exit_settled.append(facts.stood_in - waiting)
+        facts.exit_kept.append(st.kept)
         returned = deep_pending(st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
         receiver = self.frame.receiver_name
         handed = frozenset(
@@ -550,6 +563,7 @@ _STATEMENTS: dict[type, Callable[[FunctionInterpreter, Any], None]] = {
 _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Settle: lambda it, e: it.effects.settle(e.value, e.timed),
     call_effects.SettleStored: lambda it, e: it.effects.settle_stored(e.holder),
+    call_effects.StoreFutures: lambda it, e: it.effects.store_futures(e.holder, e.value),
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
     call_effects.Reown: lambda it, e: it.effects.reown(e.keys, e.owners),
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers),

@@ -609,6 +609,7 @@ class ProjectAnalysis:
         self.asked_methods: set[str] = set()
         self.new_triggers: set[str] = set()  # module constants holding a marker name
         self.seed_groups: list[tuple[str, ...]] = []  # words a source call names all of (see seed_word_groups)
+        self.new_groups: list[tuple[str, ...]] = []  # groups added since the last round (``add_holder_groups``)
         # construction name -> methods of what it builds: seeds only where it is named (see seed_names)
         self.built_methods: dict[str, set[str]] = {}
         self.functions: list[FunctionInfo] = []
@@ -764,6 +765,7 @@ class ProjectAnalysis:
         self.activate_mentioning(functions, self.trigger_names)
         self.activate_mentioning_all(functions, self.seed_groups)
         self.activate_attribute_readers(module, functions)
+        self.add_holder_groups(module)
         self.activate_built_methods(functions, module.text, self.built_methods)
 
     def attribute_reads(self) -> list[tuple[str, str]]:
@@ -787,6 +789,34 @@ class ProjectAnalysis:
                 position = bisect.bisect_left(lines, first)
                 if position < len(lines) and lines[position] <= last:
                     self.program.activate(info.qualname)
+
+    def add_holder_groups(self, module: ModuleInfo) -> None:
+        """In a module that names an attribute source's class, the fields of its classes that
+        hold objects of that class (``self.block = SharedMemory(n)``, ``self.blocks =
+        [SharedMemory(n) for n in names]``) become word groups (``blocks``, ``buf``): a
+        function of another module that reads ``self.ring.blocks[i].buf`` names neither the
+        class nor anything else that would select it. Functions already parsed are matched
+        against the new groups by ``next_files``, files not parsed yet by their text."""
+        index = self.program.index
+        for owner, attr in self.attribute_classes():
+            if owner.rsplit(".", 1)[-1] not in module.text:
+                continue
+            for node in module.tree.body:
+                info = index.classes.get(f"{module.name}.{node.name}") if isinstance(node, ast.ClassDef) else None
+                if info is None:
+                    continue
+                for field_name in info.fields:
+                    held = index.field_types({info.qualname}, field_name) | \
+                        index.field_types({info.qualname}, field_name, elements=True)
+                    group = (field_name, attr)
+                    if owner in held and group not in self.seed_groups:
+                        self.seed_groups.append(group)
+                        self.new_groups.append(group)
+
+    def attribute_classes(self) -> list[tuple[str, str]]:
+        """(class qualname, attribute) of every attribute source, the class as the index names it."""
+        named = [p.qualname for spec in self.program.raw_vocab.sources for p in spec.attributes if p.qualname and "." in p.qualname]
+        return [(self.program.index.canonical(owner), attr) for owner, attr in (name.rsplit(".", 1) for name in named)]
 
     def activate_built_methods(self, functions: list[FunctionInfo], text: str, built: dict[str, set[str]]) -> None:
         """Analyse the functions naming a method of a producer that a ``built-by`` construction
@@ -868,6 +898,10 @@ class ProjectAnalysis:
             wanted |= self.files_mentioning(producers)
             self.activate_mentioning(self.functions, producers)
         wanted |= self.next_built_methods()
+        if self.new_groups:  # fields found holding an attribute source's objects (``add_holder_groups``)
+            groups, self.new_groups = self.new_groups, []
+            self.activate_mentioning_all(self.functions, groups)
+            wanted |= self.files_mentioning_all(groups)
         return {p for p in wanted if p not in self.parsed}
 
     def next_built_methods(self) -> set[Path]:
