@@ -15,7 +15,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bufferlint.analysis.domain.state import issued_work
+from bufferlint.analysis.domain.state import is_stand_in, issued_work
 from bufferlint.analysis.domain.values import (
     EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join, join_all, map_leaves, pinned_buffer,
 )
@@ -304,6 +304,7 @@ def _dispatch_method(call: CallSite) -> Value:
     targets = call_project.targets_typed(call)  # a project class's own `update` is not dict.update
     if targets:
         return call_project.apply_project(call, targets)
+    demand_receiver_class_in_flight(call)
     result = call_language.container_method(call)
     if result is None and call.method == "_replace":  # a named tuple's copy with fields replaced
         result = records.replaced(call, call.receiver)
@@ -357,6 +358,20 @@ def demand_receiver_origin(call: CallSite) -> None:
     for name in sorted(call.receiver.types if call.receiver is not None else ()):
         if name not in call.program.index.classes and name not in call.program.index.functions \
                 and call.program.in_project(name):
+            call.effects.append(Record("demand", ("qualname", name)))
+
+
+def demand_receiver_class_in_flight(call: CallSite) -> None:
+    """``window.add(tracker)`` then ``window.drain()``, ``window`` an instance of a project
+    class not read yet, while work is in flight: its methods may keep the futures in a field
+    and wait for them there (``Summary.keeps_futures``, ``SettleStored``), so the class's
+    module is asked for; the call is analysed again once it is read."""
+    st = call.frame.st
+    if st is None or call.receiver is None or all(is_stand_in(p) for p in st.pending):
+        return
+    index = call.program.index
+    for name in sorted(call.receiver.types):
+        if name not in index.classes and name not in index.functions and call.program.in_project(name):
             call.effects.append(Record("demand", ("qualname", name)))
 
 
