@@ -18,7 +18,7 @@ import re
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Container, Iterable
+from typing import Any, Callable, Container, Iterable
 
 
 from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
@@ -503,7 +503,7 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
     # (function, reach) -> the edges into it where a borrowed value meets the reach: whether
     # one does depends on what the reach equals (not on its trace), so the routes are read
     # off these edges alone, not off every edge of every reach again
-    meeting: dict[tuple, dict[int, object]] = {}
+    meeting: dict[tuple, dict[int, Any]] = {}  # the edges are untyped, as ``incoming`` gives them
     while queue:
         callee, reach = queue.popleft()
         for caller, edge in incoming(callee):
