@@ -141,6 +141,70 @@ project(
 )
 
 
+project(
+    "offload_ring",
+    ("offring/upload.py", "slot.host[:n].copy_(src.view(-1))", 1, "BL006", True,
+     "Slot i % n is written again n shards later with nothing synchronised: the earlier non-blocking copy may still read it."),
+    ("offring/upload.py", "slot.host[:n].copy_(src.view(-1))", 2, "BL006", False,
+     "The slot's event, recorded after its last copy, is synchronised on the host before the write."),
+    ("offring/upload.py", "slot.host[:n].copy_(src.view(-1))", 3, "BL006", True,
+     "wait_event orders later device work only; the host writes the slot at once while its previous copy may still read it."),
+    ("offring/upload.py", "slot.host[:n] = src.view(-1)", 1, "BL006", True,
+     "The copies run on ring.copy_stream; synchronising the current stream does not wait for them."),
+    ("offring/upload.py", "slot.host[:n] = src.view(-1)", 2, "BL006", False,
+     "copy_stream, where every copy from the ring is issued, is synchronised before the write."),
+    ("offring/upload.py", "slot.host[:n].copy_(src.view(-1))", 4, "BL006", False,
+     "A full device sync after every round of len(ring) copies: each slot's previous copy (n shards ago) is covered by the sync of the round in between."),
+    ("offring/upload.py", "slot.host[:n].copy_(src.view(-1))", 5, "BL006", True,
+     "A sync every 2*len(ring) copies leaves rounds with no sync: a slot is rewritten while its copy of len(ring) shards ago may be in flight."),
+    ("offring/upload.py", "f.readinto(memoryview(slot.host.numpy()[:n]))", 1, "BL006", True,
+     "readinto writes the pinned slot through its NumPy view while the copy from n_slots shards ago may still read it."),
+    ("offring/upload.py", "f.readinto(memoryview(slot.host.numpy()[:n]))", 2, "BL006", False,
+     "The slot's event (recorded after its copy) is synchronised before readinto."),
+    ("offring/activations.py", "self.staging[:n].copy_(saved.view(-1))", 1, "BL006", True,
+     "The pinned staging field is rewritten by the next reload() call while the previous call's non-blocking copy may still read it."),
+    ("offring/activations.py", "self.staging[:n].copy_(saved.view(-1))", 2, "BL006", False,
+     "The event recorded after the previous call's copy is synchronised before the write."),
+    ("offring/activations.py", "np.copyto(self.pinned_np[: arr.size], arr.ravel())", 1, "BL006", True,
+     "pinned_np is a NumPy view of the pinned buffer; the next push() writes it while the last copy may still read it."),
+    ("offring/activations.py", "np.copyto(self.pinned_np[: arr.size], arr.ravel())", 2, "BL006", False,
+     "torch.cuda.synchronize() before the write."),
+    ("offring/offload.py", "torch.save(self.host, path)", 1, "BL005", True,
+     "The pinned mirror is filled by copy_(state, non_blocking=True) and saved at once."),
+    ("offring/offload.py", "torch.save(self.host, path)", 2, "BL005", False,
+     "An event recorded after the copy is synchronised before the save."),
+    ("offring/offload.py", "writer = threading.Thread(target=self._persist, args=(self.host, path))", 1, "BL005", True,
+     "The writer thread runs _persist, which reads host.numpy() without synchronising."),
+    ("offring/offload.py", "writer = threading.Thread(target=self._persist_synced, args=(self.host, path))", 1, "BL005", False,
+     "_persist_synced synchronises the event recorded after the copy before it reads."),
+)
+
+
+project(
+    "shm_batches",
+    ("shmbatch/trainer.py", "self.history.append(Batch(step, tokens))", 1, "BL003", True,
+     "The record keeps an np.ndarray over the slot's shared memory past release(), after which a worker writes the next batch there."),
+    ("shmbatch/trainer.py", "self.history.append(Batch(step, tokens.copy()))", 1, "BL003", False,
+     "The record keeps a copy."),
+    ("shmbatch/trainer.py", "self.prefetched = torch.from_numpy(self.ring.tokens(slot, n))", 1, "BL003", True,
+     "torch.from_numpy shares the slot's memory; the attribute keeps it past release()."),
+    ("shmbatch/trainer.py", "self.prefetched = torch.tensor(self.ring.tokens(slot, n))", 1, "BL003", False,
+     "torch.tensor copies its data."),
+    ("shmbatch/trainer.py", "futures.append(self.pool.submit(pack, self.ring.tokens(slot, n)))", 1, "BL001", True,
+     "The slot is released before the task is waited (after the loop): a worker may overwrite the tokens pack() reads."),
+    ("shmbatch/trainer.py", "fut = self.pool.submit(pack, self.ring.tokens(slot, n))", 1, "BL001", False,
+     "fut.result() returns before release()."),
+    ("shmbatch/trainer.py", "th = threading.Thread(target=self._pack_into, args=(tokens,))", 1, "BL001", True,
+     "release() is called before join(): the thread may read the slot after a worker refilled it."),
+    ("shmbatch/trainer.py", "th = threading.Thread(target=self._pack_into, args=(tokens,))", 2, "BL001", False,
+     "The thread is joined before release()."),
+    ("shmbatch/trainer.py", "parts = [loop.run_in_executor(self.pool, count_pad, p)", 1, "BL001", True,
+     "run_in_executor submits the views (np.array_split slices of the slot) to the pool at once; the slot is released before they are awaited."),
+    ("shmbatch/trainer.py", "out.extend(await asyncio.gather(*[loop.run_in_executor(self.pool, count_pad, p)", 1, "BL001", False,
+     "Every part is awaited before release()."),
+)
+
+
 #@@LABELS@@
 
 
