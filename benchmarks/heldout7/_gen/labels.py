@@ -205,7 +205,60 @@ project(
 )
 
 
-#@@LABELS@@
+project(
+    "stream_stage",
+    ("ststage/loaders.py", "self.parts.setdefault(layer, {})[proj] = tensor", 1, "BL003", True,
+     "q/k/v views of the streamer's buffer are kept across iterations until the layer's three have arrived."),
+    ("ststage/loaders.py", "self.parts.setdefault(layer, {})[proj] = tensor.clone()", 1, "BL003", False,
+     "Clones are kept."),
+    ("ststage/loaders.py", "self.model.lm_head.weight = torch.nn.Parameter(tensor, requires_grad=False)", 1, "BL003", True,
+     "nn.Parameter(tensor) shares the view's storage: lm_head aliases the streamer's buffer after the loader moves on."),
+    ("ststage/loaders.py", "self.model.lm_head.weight = torch.nn.Parameter(tensor.detach().clone(), requires_grad=False)", 1, "BL003", False,
+     "The parameter owns a clone."),
+    ("ststage/loaders.py", "self.params[name].data.copy_(tensor, non_blocking=True)", 1, "BL004", True,
+     "OverlapLoader synchronises only in finish(), after the loop: the streamer refills the buffer under the copies."),
+    ("ststage/loaders.py", "self.params[name].data.copy_(tensor, non_blocking=True)", 2, "BL004", False,
+     "An event recorded after the copy is synchronised before on_tensor returns and the stream advances."),
+    ("ststage/loaders.py", "self.on_device[name] = tensor.pin_memory().to(self.device, non_blocking=True)", 1, "BL004", True,
+     "The streamer's views are already pinned, so pin_memory() returns the same view; the non-blocking copy is synchronised only in finish()."),
+    ("ststage/loaders.py", "self.on_device[name] = tensor.to(self.device, non_blocking=self.overlap)", 1, "BL004", False,
+     "self.overlap is always False: the copy is blocking."),
+    ("ststage/loaders.py", "futures.append(self.pool.submit(self.quantize_into, name, tensor))", 1, "BL001", True,
+     "The quantisation tasks are waited only after the loop; the streamer refills the buffer they read."),
+    ("ststage/loaders.py", "self.pool.submit(self.quantize_into, name, tensor).result()", 1, "BL001", False,
+     "Each task is waited before the stream advances."),
+    ("ststage/sharded.py", "param.data.copy_(loaded.narrow(dim, rank * size, size), non_blocking=True)", 1, "BL004", True,
+     "shard_loader (the weight_loader partial when overlap=True) copies a slice of the streamed view without blocking and nothing waits before the next tensor."),
+    ("ststage/sharded.py", "param.data.copy_(loaded.narrow(dim, rank * size, size), non_blocking=True)", 2, "BL004", False,
+     "shard_loader_synced synchronises the current stream, where the copy was issued, before returning."),
+)
+
+
+project(
+    "bucket_pub",
+    ("bucketpub/publisher.py", "self.sock.send(memoryview(self.bucket)[:n], copy=False)", 1, "BL001", True,
+     "An untracked zero-copy send: libzmq reads the bucket later, while the next readinto refills it."),
+    ("bucketpub/publisher.py", "tracker = self.sock.send(memoryview(self.bucket)[:n], copy=False, track=True)", 1, "BL001", False,
+     "tracker.wait() returns once libzmq released the frame, before the next readinto."),
+    ("bucketpub/publisher.py", "self.sock.send_multipart([header(index, n), memoryview(self.bucket)[:n]], copy=False, track=True).wait()", 1, "BL001", False,
+     "The view is the last part, whose tracker send_multipart returns and which is waited before the refill."),
+    ("bucketpub/publisher.py", "trackers.append(self.sock.send(memoryview(self.bucket)[:n], copy=False, track=True))", 1, "BL001", True,
+     "The trackers are waited only after the loop: every readinto refills the bucket earlier sends still read."),
+    ("bucketpub/publisher.py", "self.sock.send(memoryview(self.bucket)[:n], copy=True)", 1, "BL001", False,
+     "copy=True: pyzmq copies the frame before send returns."),
+    ("bucketpub/publisher.py", "pending[k] = self.sock.send(memoryview(self.ring[k])[:n], copy=False, track=True)", 1, "BL001", False,
+     "Slot k's previous send's tracker is waited before readinto refills slot k."),
+    ("bucketpub/publisher.py", "pending[k] = self.sock.send(memoryview(self.ring[k])[:n], copy=False, track=True)", 2, "BL001", False,
+     "Waits on the other slot's tracker one iteration before each slot is refilled: slot k's send of iteration i-2 is waited in iteration i-1, before slot k's readinto in iteration i."),
+    ("bucketpub/publisher.py", "pending[k] = self.sock.send(memoryview(self.ring[k])[:n], copy=False, track=True)", 3, "BL001", True,
+     "tracker.done is only polled: when the previous send of slot k is not done, readinto refills the slot anyway."),
+    ("bucketpub/publisher.py", "self.outbox.put(memoryview(self.bucket)[:n])", 1, "BL001", True,
+     "The sender thread sends the view later (and zero-copy); readinto refills the bucket meanwhile."),
+    ("bucketpub/publisher.py", "self.outbox.put(bytes(self.bucket[:n]))", 1, "BL001", False,
+     "The sender thread gets bytes: a copy of the bucket."),
+)
+
+
 
 
 def line_of(path: str, snippet: str, occurrence: int) -> int:
