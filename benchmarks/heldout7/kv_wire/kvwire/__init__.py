@@ -1,0 +1,1 @@
+"""Decode-side KV-cache receiver for prefill/decode disaggregation (LMCache style)."""

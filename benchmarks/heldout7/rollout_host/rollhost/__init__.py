@@ -1,0 +1,1 @@
+"""Host side of an RL rollout engine: sampled tokens and log-probs come back from the GPU."""

@@ -1,0 +1,1 @@
+"""A data loader whose worker processes hand batches over in shared-memory slots."""
