@@ -213,9 +213,17 @@ def kept_shape(value: Value, leaf: Borrow, kept: Borrow) -> Value:
     """What the heap keeps of ``leaf``, one of ``value``'s leaves stored in a field, as
     ``kept``: a record (``transfer.records``) keeps its shape, so that ``self.out.ids`` read
     by another method finds the copy built into the record's ``ids`` (and not its other
-    fields); anything else, the leaf alone. Each leaf is stored on its own, since a copy in
-    flight is stored only if still in flight when the function ends (``_store_field``)."""
-    if value.fields is None or value.items is None:
+    fields), and so do records in a container (``self.slots = [Slot(pinned) for ...]``:
+    ``self.slots[i].host`` is the pinned buffer); anything else, the leaf alone. Each leaf
+    is stored on its own, since a copy in flight is stored only if still in flight when the
+    function ends (``_store_field``)."""
+    if not _holds_record(value):
         return Value(leaves=frozenset({kept}))
     shape = map_leaves(value, lambda other: kept if other is leaf else None)
-    return Value(leaves=shape.leaves, items=shape.items, fields=shape.fields)
+    return Value(leaves=shape.leaves, items=shape.items, fields=shape.fields, elems=shape.elems)
+
+
+def _holds_record(value: Value) -> bool:
+    if value.fields is not None and value.items is not None:
+        return True
+    return value.elems is not None and _holds_record(value.elems)
