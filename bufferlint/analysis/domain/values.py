@@ -28,6 +28,7 @@ from typing import Iterable, Iterator, TypeGuard, Union, overload
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.findings import TraceStep, preferred_trace
 
+
 def quick_init(cls):
     """Give a frozen record class a constructor that fills its ``__dict__`` directly.
 

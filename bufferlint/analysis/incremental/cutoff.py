@@ -42,7 +42,7 @@ from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, No
 from bufferlint.analysis.whole.program import (
     MAX_ANALYSES_PER_FUNCTION, dedupe, direct_routes, findings_of, returns_borrowed, routes_to_sites,
 )
-from bufferlint.findings import Finding, Span
+from bufferlint.findings import Span
 
 MAX_REPLAYED = 96  # functions replayed before giving up (the project is analysed afresh)
 

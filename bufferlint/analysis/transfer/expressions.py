@@ -12,7 +12,6 @@ from bufferlint.analysis.domain.state import State, join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Cond,
-    ParamRef,
     Value,
     checked,
     collection,
