@@ -57,8 +57,9 @@ class PackError(Exception):
 # Call patterns
 
 
-_PATTERN = re.compile(r"^(?P<name>\.?[A-Za-z_][\w.]*)(?:\((?P<cond>[^)]*)\))?$")
+_PATTERN = re.compile(r"^(?P<name>\.?[A-Za-z_][\w.]*)(?:\((?P<cond>.*)\))?$")
 _CONDITION = re.compile(r"^(?P<key>[A-Za-z_]\w*)(?:@(?P<position>\d+))?(?P<op>\??=)(?P<value>.+)$")
+_LENGTH = re.compile(r"^len\((?P<key>[A-Za-z_]\w*)(?:@(?P<position>\d+))?\)=(?P<value>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,15 @@ class ArgCondition:
     equal to ``value``; ``kw?=value``: it passes it so or not at all (``value`` is the
     default). A string value ending in ``*`` matches by prefix, and a string also matches a
     name whose last part it is (``return_when?='ALL_COMPLETED'`` accepts
-    ``concurrent.futures.ALL_COMPLETED``)."""
+    ``concurrent.futures.ALL_COMPLETED``). ``len(kw@N)=n``: the call passes a display of
+    ``n`` elements there (``wait([future], ...)``: one future, whatever ``return_when``
+    says, is waited for); the count of a collection built elsewhere is not known."""
 
     key: str
     value: Any
     optional: bool = False
     position: int | None = None
+    length: bool = False
 
     def accepts(self, value: Any) -> bool:
         expected = self.value
@@ -84,6 +88,8 @@ class ArgCondition:
 
     def __str__(self) -> str:
         position = f"@{self.position}" if self.position is not None else ""
+        if self.length:
+            return f"len({self.key}{position})={self.value}"
         return f"{self.key}{position}{'?=' if self.optional else '='}{self.value!r}"
 
 
@@ -101,9 +107,14 @@ class CallPattern:
         name = match.group("name")
         conditions: list[ArgCondition] = []
         for part in filter(None, (p.strip() for p in (match.group("cond") or "").split(","))):
+            length = _LENGTH.match(part)
+            if length:
+                position = int(length.group("position")) if length.group("position") is not None else None
+                conditions.append(ArgCondition(length.group("key"), int(length.group("value")), False, position, True))
+                continue
             cond = _CONDITION.match(part)
             if not cond:
-                raise ValueError(f"bad argument condition {part!r} in {text!r} (expected kw=value, kw?=value or kw@N=value)")
+                raise ValueError(f"bad argument condition {part!r} in {text!r} (expected kw=value, kw?=value, kw@N=value or len(kw@N)=n)")
             try:
                 value = ast.literal_eval(cond.group("value").strip())
             except (ValueError, SyntaxError):

@@ -169,3 +169,24 @@ def test_a_registrar_s_callback_is_one_of_its_params() -> None:
         registrar(params=["fn"], callback="hook")
     with pytest.raises(PackError, match="'passes' must list"):
         registrar(params=["fn"], passes=["lent"])
+
+
+def test_a_length_condition_reads_back_and_matches_displays_only() -> None:
+    """``len(kw@N)=n``: the call writes a display of ``n`` elements there; a call whose
+    argument is not a display (its count unknown) does not match."""
+    from bufferlint.packs import CallPattern
+
+    pattern = CallPattern.parse("concurrent.futures.wait(len(fs@0)=1, timeout@1?=None)")
+    assert str(pattern) == "concurrent.futures.wait(len(fs@0)=1, timeout@1?=None)"
+    vocab = vocabulary_from_dict({"settlers": [str(pattern)]}, "test")
+    index = VocabIndex(vocab)
+
+    def shape(length):
+        return CallShape("concurrent.futures.wait", None, frozenset(), lambda name, position: ("absent", None),
+                         lambda name, position: length if position == 0 else None)
+
+    assert index.match("settlers", shape(1)) is not None
+    assert index.match("settlers", shape(2)) is None
+    assert index.match("settlers", shape(None)) is None
+    with pytest.raises(ValueError):
+        CallPattern.parse("concurrent.futures.wait(len(fs@0)=one)")

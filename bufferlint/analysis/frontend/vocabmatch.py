@@ -21,6 +21,9 @@ class CallShape:
     # (keyword, position or None) -> ("absent" | "const" | "parameter" | "unknown", constant
     # value); "parameter": one of the calling function's, passed on: (index, default known, default)
     argument: Callable[[str, "int | None"], tuple[str, object]]
+    # (keyword, position or None) -> how many elements the display passed there has (None:
+    # not a display, or not passed): ``len(kw@N)=n`` conditions
+    length: Callable[[str, "int | None"], "int | None"] = lambda name, position: None
 
     @property
     def last_name(self) -> str | None:
@@ -191,6 +194,10 @@ class VocabIndex:
         source makes the copy conditional on it: ``Borrow.when``), and a device that is not
         known otherwise is taken as the accelerator's (see docs/architecture.md)."""
         for condition in pattern.required_kwargs:
+            if condition.length:
+                if call.length(condition.key, condition.position) != condition.value:
+                    return False
+                continue
             status, value = call.argument(condition.key, condition.position)
             if status == "absent":
                 if not condition.optional:

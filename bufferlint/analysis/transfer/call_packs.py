@@ -364,6 +364,8 @@ def parameter_conditions(call: CallSite, pattern) -> frozenset:
     and the conditions a ``**mapping`` holds the argument under (``Args.keyword_when``)."""
     when = []
     for condition in pattern.required_kwargs if pattern is not None else ():
+        if condition.length:
+            continue
         how, value = call.argument(condition.key, condition.position)
         if how == "parameter" and isinstance(value, tuple):
             index, known, default = value
@@ -380,6 +382,8 @@ def argument_origins(call: CallSite, pattern) -> str:
     notes = []
     node = call.node
     for condition in pattern.required_kwargs if pattern is not None else ():
+        if condition.length:
+            continue
         expr = next((k.value for k in node.keywords if k.arg == condition.key), None)
         if expr is None and condition.position is not None and condition.position < len(node.args):
             expr = node.args[condition.position]

@@ -31,11 +31,23 @@ class Args:
     evaluated to (``values``: which one carries a borrowed value, for a finding's subject)."""
 
     def __init__(
-        self, positional: list[tuple[Value, bool]], keywords: list[tuple[str | None, Value]], values: dict[int, Value]
+        self, positional: list[tuple[Value, bool]], keywords: list[tuple[str | None, Value]], values: dict[int, Value],
+        lengths: dict[int | str, int] | None = None,
     ) -> None:
         self.positional = positional  # (value, starred)
         self.keywords = keywords  # (name, value); None for ``**mapping``
         self.values = values
+        # How many elements each argument written as a display has (by position, or by
+        # keyword): ``wait([future])`` passes one future. A list's value keeps no count.
+        self.lengths = lengths or {}
+
+    def length(self, name: str, position: int | None = None) -> int | None:
+        """How many elements the display passed as parameter ``name`` has (None: unknown)."""
+        if self.keyword(name) is not None:
+            return self.lengths.get(name)
+        if position is not None and self.arg(position) is not None:
+            return self.lengths.get(position)
+        return None
 
     def first(self, name: str | None) -> Value | None:
         """The value a function-style view or wrapper acts on: its first argument, passed by
@@ -151,7 +163,9 @@ class Args:
         passed here again replaces the bound one: binding takes the last)."""
         positional = [(value, False) for value in preset.positional] + self.positional
         keywords: list[tuple[str | None, Value]] = [*preset.keywords, *self.keywords]
-        return Args(positional, keywords, self.values)
+        shift = len(preset.positional)
+        lengths = {k + shift if isinstance(k, int) else k: n for k, n in self.lengths.items()}
+        return Args(positional, keywords, self.values, lengths)
 
     def fit(self, info: FunctionInfo) -> bool:
         starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)
@@ -270,7 +284,8 @@ class CallSite:
         if any(name in classes for name in known):
             # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
             known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
-        self.shape = CallShape(vocab_name, method, known, ArgumentReader(args, frame.defaults, self.program, self.effects))
+        self.shape = CallShape(vocab_name, method, known, ArgumentReader(args, frame.defaults, self.program, self.effects),
+                               args.length)
 
     def argument(self, name: str, position: int | None = None) -> tuple[str, object]:
         """How the call passes a parameter, as pack conditions read it (``ArgumentReader``)."""
