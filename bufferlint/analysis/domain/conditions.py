@@ -216,6 +216,20 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
     return frozenset(left)
 
 
+def surely_passed(tests: frozenset, bound: dict[int, Value]) -> bool:
+    """Do this call's arguments surely pass every test (a constant that passes it, or a
+    default that does where nothing is passed)? A guard told the marker's name decides
+    nothing where the name is not known."""
+    for test in tests:
+        actual = bound.get(test.param)
+        if actual is None:
+            if not (test.default_known and test.decide(test.default)):
+                return False
+        elif not (actual.has_const and test.decide(actual.const)):
+            return False
+    return True
+
+
 def may_be_instance(value: Value, owner: str, ancestors: Ancestors | None) -> bool:
     """May ``value`` be an instance of the project class ``owner``? Not when every class it
     is known to be (``types``, else ``declared``; each may be a subclass of its own) is

@@ -108,10 +108,31 @@ class Summary:
     # (``transfer.guard_eval``): not reported as approving marked values, and no call is
     # taken as guarded by it
     undecided: frozenset = frozenset()
+    # (param, tag, tests): as ``guards`` and ``marker_checks``, at a call whose arguments pass
+    # every ``conditions.ParamTest`` of ``tests`` (the marker's name given by the caller)
+    guards_when: frozenset = frozenset()
+    checks_when: frozenset = frozenset()
     calls: frozenset = frozenset()  # ParamCall: parameters it calls (callbacks), resolved at each call site
 
 
 EMPTY_SUMMARY = Summary()
+
+
+@dataclass(frozen=True)
+class GuardFacts:
+    """What evaluating a function's body said of each parameter (``Summary``'s guard facts)."""
+
+    rejects: frozenset = frozenset()  # (param, tag): ``Summary.guards``
+    accepts: frozenset = frozenset()  # (param, tag): ``Summary.marker_checks``
+    undecided: frozenset = frozenset()  # (param, tag, why): ``Summary.undecided``
+    # (param, tag, tests): rejects, or accepts, marked values at a call whose arguments pass
+    # every one of ``tests`` (``conditions.ParamTest``): a guard told the marker's name by its
+    # caller (``def keep_local(t, attr=NAME): return not getattr(t, attr, False)``)
+    rejects_when: frozenset = frozenset()
+    accepts_when: frozenset = frozenset()
+
+
+NO_FACTS = GuardFacts()
 
 
 def keep_best(facts: dict, fact) -> None:

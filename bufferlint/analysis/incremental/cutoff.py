@@ -472,7 +472,8 @@ def _same_effects(qualname: str, old: list, new: list) -> None:
         a, b = was.summary, now.summary
         if (returns_borrowed(a) != returns_borrowed(b) or a.returns.built != b.returns.built
                 or a.advances != b.advances or a.synchronizes != b.synchronizes
-                or a.guards != b.guards or a.undecided != b.undecided):
+                or a.guards != b.guards or a.undecided != b.undecided
+                or a.guards_when != b.guards_when or a.checks_when != b.checks_when):
             raise GiveUp(f"{qualname}: what the file selection or the guard judge reads changed")
     if digest(old[-1].caps) != digest(new[-1].caps) or bool(old[-1].next_call) != bool(new[-1].next_call):
         raise GiveUp(f"{qualname}: its limits or next-call findings changed")

@@ -9,7 +9,9 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from bufferlint.analysis.domain.conditions import CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, holds_by_default
+from bufferlint.analysis.domain.conditions import (
+    CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, holds_by_default, surely_passed,
+)
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed, stores_in_order
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -491,6 +493,10 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
                                                       ancestors=ancestors))
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
+    guards |= {fact for p, tag, tests in summary.guards_when if p in bound and surely_passed(tests, bound)
+               for fact in checked(bound[p], (tag,))}
+    checks |= {fact for p, tag, tests in summary.checks_when if p in bound and surely_passed(tests, bound)
+               for fact in checked(bound[p], (tag,))}
     if guards or checks:
         result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
     if when:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.domain.state import MAX_HOLDER_ATTRIBUTES, Pending
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, NO_FACTS, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, has_field, join, local_fields, map_leaves
 from bufferlint.findings import TraceStep, preferred_trace
@@ -101,7 +101,7 @@ class FunctionFacts:
         self.advanced_under: dict[TraceStep, frozenset] = {}
         # Guard facts by evaluating the body on a marked value (``guard_eval.judge``):
         # rejects -> guards, accepts -> marker checks, undecided (param, tag, why)
-        self.evaluated: tuple[frozenset, frozenset, frozenset] = (frozenset(), frozenset(), frozenset())
+        self.evaluated = NO_FACTS
         self.caps: list[Limit] = []
 
     # -- recording ---------------------------------------------------------------------
@@ -238,7 +238,8 @@ class FunctionFacts:
         if is_generator:
             returns = Value(lazy=True, elems=self.yields)
         returns = local_fields(returns)  # record parameters' fields reach sinks only (``values.Field``)
-        rejects, accepts, undecided = self.evaluated
+        evaluated = self.evaluated
+        rejects, accepts, undecided = evaluated.rejects, evaluated.accepts, evaluated.undecided
         guards = _proven(self.truthy_returns) | rejects
         checks = _proven(self.falsy_returns) if self.truthy_returns else frozenset()
         summary = Summary(
@@ -254,6 +255,8 @@ class FunctionFacts:
             keeps_futures=frozenset.intersection(*self.exit_kept) if self.exit_kept else frozenset(),
             advances=self.advanced,
             undecided=frozenset(u for u in undecided if u[:2] not in guards and u[:2] not in checks),
+            guards_when=evaluated.rejects_when,
+            checks_when=evaluated.accepts_when,
             calls=frozenset(call for call in self.param_calls.values() if not has_field(call.path)),
         )
         if summary == EMPTY_SUMMARY:

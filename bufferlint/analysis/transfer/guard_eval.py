@@ -72,7 +72,9 @@ class GuardEvaluator(ExpressionFolder):
 
     # -- the verdict -------------------------------------------------------------------------
 
-    def evaluate(self, param: int, marker: str) -> Verdict:
+    def evaluate(self, param: int, marker: str, given: dict[int, object] | None = None) -> Verdict:
+        """The verdict for ``param`` carrying ``marker``; ``given``: other parameters taken
+        as these constants (a marker's name passed by the caller: ``guard_judge``)."""
         self.param, self.marker = param, marker
         self.tags = frozenset(self.vocab.marker_tags(marker))
         self.steps = self.unknowns = 0
@@ -80,7 +82,7 @@ class GuardEvaluator(ExpressionFolder):
         node = self.info.node
         start = Path()
         for i, name in enumerate(self.info.params):
-            start.env[name] = SUBJECT if i == param else BLIND
+            start.env[name] = SUBJECT if i == param else const(given[i]) if given and i in given else BLIND
         try:
             exits = self.block(node.body, start)  # type: ignore[attr-defined]
         except GiveUp as stop:

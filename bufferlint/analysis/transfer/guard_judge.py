@@ -13,29 +13,30 @@ import ast
 import weakref
 from typing import Any
 
+from bufferlint.analysis.domain.conditions import EQ, ParamTest
+from bufferlint.analysis.domain.summaries import NO_FACTS, GuardFacts
 from bufferlint.analysis.transfer.guard_eval import ACCEPTS, REJECTS, UNDECIDED, GuardEvaluator
 from bufferlint.analysis.transfer.guard_expressions import CallFacts, names_marker
 
 
-def judge(frame: Any) -> tuple[frozenset, frozenset, frozenset]:
-    """The function's guard facts by evaluation: (param, tag) it rejects marked values for
-    (``Summary.guards``), (param, tag) it always accepts them for (``Summary.marker_checks``),
-    and (param, tag, why) it could not decide (``Summary.undecided``). A function whose body
-    touches no marker (by name, through a constant, reflectively, or through a call whose
-    facts name one) is not evaluated: what it returns does not depend on a marker."""
+def judge(frame: Any) -> GuardFacts:
+    """The function's guard facts by evaluation: what it rejects and accepts marked values
+    for, what it could not decide, and what it decides once its caller names the marker. A
+    function whose body touches no marker (by name, through a constant, reflectively, or
+    through a call whose facts name one) is not evaluated: what it returns does not depend on
+    a marker."""
     info = frame.info
     node = info.node
     if not isinstance(node, ast.FunctionDef) or info.is_generator or not _returns_value(node):
-        return frozenset(), frozenset(), frozenset()
+        return NO_FACTS
     calls = CallFacts(frame)
     if not _touches_markers(frame, node, calls):
-        return frozenset(), frozenset(), frozenset()
-    rejects, accepts, undecided = set(), set(), set()
+        return NO_FACTS
+    rejects, accepts, undecided, rejects_when, accepts_when = set(), set(), set(), set(), set()
     vocab = frame.vocab
     first = 1 if info.binds_receiver else 0
-    for param in range(first, len(info.params)):
-        if param in (info.vararg, info.kwarg):
-            continue
+    params = [p for p in range(first, len(info.params)) if p not in (info.vararg, info.kwarg)]
+    for param in params:
         for marker in sorted(vocab.markers):
             verdict = GuardEvaluator(info, frame.program.index, vocab, calls).evaluate(param, marker)
             tags = vocab.marker_tags(marker)
@@ -44,8 +45,48 @@ def judge(frame: Any) -> tuple[frozenset, frozenset, frozenset]:
             elif verdict.outcome == ACCEPTS:
                 accepts |= {(param, tag) for tag in tags}
             elif verdict.outcome == UNDECIDED:
-                undecided |= {(param, tag, verdict.why) for tag in tags}
-    return frozenset(rejects), frozenset(accepts), frozenset(undecided)
+                named = _decided_by_name(frame, calls, param, marker, [p for p in params if p != param])
+                if named is not None:
+                    outcome, tests = named
+                    (rejects_when if outcome == REJECTS else accepts_when).update((param, tag, tests) for tag in tags)
+                else:
+                    undecided |= {(param, tag, verdict.why) for tag in tags}
+    return GuardFacts(frozenset(rejects), frozenset(accepts), frozenset(undecided),
+                      frozenset(rejects_when), frozenset(accepts_when))
+
+
+def _decided_by_name(frame: Any, calls: CallFacts, param: int, marker: str,
+                     others: list[int]) -> tuple[str, frozenset] | None:
+    """A guard the evaluation could not decide because it reads the marker through a name
+    it is given (``getattr(t, attr, False)``): the verdict once one other parameter, read as
+    a name, is ``marker``, when that decides it, with the test the caller's argument must
+    pass. Only the parameters the body hands to ``getattr``/``hasattr`` as the name are
+    tried (at most a few: a guard takes one)."""
+    info = frame.info
+    for other in _name_parameters(info, others)[:MAX_NAME_PARAMETERS]:
+        verdict = GuardEvaluator(info, frame.program.index, frame.vocab, calls).evaluate(param, marker, {other: marker})
+        if verdict.outcome in (REJECTS, ACCEPTS):
+            known = other in frame.defaults
+            test = ParamTest(other, EQ, marker, known, frame.defaults.get(other))
+            return verdict.outcome, frozenset({test})
+    return None
+
+
+MAX_NAME_PARAMETERS = 3
+
+
+def _name_parameters(info: Any, candidates: list[int]) -> list[int]:
+    """Of ``candidates``, the parameters the body passes to ``getattr``/``hasattr`` as the
+    attribute's name."""
+    names = {info.params[p]: p for p in candidates}
+    found = []
+    for node in ast.walk(info.node):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Name) and node.args[1].id in names):
+            position = names[node.args[1].id]
+            if position not in found:
+                found.append(position)
+    return sorted(found)
 
 
 def _returns_value(node: ast.FunctionDef) -> bool:

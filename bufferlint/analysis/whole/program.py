@@ -32,7 +32,7 @@ from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
 )
-from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
+from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded, surely_passed
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
 from bufferlint.analysis.domain.values import (
     Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory, same_object,
@@ -1087,6 +1087,8 @@ class ProjectAnalysis:
             param += 1 if info.binds_receiver else 0
             summary = program.summary(qualname)
             tags = {tag for p, tag in summary.guards if p == param}
+            # A guard told the marker's name is right when the name it falls back to is.
+            tags |= {tag for p, tag, tests in summary.guards_when if p == param and surely_passed(tests, {})}
             if guards_kind(tags, kind, program.raw_vocab):
                 continue
             undecided = {tag: why for p, tag, why in sorted(summary.undecided, key=repr) if p == param}
@@ -1103,12 +1105,24 @@ class ProjectAnalysis:
             node = info.node
             span = program.span(info.module, node)
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
-            trace = (TraceStep(info.module.path, node.lineno, "", ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
+            trace = (TraceStep(info.module.path, node.lineno, _named_default(info, summary, param),
+                               ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
             if tags:  # it checks markers, of other kinds only
                 trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
             made[qualname] = Finding(code, span, "", info.display, trace, sink=node.name, kind=kind)
             self.result.findings.append(made[qualname])
         return made
+
+
+def _named_default(info, summary, param: int) -> str:
+    """The words for a guard told the marker's name whose fallback name is another (""
+    for any other guard: the rule's own words)."""
+    for p, _, tests in sorted(summary.guards_when, key=repr):
+        for test in sorted(tests, key=repr) if p == param else ():
+            if test.default_known and not test.decide(test.default):
+                return (f"`{info.node.name}` checks the attribute its parameter `{info.params[test.param]}` names: "
+                        f"{test.default!r} where a call leaves it out, not `{test.operand}`")
+    return ""
 
 
 def dedupe(trace: tuple) -> tuple:
