@@ -32,7 +32,11 @@ def judge(frame: Any) -> GuardFacts:
     calls = CallFacts(frame)
     if not _touches_markers(frame, node, calls):
         return NO_FACTS
-    rejects, accepts, undecided, rejects_when, accepts_when = set(), set(), set(), set(), set()
+    rejects: set = set()
+    accepts: set = set()
+    undecided: set = set()
+    rejects_when: set = set()
+    accepts_when: set = set()
     vocab = frame.vocab
     first = 1 if info.binds_receiver else 0
     params = [p for p in range(first, len(info.params)) if p not in (info.vararg, info.kwarg)]
