@@ -45,6 +45,11 @@ FLAG = "flag"
 # and a call on an object whose class is known decides it (``may_be_instance``).
 INSTANCE = "isinstance"
 
+# A field of the object passed (``operand``: ``(attr, constant)``): the object's constructor
+# left that constant in ``obj.<attr>`` (``frontend.construction``). Only guard facts use it
+# (a guard object told its marker's name when built), decided by ``surely_passed``.
+FIELD = "field"
+
 IN = "in"  # membership in a module constant's tuple (``device not in _CPU_DEVICES``)
 NOT_IN = "not in"
 
@@ -84,6 +89,9 @@ class ParamTest:
         test, operand = self.test, self.operand
         if test == MATCHES:
             return ArgCondition("", operand).accepts(value)
+        if test == FIELD:
+            expected = field_operand(self)[1]
+            return value == expected and type(value) is type(expected)
         if test == INSTANCE:  # a literal is no instance of a project class
             return False
         if test in (IN, NOT_IN):
@@ -130,6 +138,9 @@ class ParamTest:
             return name if self.operand else f"not {name}"
         if self.test == INSTANCE:
             return f"{name} an instance of `{self.operand}`"
+        if self.test == FIELD:
+            attr, expected = field_operand(self)
+            return f"{name}.{attr} == {expected!r}"
         return f"{name} {self.test} {self.operand!r}"
 
 
@@ -216,18 +227,38 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
     return frozenset(left)
 
 
-def surely_passed(tests: frozenset, bound: dict[int, Value]) -> bool:
+def surely_passed(tests: frozenset, bound: dict[int, Value],
+                  field: Callable[[Value, str], "tuple[bool, object]"] | None = None) -> bool:
     """Do this call's arguments surely pass every test (a constant that passes it, or a
-    default that does where nothing is passed)? A guard told the marker's name decides
-    nothing where the name is not known."""
+    default that does where nothing is passed; for a ``FIELD`` test, the constant ``field``
+    says the object passed holds)? A guard told the marker's name decides nothing where the
+    name is not known."""
     for test in tests:
         actual = bound.get(test.param)
         if actual is None:
             if not (test.default_known and test.decide(test.default)):
                 return False
-        elif not (actual.has_const and test.decide(actual.const)):
+            continue
+        if test.test == FIELD:
+            known, value = field(actual, field_operand(test)[0]) if field is not None else (False, None)
+        else:
+            known, value = actual.has_const, actual.const
+        if not (known and test.decide(value)):
             return False
     return True
+
+
+def field_operand(test: ParamTest) -> tuple[str, object]:
+    """A ``FIELD`` test's attribute and the constant it wants there."""
+    operand = test.operand
+    assert isinstance(operand, tuple)
+    return str(operand[0]), operand[1]
+
+
+def fails_by_default(tests: frozenset) -> bool:
+    """Does some test surely fail where the caller leaves its parameter (or the object's
+    constructor its field) to the default? (A guard whose fallback marker name is wrong.)"""
+    return any(test.default_known and not test.decide(test.default) for test in tests)
 
 
 def may_be_instance(value: Value, owner: str, ancestors: Ancestors | None) -> bool:

@@ -42,6 +42,7 @@ from bufferlint.analysis.domain.values import (
     program_memory,
     resolve,
 )
+from bufferlint.analysis.transfer.construction import field_at_construction
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
@@ -493,10 +494,16 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
                                                       ancestors=ancestors))
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
-    guards |= {fact for p, tag, tests in summary.guards_when if p in bound and surely_passed(tests, bound)
-               for fact in checked(bound[p], (tag,))}
-    checks |= {fact for p, tag, tests in summary.checks_when if p in bound and surely_passed(tests, bound)
-               for fact in checked(bound[p], (tag,))}
+    if summary.guards_when or summary.checks_when:
+        index = call.program.index
+
+        def field(value: Value, attr: str) -> tuple[bool, object]:
+            return field_at_construction(index, value.types, value.objects, attr)
+
+        guards |= {fact for p, tag, tests in summary.guards_when if p in bound and surely_passed(tests, bound, field)
+                   for fact in checked(bound[p], (tag,))}
+        checks |= {fact for p, tag, tests in summary.checks_when if p in bound and surely_passed(tests, bound, field)
+                   for fact in checked(bound[p], (tag,))}
     if guards or checks:
         result = replace(result, cond=Cond(frozenset(guards), frozenset(checks)))
     if when:

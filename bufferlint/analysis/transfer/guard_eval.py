@@ -72,10 +72,12 @@ class GuardEvaluator(ExpressionFolder):
 
     # -- the verdict -------------------------------------------------------------------------
 
-    def evaluate(self, param: int, marker: str, given: dict[int, object] | None = None) -> Verdict:
-        """The verdict for ``param`` carrying ``marker``; ``given``: other parameters taken
-        as these constants (a marker's name passed by the caller: ``guard_judge``)."""
+    def evaluate(self, param: int, marker: str, given: dict | None = None) -> Verdict:
+        """The verdict for ``param`` carrying ``marker``; ``given``: other parameters (by
+        index) or fields of the receiver (``("field", attr)``) taken as these constants (a
+        marker's name its caller, or its object's constructor, gives: ``guard_judge``)."""
         self.param, self.marker = param, marker
+        self.given_fields = {key[1]: value for key, value in (given or {}).items() if isinstance(key, tuple)}
         self.tags = frozenset(self.vocab.marker_tags(marker))
         self.steps = self.unknowns = 0
         self.touched = False

@@ -100,6 +100,7 @@ class ExpressionFolder:
         self.steps = 0
         self.param = 0
         self.marker = ""
+        self.given_fields: dict[str, object] = {}  # the receiver's fields taken as constants (``evaluate``)
         self.tags: frozenset = frozenset()
         self.may_raise = False  # an opaque call was met (it may raise anything)
         self.unknowns = 0  # unknown values made so far (a loop whose body made one decides nothing)
@@ -181,6 +182,10 @@ class ExpressionFolder:
         return BLIND
 
     def expr_Attribute(self, node: ast.Attribute, path: Path) -> list[tuple[Abstract, Path]]:
+        fields = self.given_fields
+        if (fields and node.attr in fields and isinstance(node.value, ast.Name) and self.info.params
+                and node.value.id == self.info.params[0] and path.env.get(node.value.id) is BLIND):
+            return [(const(fields[node.attr]), path)]  # the receiver's field, as its constructor left it
         name = dotted_name(node)
         head = name.split(".", 1)[0] if name else None
         module = self.info.module

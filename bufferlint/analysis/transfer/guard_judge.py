@@ -13,8 +13,9 @@ import ast
 import weakref
 from typing import Any
 
-from bufferlint.analysis.domain.conditions import EQ, ParamTest
+from bufferlint.analysis.domain.conditions import EQ, FIELD, ParamTest
 from bufferlint.analysis.domain.summaries import NO_FACTS, GuardFacts
+from bufferlint.analysis.transfer.construction import field_by_default
 from bufferlint.analysis.transfer.guard_eval import ACCEPTS, REJECTS, UNDECIDED, GuardEvaluator
 from bufferlint.analysis.transfer.guard_expressions import CallFacts, names_marker
 
@@ -62,35 +63,48 @@ def judge(frame: Any) -> GuardFacts:
 def _decided_by_name(frame: Any, calls: CallFacts, param: int, marker: str,
                      others: list[int]) -> tuple[str, frozenset] | None:
     """A guard the evaluation could not decide because it reads the marker through a name
-    it is given (``getattr(t, attr, False)``): the verdict once one other parameter, read as
-    a name, is ``marker``, when that decides it, with the test the caller's argument must
-    pass. Only the parameters the body hands to ``getattr``/``hasattr`` as the name are
-    tried (at most a few: a guard takes one)."""
+    it is given (``getattr(t, attr, False)``, ``getattr(t, self.attr, False)``): the verdict
+    once that name (a parameter, or a field of the receiver its constructor sets) is
+    ``marker``, when that decides it, with the test the caller's argument (or the object
+    passed as the receiver) must pass. Only the names the body hands to
+    ``getattr``/``hasattr`` are tried (at most a few: a guard takes one)."""
     info = frame.info
-    for other in _name_parameters(info, others)[:MAX_NAME_PARAMETERS]:
-        verdict = GuardEvaluator(info, frame.program.index, frame.vocab, calls).evaluate(param, marker, {other: marker})
-        if verdict.outcome in (REJECTS, ACCEPTS):
-            known = other in frame.defaults
-            test = ParamTest(other, EQ, marker, known, frame.defaults.get(other))
-            return verdict.outcome, frozenset({test})
+    index = frame.program.index
+    for key in _name_sources(info, others)[:MAX_NAME_SOURCES]:
+        verdict = GuardEvaluator(info, index, frame.vocab, calls).evaluate(param, marker, {key: marker})
+        if verdict.outcome not in (REJECTS, ACCEPTS):
+            continue
+        if isinstance(key, tuple):
+            known, default = field_by_default(index, info.class_qualname, key[1]) if info.class_qualname else (False, None)
+            test = ParamTest(0, FIELD, (key[1], marker), known, default)
+        else:
+            test = ParamTest(key, EQ, marker, key in frame.defaults, frame.defaults.get(key))
+        return verdict.outcome, frozenset({test})
     return None
 
 
-MAX_NAME_PARAMETERS = 3
+MAX_NAME_SOURCES = 3
 
 
-def _name_parameters(info: Any, candidates: list[int]) -> list[int]:
+def _name_sources(info: Any, candidates: list[int]) -> list:
     """Of ``candidates``, the parameters the body passes to ``getattr``/``hasattr`` as the
-    attribute's name."""
+    attribute's name, and (``("field", attr)``) the receiver's fields it passes so."""
     names = {info.params[p]: p for p in candidates}
-    found = []
+    receiver = info.params[0] if info.binds_receiver and info.params else None
+    found: list = []
     for node in ast.walk(info.node):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Name) and node.args[1].id in names):
-            position = names[node.args[1].id]
-            if position not in found:
-                found.append(position)
-    return sorted(found)
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2):
+            continue
+        name = node.args[1]
+        key: Any = None
+        if isinstance(name, ast.Name) and name.id in names:
+            key = names[name.id]
+        elif isinstance(name, ast.Attribute) and isinstance(name.value, ast.Name) and name.value.id == receiver:
+            key = ("field", name.attr)
+        if key is not None and key not in found:
+            found.append(key)
+    return sorted(found, key=repr)
 
 
 def _returns_value(node: ast.FunctionDef) -> bool:

@@ -32,7 +32,7 @@ from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
 )
-from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded, surely_passed
+from bufferlint.analysis.domain.conditions import FIELD, MAX_CONDITIONS, bounded, fails_by_default, field_operand
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
 from bufferlint.analysis.domain.values import (
     Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory, same_object,
@@ -1087,8 +1087,8 @@ class ProjectAnalysis:
             param += 1 if info.binds_receiver else 0
             summary = program.summary(qualname)
             tags = {tag for p, tag in summary.guards if p == param}
-            # A guard told the marker's name is right when the name it falls back to is.
-            tags |= {tag for p, tag, tests in summary.guards_when if p == param and surely_passed(tests, {})}
+            # A guard told the marker's name is wrong only when the name it falls back to is.
+            tags |= {tag for p, tag, tests in summary.guards_when if p == param and not fails_by_default(tests)}
             if guards_kind(tags, kind, program.raw_vocab):
                 continue
             undecided = {tag: why for p, tag, why in sorted(summary.undecided, key=repr) if p == param}
@@ -1119,6 +1119,10 @@ def _named_default(info, summary, param: int) -> str:
     for any other guard: the rule's own words)."""
     for p, _, tests in sorted(summary.guards_when, key=repr):
         for test in sorted(tests, key=repr) if p == param else ():
+            if test.default_known and not test.decide(test.default) and test.test == FIELD:
+                attr, marker = field_operand(test)
+                return (f"`{info.node.name}` checks the attribute `self.{attr}` names: "
+                        f"{test.default!r} in an object built without it, not `{marker}`")
             if test.default_known and not test.decide(test.default):
                 return (f"`{info.node.name}` checks the attribute its parameter `{info.params[test.param]}` names: "
                         f"{test.default!r} where a call leaves it out, not `{test.operand}`")
