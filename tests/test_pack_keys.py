@@ -50,6 +50,7 @@ EVERY_KEY = {
     "event-records": ["every.event_record"],
     "recorded-events": ["every.recorded_event"],
     "new-events": ["every.new_event"],
+    "current-streams": ["every.current_stream"],
     "not-one-value": ["every.not_one"],
 }
 

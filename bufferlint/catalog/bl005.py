@@ -109,8 +109,10 @@ into a pinned buffer kept in a field is not followed. A pinned buffer is in flig
 wherever it is kept (`self.arr = self.pinned.numpy()` in another field, another object's
 field): a method reading one while another method left a copy filling the buffer is
 reported; of one class's buffers, those of objects the program tells apart (two fields each
-made by its own construction: see BL006) are not taken for each other. Any synchroniser counts as covering every copy, even one on an
-unrelated stream; an event a task is handed counts as covering what it is handed, and so
+made by its own construction: see BL006) are not taken for each other. A synchroniser counts as covering every copy, even one on an
+unrelated stream, but the current stream's (`torch.cuda.current_stream().synchronize()`,
+`default_stream()`, outside a stream context) for a copy issued in the same function under
+`with torch.cuda.stream(side):` (a helper's copy on a side stream is taken as covered); an event a task is handed counts as covering what it is handed, and so
 does an event recorded after the copy and put on a queue in the same item (`q.put((slot,
 ev))`: the getter is taken to wait for it). A copy
 kept in an object's attribute by one method and read by another is in flight there until

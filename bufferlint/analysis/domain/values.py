@@ -384,6 +384,10 @@ class Value:
 
 
 EMPTY = Value()
+
+# ``Value.objects`` of the current stream (pack ``current-streams``): one object wherever it
+# is asked for, whose ``synchronize()`` waits for its own queue only.
+CURRENT_STREAM: frozenset = frozenset({("<current stream>",)})
 NOTHING: frozenset = frozenset()
 
 

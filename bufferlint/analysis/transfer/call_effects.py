@@ -61,9 +61,12 @@ class Reown:
 @dataclass(frozen=True)
 class Synchronize:
     """Wait for all outstanding device work; ``covers``: only for the device-to-host copies
-    an event recorded after (``event.synchronize()`` of an event recorded here)."""
+    an event recorded after (``event.synchronize()`` of an event recorded here);
+    ``current_only``: only for the work of the current stream, not the copies this function
+    issued under a stream context (``torch.cuda.current_stream().synchronize()``)."""
 
     covers: frozenset | None = None
+    current_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from bufferlint.analysis.domain.values import (
+    CURRENT_STREAM,
     EMPTY,
     Borrow,
     BuiltByParameter,
@@ -209,8 +210,12 @@ def device_copy_reads(call: CallSite, spec: SinkSpec, payload: Value) -> None:
 
 def on_synchronizer(call: CallSite, spec) -> Value:
     """Wait for the device: for everything, or, ``event.synchronize()`` of an event recorded
-    in this function (held in a variable or a field), for what was issued before its record."""
-    call.effects.append(Synchronize(_recorded(call)))
+    in this function (held in a variable or a field), for what was issued before its record,
+    or, the current stream's ``synchronize()`` outside a stream context, for its own work
+    (not the copies issued under ``with torch.cuda.stream(side)``)."""
+    receiver = call.receiver
+    current = receiver is not None and receiver.objects == CURRENT_STREAM and not call.frame.contexts
+    call.effects.append(Synchronize(_recorded(call), current))
     return EMPTY
 
 
@@ -330,6 +335,8 @@ def in_flight_copy(call: CallSite, spec: SourceSpec) -> Value:
     step = replace(step, fact=("source", spec.kind, "borrowed"))
     when = parameter_conditions(call, call.vocab.pattern_of("sources", spec, call.shape))
     copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), True, spec.kind, when)}))
+    if call.frame.contexts:
+        call.frame.side_issued.add(call.allocation_site())
     call.effects.append(Issue(copy))
     return join(vocabulary(call, skip="sources") or EMPTY, copy)
 
@@ -350,6 +357,8 @@ def filled_receiver(call: CallSite, spec: SourceSpec) -> Value:
     )
     step = replace(step, fact=("source", spec.kind, "borrowed"))
     copy = Value(leaves=frozenset({Borrow(call.allocation_site(), False, (step,), True, spec.kind)}), host=True)
+    if call.frame.contexts:
+        call.frame.side_issued.add(call.allocation_site())
     call.effects.append(Issue(copy))
     buffers = frozenset((leaf.site, leaf.objects) for leaf in receiver.leaves if pinned_buffer(leaf))
     call.effects.append(Fill(target, copy, buffers))

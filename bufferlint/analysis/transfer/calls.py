@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from bufferlint.analysis.domain.state import is_stand_in, issued_work
 from bufferlint.analysis.domain.values import (
-    EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join, join_all, map_leaves, pinned_buffer,
+    CURRENT_STREAM, EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join, join_all, map_leaves,
+    pinned_buffer,
 )
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
@@ -223,6 +224,8 @@ def dispatch(call: CallSite) -> Value:
         result = evolve(result, recorded=issued_work(call.frame.st))  # ``stream.record_event()``
     if vocab.match("new-events", call.shape) is not None:
         result = evolve(result, recorded=frozenset())  # ``torch.cuda.Event()``: covers nothing yet
+    if vocab.match("current-streams", call.shape) is not None and not call.frame.contexts:
+        result = evolve(result, objects=CURRENT_STREAM)  # the stream the host's own work goes to
     pinned = vocab.match("pinned-allocations", call.shape)
     if pinned is not None:
         result = call_packs.pinned_allocation(call, pinned, result)

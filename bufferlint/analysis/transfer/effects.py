@@ -275,12 +275,19 @@ class Effects:
 
     # -- the device ------------------------------------------------------------------------
 
-    def synchronize(self, covers: frozenset | None = None) -> None:
+    def synchronize(self, covers: frozenset | None = None, current_only: bool = False) -> None:
         """``torch.cuda.synchronize()``: every async device copy issued so far is complete.
         ``covers``: ``event.synchronize()`` of an event recorded here, complete are only the
-        copies in flight when it was recorded (a copy issued after the record is not)."""
+        copies in flight when it was recorded (a copy issued after the record is not).
+        ``current_only``: the current stream's work is complete, not the copies issued here
+        under a stream context (``Frame.side_issued``, the ``staged`` keys marked so)."""
         st = self.frame.st
-        if st is not None and covers is not None:
+        if st is not None and current_only:
+            side = self.frame.side_issued
+            st.flying = frozenset(site for site in st.flying if site in side)
+            st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
+            st.synced = True
+        elif st is not None and covers is not None:
             st.flying = st.flying - covers
             st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
             st.synced = st.synced or BEFORE_CALL in covers  # recorded here on every path: after the callers' work

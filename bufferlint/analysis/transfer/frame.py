@@ -112,6 +112,9 @@ class Frame:
         self.op: cfg.Op | None = None
         self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
         self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
+        # the device-to-host copies issued here under a stream context (their allocation
+        # sites): a wait for the current stream does not cover them (``Effects.synchronize``)
+        self.side_issued: set[tuple] = set()
         # parameter index -> its default's constant value (``devices`` of conditions: see call_site)
         self.defaults: dict[int, object] = {}
         # id(call node) -> (the node, its value, the project functions it reached): read by
