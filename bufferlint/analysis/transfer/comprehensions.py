@@ -63,6 +63,9 @@ class Comprehensions:
             self.effects.commit(State(pending=added), frame.step(gen.iter, "the comprehension advances to its next element"))
             inner.pending = inner.pending - added
         outer.pending = outer.pending | inner.pending
+        # Copies to the host issued by the elements (``[g.to("cpu", non_blocking=True) for g
+        # in groups]``) are still in flight after it.
+        outer.flying = outer.flying | inner.flying
         if keeps and streams:
             self.keep_elements(node, streams, values[-1], keeps)
         return values
