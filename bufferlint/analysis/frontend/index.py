@@ -546,6 +546,38 @@ class AttachedCallable(NamedTuple):
     keywords: tuple[str, ...] = ()
 
 
+def _local_choices(tree: ast.Module, line: int, name: str) -> list[str]:
+    """The dotted names a local variable of the function holding ``line`` may be: what each
+    assignment to it writes, a name or either branch of a conditional expression
+    (``loader = fast if overlap else safe``); none when some assignment writes anything else
+    or the variable is a parameter (what it is is not known)."""
+    scope: ast.AST | None = None
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope = node
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is None or first <= line <= (getattr(child, "end_lineno", None) or first):
+                stack.append(child)
+    if scope is None or name in {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)}:  # type: ignore[attr-defined]
+        return []
+    choices: list[str] = []
+    for node in ast.walk(scope):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For)) else []
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            continue
+        value = getattr(node, "value", None)
+        options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        names = [dotted_name(option) for option in options if option is not None]
+        if isinstance(node, (ast.AugAssign, ast.For)) or len(names) != len(options) or None in names:
+            return []
+        choices.extend(n for n in names if n is not None and n not in choices)
+    return choices
+
+
 def _bound_by_partial(tree: ast.Module, line: int, dotted: str) -> tuple[int, tuple[str, ...]]:
     """(positional arguments bound, keywords bound) by the ``partial(dotted, ...)`` whose
     first argument is on ``line``; -1 when not known. Descends only into the nodes that
@@ -647,13 +679,18 @@ class ProjectIndex:
             attr, dotted = match.group(1) or match.group(2), match.group(3)
             head, _, method = dotted.partition(".")
             partial = "partial(" in match.group(0)
-            if not (partial or head in ("self", "cls")):
+            local = not method and head not in module.globals and head not in module.imports
+            if not (partial or head in ("self", "cls") or local):
                 found.setdefault(attr, []).append(Attachment(dotted))
                 continue
             line = module.text.count("\n", 0, match.start(3)) + 1
             ahead, keywords = _bound_by_partial(module.tree, line, dotted) if partial else (0, ())
             if ahead < 0:
                 continue  # ``partial(fn, *args)``: what it binds is not known
+            if local:  # ``loader = fast if overlap else safe; x.attr = partial(loader, ...)``
+                found.setdefault(attr, []).extend(
+                    Attachment(choice, ahead, keywords) for choice in _local_choices(module.tree, line, dotted))
+                continue
             owner = ""
             if head in ("self", "cls"):
                 owner = self._class_at(module, line)
