@@ -546,12 +546,15 @@ class AttachedCallable(NamedTuple):
     keywords: tuple[str, ...] = ()
 
 
-def _local_choices(tree: ast.Module, line: int, name: str) -> list[str]:
-    """The dotted names a local variable of the function holding ``line`` may be: what each
-    assignment to it writes, a name or either branch of a conditional expression
-    (``loader = fast if overlap else safe``); none when some assignment writes anything else
-    or the variable is a parameter (what it is is not known)."""
-    scope: ast.AST | None = None
+# ``x.attr = a.fast if overlap else ...``: the attached callable is one of two
+CONDITIONAL = re.compile(r"[ \t]+if[ \t]")
+# ``loader = fast if overlap else safe``: a local name chosen between callables
+CHOSEN_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*[A-Za-z_][\w.]*[ \t]+if[ \t]", re.M)
+
+
+def _enclosing_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function holding ``line`` (descending only into the nodes that span it)."""
+    scope = None
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
@@ -561,7 +564,39 @@ def _local_choices(tree: ast.Module, line: int, name: str) -> list[str]:
             first = getattr(child, "lineno", None)
             if first is None or first <= line <= (getattr(child, "end_lineno", None) or first):
                 stack.append(child)
-    if scope is None or name in {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)}:  # type: ignore[attr-defined]
+    return scope
+
+
+def _parameter_annotation(tree: ast.Module, line: int, name: str) -> ast.expr | None:
+    """The annotation of parameter ``name`` of the function holding ``line``, if any."""
+    scope = _enclosing_function(tree, line)
+    args = scope.args if scope is not None else None
+    for arg in (args.posonlyargs + args.args + args.kwonlyargs) if args is not None else ():
+        if arg.arg == name:
+            return arg.annotation
+    return None
+
+
+def _conditional_choices(tree: ast.Module, line: int, attr: str) -> list[str]:
+    """Both branches of ``x.<attr> = a if c else b`` at ``line``, each a dotted name (none
+    when a branch is anything else)."""
+    scope = _enclosing_function(tree, line) or tree
+    for node in ast.walk(scope):
+        if (isinstance(node, ast.Assign) and node.lineno <= line <= (node.end_lineno or node.lineno)
+                and isinstance(node.value, ast.IfExp)
+                and any(isinstance(t, ast.Attribute) and t.attr == attr for t in node.targets)):
+            names = [dotted_name(node.value.body), dotted_name(node.value.orelse)]
+            return [n for n in names if n is not None] if None not in names else []
+    return []
+
+
+def _local_choices(tree: ast.Module, line: int, name: str) -> list[str]:
+    """The dotted names a local variable of the function holding ``line`` may be: what each
+    assignment to it writes, a name or either branch of a conditional expression
+    (``loader = fast if overlap else safe``); none when some assignment writes anything else
+    or the variable is a parameter (what it is is not known)."""
+    scope = _enclosing_function(tree, line)
+    if scope is None or name in {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)}:
         return []
     choices: list[str] = []
     for node in ast.walk(scope):
@@ -673,31 +708,64 @@ class ProjectIndex:
         """Callables ``module`` attaches under some attribute name: ``{"attr": fn}``,
         ``x.attr = fn``, ``partial(fn, ...)`` of them and ``self.method``, found in the text
         in one pass (cheaper than walking the tree); the tree is read only where a match
-        needs it (what a partial binds, the class of ``self``)."""
+        needs it (what a partial binds, the class of ``self``, the choices of a conditional
+        expression: ``x.attr = a.fast if overlap else a.safe``, or of a local variable
+        assigned one: ``loader = fast if overlap else safe; x.attr = partial(loader, ...)``)."""
         found: dict[str, list[Attachment]] = {}
-        for match in ATTACHMENT.finditer(module.text):
+        text = module.text
+        chosen: set[str] | None = None  # local names some line assigns a conditional expression
+        line, counted = 1, 0
+        for match in ATTACHMENT.finditer(text):
             attr, dotted = match.group(1) or match.group(2), match.group(3)
             head, _, method = dotted.partition(".")
             partial = "partial(" in match.group(0)
-            local = not method and head not in module.globals and head not in module.imports
-            if not (partial or head in ("self", "cls") or local):
+            conditional = not partial and CONDITIONAL.match(text, match.end()) is not None
+            if not method and not conditional and head not in module.globals and head not in module.imports:
+                if chosen is None:
+                    chosen = set(CHOSEN_LOCAL.findall(text))
+                local = head in chosen
+            else:
+                local = False
+            if not (partial or conditional or local or head in ("self", "cls")):
                 found.setdefault(attr, []).append(Attachment(dotted))
                 continue
-            line = module.text.count("\n", 0, match.start(3)) + 1
+            line += text.count("\n", counted, match.start(3))
+            counted = match.start(3)
             ahead, keywords = _bound_by_partial(module.tree, line, dotted) if partial else (0, ())
             if ahead < 0:
                 continue  # ``partial(fn, *args)``: what it binds is not known
-            if local:  # ``loader = fast if overlap else safe; x.attr = partial(loader, ...)``
-                found.setdefault(attr, []).extend(
-                    Attachment(choice, ahead, keywords) for choice in _local_choices(module.tree, line, dotted))
-                continue
-            owner = ""
-            if head in ("self", "cls"):
-                owner = self._class_at(module, line)
-                if not owner or "." in method:
-                    continue  # a method of ``self`` outside a class, or of one of its fields
-            found.setdefault(attr, []).append(Attachment(dotted, ahead, keywords, owner))
+            if conditional:
+                choices = _conditional_choices(module.tree, line, attr)
+            elif local:
+                choices = _local_choices(module.tree, line, dotted)
+            else:
+                choices = [dotted]
+            for choice in choices:
+                attachment = self._attachment(module, line, choice, ahead, keywords)
+                if attachment is not None:
+                    found.setdefault(attr, []).append(attachment)
         return found
+
+    def _attachment(self, module: ModuleInfo, line: int, dotted: str, ahead: int,
+                    keywords: tuple[str, ...]) -> "Attachment | None":
+        """The attachment of ``dotted`` at ``line``: a method of ``self``'s class, of a
+        parameter's annotated class (``loaders: PooledLoaders``, ``loaders.deferred``), or a
+        name of the module."""
+        head, _, method = dotted.partition(".")
+        if not method:
+            return Attachment(dotted, ahead, keywords)
+        if "." in method:
+            return None  # a method of a field
+        owner = ""
+        if head in ("self", "cls"):
+            owner = self._class_at(module, line)
+        elif head not in module.globals and head not in module.imports:
+            annotation = _parameter_annotation(module.tree, line, head)
+            name = base_name(module, annotation) if annotation is not None else None
+            owner = self.canonical(name) if name is not None else ""
+        if not owner:
+            return Attachment(dotted, ahead, keywords) if head in module.globals or head in module.imports else None
+        return Attachment(dotted, ahead, keywords, owner)
 
     def _class_at(self, module: ModuleInfo, line: int) -> str:
         """The class of the innermost method of ``module`` holding this line ("" if none)."""
