@@ -16,6 +16,7 @@ from typing import NamedTuple, cast
 
 from bufferlint.analysis.frontend.constants import DeviceObject, static_constant
 from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
+from bufferlint.analysis.frontend.registrations import registered_callables
 
 SOURCE_DIRS = ("src", "python", "lib")
 # `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
@@ -652,6 +653,7 @@ class ProjectIndex:
     _method_spans: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _field_objects: dict[tuple[str, str], frozenset] = field(default_factory=dict)  # (class, attr) -> answer
+    _registered: dict[tuple, frozenset] = field(default_factory=dict)  # (classes, attr) -> handlers
     _descendants: dict[str, list[str]] | None = None  # class -> it and its known subclasses, by name
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
@@ -661,6 +663,7 @@ class ProjectIndex:
         self._field_objects.clear()  # ... or a subclass storing into a field
         self._descendants = None
         self._attached_memo.clear()  # the module may attach callables
+        self._registered.clear()  # ... or register handlers
         self._method_spans[module.name] = []
         added: list[FunctionInfo] = []
         top = FunctionInfo(f"{module.name}.<module>", module.name, module.tree, module, kind="module")
@@ -993,6 +996,15 @@ class ProjectIndex:
     def record_shape(self, class_qualname: str) -> "RecordShape | None":
         """The generated constructor of a NamedTuple or dataclass (``frontend.records``)."""
         return record_shape(self, class_qualname, base_name)
+
+    def registered_callables(self, class_qualnames, attr: str) -> frozenset:
+        """The handlers objects of these classes keep as elements of ``self.<attr>``:
+        project functions, and classes whose objects are called (``frontend.registrations``)."""
+        key = (tuple(sorted(class_qualnames)), attr)
+        known = self._registered.get(key)
+        if known is None:
+            known = self._registered[key] = registered_callables(self, class_qualnames, attr)
+        return known
 
     def field_types(self, class_qualnames, attr: str, elements: bool = False) -> frozenset:
         """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes

@@ -326,6 +326,9 @@ class RecordingIndex:
     def field_objects(self, classes: Iterable[str], attr: str) -> frozenset[tuple[str, str, str, int]]:
         return self._log.read(("field_objects", tuple(sorted(classes)), attr), self._index.field_objects(classes, attr))
 
+    def registered_callables(self, classes: Iterable[str], attr: str) -> frozenset[str]:
+        return self._log.read(("registered", tuple(sorted(classes)), attr), self._index.registered_callables(classes, attr))
+
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
 
@@ -675,6 +678,9 @@ class ReplayIndex:
 
     def field_objects(self, classes: Iterable[str], attr: str) -> frozenset[tuple[str, str, str, int]]:
         return self._program.answer(("field_objects", tuple(sorted(classes)), attr))
+
+    def registered_callables(self, classes: Iterable[str], attr: str) -> frozenset[str]:
+        return self._program.answer(("registered", tuple(sorted(classes)), attr))
 
     def attached_functions(self, attr: str) -> list[AttachedCallable]:
         return [AttachedCallable(self.info(q), ahead, tuple(keywords))

@@ -355,6 +355,9 @@ class ExpressionEvaluator:
             held = program.index.field_types(classes, node.attr, elements=True)  # `self.blocks = [Shm(n) ...]`
             if held:
                 kept = join(kept, container(Value(declared=held)))
+            handlers = program.index.registered_callables(classes, node.attr)  # `bus.add(forward)`
+            if handlers:
+                kept = join(kept, container(registered_handlers(program.index, handlers)))
             if declared or kept is not None:
                 return self.field_object(join(Value(declared=declared), kept) or EMPTY, classes, node.attr)
         if base.leaves or base.types or base.declared or base.alloc:
@@ -662,3 +665,13 @@ def _under(value: Value, tests: frozenset) -> Value:
     if not tests:
         return value
     return map_leaves(value, lambda leaf: leaf.under(leaf.when | tests))
+
+
+def registered_handlers(index, handlers: frozenset) -> Value:
+    """A handler kept in a field's container: one of the project functions registered
+    there (calling it runs each), or an object of one of the classes (its ``__call__``)."""
+    functions = frozenset(h for h in handlers if h not in index.classes)
+    if functions:
+        return Value(callables=functions, not_none=True)
+    return Value(types=handlers, not_none=True)
+

@@ -1,0 +1,103 @@
+"""Handlers registered in an object's field: the callables a class's methods keep as elements
+of one of its fields (``def add(self, fn): self.handlers.append(fn)``), read from the calls
+of those methods anywhere in the project (``bus.add(forward)``, ``bus.add(Latest())``).
+
+The method that calls the field's elements later (``for fn in self.handlers: fn(payload)``)
+calls each of them: what a handler does with what it is given (queue a view for a thread,
+keep it) happens there. The registering calls are usually in set-up code the analysis has no
+reason to run (nothing borrowed passes there), so they are found from the syntax, as the
+attributes' callables are (``ProjectIndex.attached_functions``): by the registering method's
+name, the receiver's class not checked (a call of another class's method of that name
+passing a project function registers it too: the answer is a superset).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex
+
+# Calls that put their argument into the container they are called on.
+_ADDERS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1}
+
+
+def registrars(index: "ProjectIndex", class_qualname: str, attr: str) -> list[tuple[str, int, str]]:
+    """The methods of the class (and its bases) that keep a parameter as an element of
+    ``self.<attr>``: (method name, the parameter's position in a call on an object,
+    the parameter's name)."""
+    out = []
+    for name in index.class_ancestors(class_qualname):
+        owner = index.classes.get(name)
+        for method, qualname in sorted(owner.methods.items()) if owner is not None else ():
+            info = index.functions.get(qualname)
+            if info is None or not info.binds_receiver or len(info.params) < 2:
+                continue
+            for param in _kept_parameters(info.node, info.params[0], attr, set(info.params[1:])):
+                out.append((method, info.params.index(param) - 1, param))
+    return out
+
+
+def _kept_parameters(node: ast.AST, receiver: str, attr: str, params: set[str]) -> list[str]:
+    """Parameters the method's body adds to ``self.<attr>`` (``.append(p)``, ``.add(p)``,
+    ``.insert(i, p)``, ``self.<attr>[k] = p``)."""
+    found: list[str] = []
+    for inner in ast.walk(node):
+        value: ast.expr | None = None
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in _ADDERS:
+            position = _ADDERS[inner.func.attr]
+            if _is_field(inner.func.value, receiver, attr) and len(inner.args) > position:
+                value = inner.args[position]
+        elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript):
+            if _is_field(inner.targets[0].value, receiver, attr):
+                value = inner.value
+        if isinstance(value, ast.Name) and value.id in params and value.id not in found:
+            found.append(value.id)
+    return found
+
+
+def _is_field(node: ast.expr, receiver: str, attr: str) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name)
+            and node.value.id == receiver)
+
+
+def registered_callables(index: "ProjectIndex", class_qualnames, attr: str) -> frozenset[str]:
+    """The project functions (qualnames) and the classes whose objects (their ``__call__``)
+    the calls of the registrars of ``self.<attr>`` pass, for objects of these classes."""
+    out: set[str] = set()
+    for class_qualname in sorted(class_qualnames):
+        for method, position, param in registrars(index, class_qualname, attr):
+            call = re.compile(r"\." + re.escape(method) + r"\s*\(")
+            for module in list(index.modules.values()):
+                if call.search(module.text):
+                    out.update(_passed(index, module, method, position, param))
+    return frozenset(out)
+
+
+def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: int, param: str) -> set[str]:
+    """What the calls ``x.<method>(...)`` in ``module`` pass at the parameter: a project
+    function named there, or an object of a project class built there (``Latest()``)."""
+    from bufferlint.analysis.frontend.index import base_name
+
+    out: set[str] = set()
+    for node in ast.walk(module.tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method):
+            continue
+        argument = next((k.value for k in node.keywords if k.arg == param), None)
+        if argument is None and len(node.args) > position and not any(
+                isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+            argument = node.args[position]
+        if argument is None:
+            continue
+        built = isinstance(argument, ast.Call)
+        name = base_name(module, argument.func if isinstance(argument, ast.Call) else argument)
+        if name is None:
+            continue
+        qualname = index.canonical(name)
+        if built and qualname in index.classes and index.class_method(qualname, "__call__"):
+            out.add(qualname)
+        elif not built and qualname in index.functions and index.functions[qualname].kind == "function":
+            out.add(qualname)
+    return out
