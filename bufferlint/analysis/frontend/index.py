@@ -223,6 +223,7 @@ class ClassInfo:
     _held: dict[str, str] | None = None
     _stores: dict[str, list[tuple[str, ast.expr | None]]] | None = None
     _makers: dict[str, list[ast.expr]] | None = None
+    _registrars: dict[str, list[tuple[str, int, str]]] | None = None
 
     @property
     def held(self) -> dict[str, str]:
@@ -338,6 +339,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "_fields": "the store of ``fields``", "_readers": "the store of ``readers``",
         "_constants": "the store of ``constants``", "_held": "the store of ``held``",
         "_stores": "the store of ``stores``", "_makers": "the store of ``makers``",
+        "_registrars": "read from the methods' bodies (``registrations.own_registrars``)",
     },
 }
 

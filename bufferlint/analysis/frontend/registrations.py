@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from bufferlint.analysis.frontend.index import ModuleInfo, ProjectIndex
+    from bufferlint.analysis.frontend.index import ClassInfo, ModuleInfo, ProjectIndex
 
 # Calls that put their argument into the container they are called on.
 _ADDERS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1}
@@ -28,39 +28,53 @@ def registrars(index: "ProjectIndex", class_qualname: str, attr: str) -> list[tu
     """The methods of the class (and its bases) that keep a parameter as an element of
     ``self.<attr>``: (method name, the parameter's position in a call on an object,
     the parameter's name)."""
-    out = []
+    out: list[tuple[str, int, str]] = []
     for name in index.class_ancestors(class_qualname):
         owner = index.classes.get(name)
-        for method, qualname in sorted(owner.methods.items()) if owner is not None else ():
-            info = index.functions.get(qualname)
-            if info is None or not info.binds_receiver or len(info.params) < 2:
-                continue
-            for param in _kept_parameters(info.node, info.params[0], attr, set(info.params[1:])):
-                out.append((method, info.params.index(param) - 1, param))
+        if owner is not None:
+            if owner._registrars is None:  # a class's methods are all indexed with it: read once
+                owner._registrars = own_registrars(index, owner)
+            out.extend(owner._registrars.get(attr, ()))
     return out
 
 
-def _kept_parameters(node: ast.AST, receiver: str, attr: str, params: set[str]) -> list[str]:
-    """Parameters the method's body adds to ``self.<attr>`` (``.append(p)``, ``.add(p)``,
-    ``.insert(i, p)``, ``self.<attr>[k] = p``)."""
-    found: list[str] = []
+def own_registrars(index: "ProjectIndex", owner: "ClassInfo") -> dict[str, list[tuple[str, int, str]]]:
+    """Field name -> the class's own methods that add a parameter to it."""
+    out: dict[str, list[tuple[str, int, str]]] = {}
+    for method, qualname in sorted(owner.methods.items()):
+        info = index.functions.get(qualname)
+        if info is None or not info.binds_receiver or len(info.params) < 2:
+            continue
+        for attr, param in _kept_parameters(info.node, info.params[0], set(info.params[1:])):
+            out.setdefault(attr, []).append((method, info.params.index(param) - 1, param))
+    return out
+
+
+def _kept_parameters(node: ast.AST, receiver: str, params: set[str]) -> list[tuple[str, str]]:
+    """(field, parameter) for each parameter the method's body adds to ``self.<field>``
+    (``.append(p)``, ``.add(p)``, ``.insert(i, p)``, ``self.<field>[k] = p``)."""
+    found: list[tuple[str, str]] = []
     for inner in ast.walk(node):
         value: ast.expr | None = None
+        attr = None
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in _ADDERS:
             position = _ADDERS[inner.func.attr]
-            if _is_field(inner.func.value, receiver, attr) and len(inner.args) > position:
+            attr = _field(inner.func.value, receiver)
+            if len(inner.args) > position:
                 value = inner.args[position]
         elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript):
-            if _is_field(inner.targets[0].value, receiver, attr):
-                value = inner.value
-        if isinstance(value, ast.Name) and value.id in params and value.id not in found:
-            found.append(value.id)
+            attr = _field(inner.targets[0].value, receiver)
+            value = inner.value
+        if attr is not None and isinstance(value, ast.Name) and value.id in params and (attr, value.id) not in found:
+            found.append((attr, value.id))
     return found
 
 
-def _is_field(node: ast.expr, receiver: str, attr: str) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name)
-            and node.value.id == receiver)
+def _field(node: ast.expr, receiver: str) -> str | None:
+    """``attr`` of ``self.attr`` (None for any other expression)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == receiver:
+        return node.attr
+    return None
 
 
 def registered_callables(index: "ProjectIndex", class_qualnames, attr: str) -> frozenset[str]:
