@@ -300,6 +300,11 @@ class ModuleInfo:
     # NAME -> (a tuple?, the dotted names it is bound to): names bound once at the top level
     # to another name (``FALLBACK = MappedReader``) or a tuple of names (``READERS = (A, B)``).
     bound_names: dict[str, tuple[bool, tuple[str, ...]]] = field(default_factory=dict)
+    # NAME -> the class (a dotted name as the module writes it, resolved through its imports)
+    # of the object a module variable holds, when it is bound once at the top level to a call
+    # of that name or annotated with it (``OUT = queue.Queue()``, ``q: queue.Queue = ...``):
+    # what the functions reading it may call on it. "" for a name bound otherwise or again.
+    variable_classes: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The syntax tree counts "\r\n", "\r" and "\n" as line ends; the engine finds
@@ -314,7 +319,7 @@ class ModuleInfo:
 # there; ``NOT_FACTS`` says why each other field of an entry is none (tests/test_interface.py
 # holds every field of an entry to one of the two).
 FACTS: dict[type, tuple[str, ...]] = {
-    ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names"),
+    ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names", "variable_classes"),
     FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
                    "class_qualname", "outer", "local_defs", "returns_closure"),
     ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants", "held", "stores", "makers"),
@@ -821,12 +826,16 @@ class ProjectIndex:
                 for target in stmt.targets:
                     if isinstance(target, ast.Name):
                         _bind_name(module, target.id, stmt.value)
+                        _bind_class(module, target.id, stmt.value.func if isinstance(stmt.value, ast.Call) else None)
                         module.variables.add(target.id)
                         literal = literal_constant(module, stmt.value)
                         if literal is not None:
                             module.constants[target.id] = literal[0]
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
                 _bind_name(module, stmt.target.id, stmt.value)
+                annotation = stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
+                _bind_class(module, stmt.target.id, annotation)
+                module.variables.add(stmt.target.id)
                 literal = literal_constant(module, stmt.value)
                 if literal is not None:
                     module.constants[stmt.target.id] = literal[0]
@@ -1167,6 +1176,14 @@ class ProjectIndex:
 
 # Bases outside the project that bind no class attribute of the project's classes.
 NEUTRAL_BASES = frozenset({"builtins.object", "typing.Protocol", "typing.Generic", "abc.ABC", "typing_extensions.Protocol"})
+
+
+def _bind_class(module: ModuleInfo, name: str, callee: ast.expr | None) -> None:
+    """Keep the class a module variable is built as (``ModuleInfo.variable_classes``): the
+    dotted name called (or annotated); bound again, or to anything else, nothing is known."""
+    dotted = dotted_name(callee) if callee is not None else None
+    known = name not in module.variable_classes and name not in module.variables
+    module.variable_classes[name] = (base_name(module, callee) or "") if known and dotted else ""  # type: ignore[arg-type]
 
 
 def _bind_name(module: ModuleInfo, name: str, value: ast.expr) -> None:

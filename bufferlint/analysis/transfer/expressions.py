@@ -192,7 +192,8 @@ class ExpressionEvaluator:
         if module.bound_names.get(name, (False, ()))[1]:
             return self.as_class(EMPTY, f"{module.name}.{name}")
         if name in module.variables:
-            return EMPTY  # module state: some object, unknown here
+            built = module.variable_classes.get(name)  # module state: an object of this class, if known
+            return Value(declared=frozenset({project.canonical(built)})) if built else EMPTY
         if name in _LITERALS:
             return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")
