@@ -103,7 +103,9 @@ Tensor, batch_to)`); a closure a factory returns and its callers call is not, no
 a helper returns. `pinned.copy_(gpu, non_blocking=True)` makes
 `pinned` in flight when it is known to be host memory (a CPU allocation in the same function,
 or a pinned allocation anywhere in the project, kept in a field of any object); a CPU buffer
-made elsewhere is not known to be. A pinned buffer is in flight through every view of it,
+made elsewhere is not known to be. Pinned allocations are recognised only in a run that
+enables BL006 (the pack key `pinned-allocations` serves that rule alone): without it, a copy
+into a pinned buffer kept in a field is not followed. A pinned buffer is in flight through every view of it,
 wherever it is kept (`self.arr = self.pinned.numpy()` in another field, another object's
 field): a method reading one while another method left a copy filling the buffer is
 reported; of one class's buffers, those of objects the program tells apart (two fields each
