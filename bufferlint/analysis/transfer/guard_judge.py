@@ -88,10 +88,12 @@ def _marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, tuple[
     reflectively, and else the imported names it uses (in the order met), whose constants
     may name one."""
     seen = _TEXT_SEEN.get(node)
-    if seen is not None and seen[0] == markers and seen[1] is module:
+    if seen is not None and seen[0] == markers and seen[1]() is module:
         return seen[2], seen[3]
     named, imported = _walk_marker_text(node, markers, module)
-    _TEXT_SEEN[node] = (frozenset(markers), module, named, imported)
+    # The module by a weak reference: it holds the tree that holds ``node``, so a strong one
+    # would keep every entry, and each analysis's trees, for the process's life.
+    _TEXT_SEEN[node] = (frozenset(markers), weakref.ref(module), named, imported)
     return named, imported
 
 
