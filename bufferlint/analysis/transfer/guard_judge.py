@@ -13,6 +13,7 @@ import ast
 import weakref
 from typing import Any
 
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.transfer.guard_eval import ACCEPTS, REJECTS, UNDECIDED, GuardEvaluator
 from bufferlint.analysis.transfer.guard_expressions import CallFacts, names_marker
 
@@ -49,7 +50,7 @@ def judge(frame: Any) -> tuple[frozenset, frozenset, frozenset]:
 
 
 def _returns_value(node: ast.FunctionDef) -> bool:
-    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
+    return any(isinstance(n, ast.Return) and n.value is not None for n in walk(node))
 
 
 def _touches_markers(frame: Any, node: ast.FunctionDef, calls: CallFacts) -> bool:
@@ -99,7 +100,7 @@ def _marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, tuple[
 
 def _walk_marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, tuple[str, ...]]:
     imported: dict[str, None] = {}
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Constant) and child.value in markers:
             return True, ()
         if isinstance(child, ast.Attribute) and child.attr in markers:
