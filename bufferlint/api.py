@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from bufferlint import analysis, baseline, jobs
+from bufferlint.analysis.frontend.trees import shared_trees
 from bufferlint.catalog import RULES
 from bufferlint.config import ConfigError, Settings, file_size, job_count, load_settings, rule_selectors
 from bufferlint.discovery import (ProjectRoot, absolute, discover, expand_paths, ignored_matcher, locate_project_root,
@@ -196,16 +198,19 @@ def check(options: CheckOptions) -> Report:
 
 
 def _check(options: CheckOptions) -> Report:
-    report = _analyse(options)
-    if report.error is not None:
+    # Verifying the fixes analyses the project again, batch after batch: the analyses share
+    # the trees of the files no fix wrote (bufferlint.analysis.frontend.trees).
+    with shared_trees() if options.fixes else nullcontext():
+        report = _analyse(options)
+        if report.error is not None:
+            return report
+        try:
+            _apply_baseline(report, options)
+        except baseline.BaselineError as exc:
+            return Report(error=str(exc), suppression_warnings=report.suppression_warnings)
+        if options.fixes:
+            _plan_verified_fixes(report, options.progress)
         return report
-    try:
-        _apply_baseline(report, options)
-    except baseline.BaselineError as exc:
-        return Report(error=str(exc), suppression_warnings=report.suppression_warnings)
-    if options.fixes:
-        _plan_verified_fixes(report, options.progress)
-    return report
 
 
 def _plan_verified_fixes(report: Report, progress: Callable[[int, int], None] | None = None, *,
@@ -221,8 +226,9 @@ def _plan_verified_fixes(report: Report, progress: Callable[[int, int], None] | 
     announce(progress, f"planning fixes for {count(len(report.findings), 'finding')}")
     report.findings = attach_fixes(report.findings, project, time_budget=budget.EDITOR if editor else budget.COMMAND,
                                    cancel=cancel)
-    verified = verify_fixes(report, project, report.files, report.report_files,
-                            _reanalyser(report.project.settings, progress), progress, cancel)
+    with shared_trees():
+        verified = verify_fixes(report, project, report.files, report.report_files,
+                                _reanalyser(report.project.settings, progress), progress, cancel)
     report.findings, report.fixable_after_guards = verified.findings, verified.after_guards
     report.notices = report.notices + verified.notices
 
@@ -270,7 +276,7 @@ def fix(options: CheckOptions, *, unsafe: bool = False, write: bool = True,
     report that shows them (after writing only); else they have none."""
     if write and options.overlays:
         return Report(error="fixes of overlaid (unsaved) files cannot be written; use write=False")
-    with overlaid(options.overlays):
+    with overlaid(options.overlays), shared_trees():  # each round analyses again: see frontend.trees
         return _fix(options, unsafe, write, verify_remaining)
 
 

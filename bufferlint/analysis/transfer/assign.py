@@ -11,7 +11,7 @@ from dataclasses import replace
 from bufferlint.analysis.domain.values import (
     EMPTY, ParamRef, Value, container, index, iterate, join, on_host, pinned_buffer,
 )
-from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short
+from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short, walk
 from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.keyword_maps import stored_key
@@ -141,7 +141,7 @@ class Assignment:
         ``buf[:n] += x`` write a tensor or array in place (``write_into``)."""
         target = stmt.target
         operand = target.value if isinstance(target, ast.Subscript) else target
-        if not any(isinstance(node, ast.Call) for node in ast.walk(operand)):  # evaluated again below
+        if not any(isinstance(node, ast.Call) for node in walk(operand)):  # evaluated again below
             subscript = "[...]" if isinstance(target, ast.Subscript) else ""
             what = ast.unparse(ast.AugAssign(target=ast.Name(short(operand) + subscript), op=stmt.op, value=ast.Name("...")))
             key = target.slice if isinstance(target, ast.Subscript) else None

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.domain.values import (
     CURRENT_STREAM,
     EMPTY,
@@ -471,7 +472,7 @@ def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: obje
     if receiver_name is None:
         return default
     otherwise = False
-    for child in ast.walk(call.frame.info.node):
+    for child in walk(call.frame.info.node):
         if (
             isinstance(child, ast.Call)
             and isinstance(child.func, ast.Attribute)

@@ -9,6 +9,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.domain.conditions import (
     CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, holds_by_default, surely_passed,
 )
@@ -196,7 +197,7 @@ def _calls_with_own_arguments(wrapper: FunctionInfo, wrapped: str | None) -> boo
     """Does ``wrapper`` call ``wrapped`` (its decorator's parameter) with exactly the
     arguments it was given (``func(*args, **kwargs)``)?"""
     own = set(wrapper.params)
-    for node in ast.walk(wrapper.node):
+    for node in walk(wrapper.node):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped:
             passed = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
             passed += [k.value for k in node.keywords]

@@ -23,6 +23,7 @@ from typing import Callable
 from bufferlint.analysis.domain.conditions import ParamTest
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.values import Value, evolve
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.world import IndexView
 
 Outcome = tuple["frozenset | None", "frozenset | None"]
@@ -56,7 +57,7 @@ def narrow_classes(st: State, test: ast.expr, branch: bool, index: IndexView, pa
 def _tested_variable(test: ast.expr, st: State) -> str | None:
     """The variable holding class values whose attribute the test reads, if just one."""
     names = {
-        node.value.id for node in ast.walk(test)
+        node.value.id for node in walk(test)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
         and node.value.id in st.vars and st.vars[node.value.id].classes and not st.vars[node.value.id].leaves
     }

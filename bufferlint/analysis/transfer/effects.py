@@ -32,7 +32,7 @@ from bufferlint.analysis.domain.values import (
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame, FunctionTables, node_key
-from bufferlint.analysis.frontend.syntax import short
+from bufferlint.analysis.frontend.syntax import short, walk
 from bufferlint.findings import TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
@@ -244,7 +244,7 @@ class Effects:
         st = self.frame.st
         if expr is None or st is None or not st.stale:
             return
-        names = sorted({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} & st.stale)
+        names = sorted({n.id for n in walk(expr) if isinstance(n, ast.Name)} & st.stale)
         stale = frozenset(leaf for name in names for leaf in deep_leaves(st.vars.get(name, EMPTY)))
         held = frozenset(leaf for leaf in deep_leaves(value) if leaf in stale)
         held -= self.kept_before(stmt, value, held)
@@ -873,7 +873,7 @@ def _with_preferred_traces(known: Pending, new: Pending) -> Pending:
 def polls_done(function: ast.AST, name: str, flags: frozenset) -> bool:
     """Does ``function`` test a done-flag of an element of the local container ``name``
     (``name[-1][0].done``, ``name[0].done()``)?"""
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Subscript):
             base: ast.expr = node.value
             while isinstance(base, ast.Subscript):
@@ -909,14 +909,14 @@ def branch_flags(function: ast.AST, node: ast.AST, stable: frozenset[str]) -> fr
     ``else`` of an ``if flag:`` or a ``... if flag else ...``. A flag keeps its value for the
     whole call, so a path on which it tests the other way never ran ``node``."""
     out: set[tuple[str, bool]] = set()
-    for branch in ast.walk(function):
+    for branch in walk(function):
         if not isinstance(branch, (ast.If, ast.IfExp)):
             continue
         body = branch.body if isinstance(branch.body, list) else [branch.body]
         orelse = branch.orelse if isinstance(branch.orelse, list) else [branch.orelse]
         for part, truth in ((body, True), (orelse, False)):
             flag = flag_test(branch.test, truth, stable)
-            if flag is not None and any(sub is node for stmt in part for sub in ast.walk(stmt)):
+            if flag is not None and any(sub is node for stmt in part for sub in walk(stmt)):
                 out.add(flag)
     return frozenset(out)
 

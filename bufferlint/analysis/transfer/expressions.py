@@ -30,7 +30,7 @@ from bufferlint.analysis.domain.values import (
 )
 from bufferlint.analysis.frontend.constants import static_constant
 from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
-from bufferlint.analysis.frontend.syntax import holder_name, short
+from bufferlint.analysis.frontend.syntax import holder_name, short, walk
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.call_packs import borrowed_from
 from bufferlint.analysis.transfer.call_site import Args
@@ -276,11 +276,11 @@ class ExpressionEvaluator:
         """A closure's captured variables, as a container (the task reads them later), and
         its default values, evaluated now (``def job(src=w.clone())`` captures a copy)."""
         args = node.args
-        assigned = {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}
+        assigned = {a.arg for a in walk(args) if isinstance(a, ast.arg)}
         values = [self.eval(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None]]
         body = node.body if isinstance(node.body, list) else [node.body]
         st = self.frame.st
-        for child in (n for stmt in body for n in ast.walk(stmt)):
+        for child in (n for stmt in body for n in walk(stmt)):
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id not in assigned:
                 value = st.vars.get(child.id) if st is not None else None
                 if value is not None and child.id != getattr(node, "name", None):
@@ -617,7 +617,7 @@ class ExpressionEvaluator:
         if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) or self.lookup(func.id).ref != f"builtins.{func.id}":
             return None
         if any(isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in PURE_CHECKS)
-               for n in ast.walk(gen.elt)):
+               for n in walk(gen.elt)):
             return None
         names = self.eval(loop.iter)
         if not (names.has_const and isinstance(names.const, tuple) and 0 < len(names.const) <= MAX_UNROLLED):

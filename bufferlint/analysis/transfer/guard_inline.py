@@ -29,6 +29,7 @@ from bufferlint.analysis.domain.limits import Limit, function_lines
 from bufferlint.analysis.domain.state import State
 from bufferlint.analysis.domain.values import checked, identities
 from bufferlint.analysis.flow import cfg
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.transfer.guard_eval import GuardEvaluator
 from bufferlint.analysis.transfer.guard_expressions import CallFacts
 from bufferlint.analysis.transfer.guard_judge import mentions_markers
@@ -290,7 +291,7 @@ def bound_names(nodes: list) -> set[str]:
     ... as``, walrus, ``match`` captures."""
     names: set[str] = set()
     for top in nodes:
-        for node in ast.walk(top):
+        for node in walk(top):
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 names.add(node.id)
             elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
@@ -327,7 +328,7 @@ class InlineTables:
         # The function's local names: unknown where a region starts (never a module constant)
         self.locals: frozenset = frozenset()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+            params = {a.arg for a in walk(node.args) if isinstance(a, ast.arg)}
             self.locals = frozenset(bound_names(node.body) | params)
 
     def parent_of(self, node: ast.AST) -> ast.AST | None:
@@ -362,8 +363,8 @@ class InlineTables:
             node = parent
         chain.reverse()
         pieces = _pieces(chain, statement, way)
-        reads = frozenset(n.id for p in pieces for n in ast.walk(p) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
-        calls = tuple(id(n) for p in pieces for n in ast.walk(p) if isinstance(n, ast.Call))
+        reads = frozenset(n.id for p in pieces for n in walk(p) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+        calls = tuple(id(n) for p in pieces for n in walk(p) if isinstance(n, ast.Call))
         region = Region(tuple(chain), reads, frozenset(bound_names(pieces)), calls)
         self._pieces[id(region)] = pieces
         return region

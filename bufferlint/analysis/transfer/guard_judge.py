@@ -16,6 +16,7 @@ from typing import Any
 from bufferlint.analysis.domain.conditions import EQ, FIELD, ParamTest
 from bufferlint.analysis.domain.summaries import NO_FACTS, GuardFacts
 from bufferlint.analysis.transfer.construction import field_by_default
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.transfer.guard_eval import ACCEPTS, REJECTS, UNDECIDED, GuardEvaluator
 from bufferlint.analysis.transfer.guard_expressions import CallFacts, names_marker
 
@@ -108,7 +109,7 @@ def _name_sources(info: Any, candidates: list[int]) -> list:
 
 
 def _returns_value(node: ast.FunctionDef) -> bool:
-    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node))
+    return any(isinstance(n, ast.Return) and n.value is not None for n in walk(node))
 
 
 def _touches_markers(frame: Any, node: ast.FunctionDef, calls: CallFacts) -> bool:
@@ -147,16 +148,18 @@ def _marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, tuple[
     reflectively, and else the imported names it uses (in the order met), whose constants
     may name one."""
     seen = _TEXT_SEEN.get(node)
-    if seen is not None and seen[0] == markers and seen[1] is module:
+    if seen is not None and seen[0] == markers and seen[1]() is module:
         return seen[2], seen[3]
     named, imported = _walk_marker_text(node, markers, module)
-    _TEXT_SEEN[node] = (frozenset(markers), module, named, imported)
+    # The module by a weak reference: it holds the tree that holds ``node``, so a strong one
+    # would keep every entry, and each analysis's trees, for the process's life.
+    _TEXT_SEEN[node] = (frozenset(markers), weakref.ref(module), named, imported)
     return named, imported
 
 
 def _walk_marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, tuple[str, ...]]:
     imported: dict[str, None] = {}
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Constant) and child.value in markers:
             return True, ()
         if isinstance(child, ast.Attribute) and child.attr in markers:

@@ -14,6 +14,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from bufferlint.analysis.frontend.syntax import walk
+
 
 class GiveUp(Exception):
     """The evaluation hit a budget (``budget``: a cap, told to the user), or met a statement
@@ -92,7 +94,7 @@ class Exit:
 
 def involved(node: ast.AST, path: Path) -> bool:
     """Does ``node`` read a variable holding the subject or an unknown?"""
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Name) and path.env.get(child.id, BLIND).kind in ("subject", "unknown"):
             return True
     return False

@@ -43,7 +43,9 @@ from bufferlint.analysis.domain.values import (
 )
 from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo, decorator_names, import_bindings
-from bufferlint.analysis.frontend.syntax import annotations_of, assigned_names, holder_name, parameter_defaults, short
+from bufferlint.analysis.frontend.syntax import (
+    annotations_of, assigned_names, holder_name, parameter_defaults, short, walk,
+)
 from bufferlint.analysis.transfer import call_effects
 from bufferlint.analysis.transfer.call_packs import shape_of
 from bufferlint.analysis.transfer.effects import Effects, refills_not_taken
@@ -268,7 +270,7 @@ class FunctionInterpreter:
         future.done():``): such a loop waits for it, its next round advances no producer."""
         flags = self.program.vocab.done_flags
         keys: frozenset = frozenset()
-        for node in ast.walk(test):
+        for node in walk(test):
             if isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Name):
                 keys |= deep_pending(self.st.vars.get(node.value.id))
         return keys
@@ -609,7 +611,7 @@ def may_wait(function: ast.AST, words: frozenset[str]) -> bool:
     if seen is not None and seen[0] == words:
         return seen[1]
     found = False
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Await):
             found = True
             break

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.domain.values import MAX_KEYS, Value, evolve
 
 # Methods of a dict that read it or remove keys: a dict used with them still holds at most
@@ -27,14 +28,14 @@ def keyword_map_names(function: ast.AST) -> frozenset[str]:
     to a call, aliased, returned, captured by a nested function) may be changed where the
     analysis does not see it."""
     parents: dict[int, ast.AST] = {}
-    for node in ast.walk(function):
+    for node in walk(function):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
     seen: set[str] = set()
     spoiled: set[str] = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if node is not function and isinstance(node, _NESTED):  # read or changed where it runs
-            spoiled.update(inner.id for inner in ast.walk(node) if isinstance(inner, ast.Name))
+            spoiled.update(inner.id for inner in walk(node) if isinstance(inner, ast.Name))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):  # ``kwargs |= other``
             spoiled.add(node.target.id)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import ast
 
+from bufferlint.analysis.frontend.syntax import walk
+
 
 def rotating_indices(function: ast.AST, receiver: str) -> frozenset[str]:
     """The index expressions (source text) that pick a pool's slots in turn in ``function``:
     ``receiver.f`` for a field the function advances by one modulo a count (``self.f =
     (self.f + 1) % n``, or ``(i + 1) % n`` of a local ``i`` read from it; ``1 - self.f`` for
     two), and each local assigned once, from that field."""
-    assigns = [node for node in ast.walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
+    assigns = [node for node in walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
     fields = {
         node.targets[0].attr for node in assigns  # type: ignore[attr-defined]  # a field: checked by _field
         if _field(node.targets[0], receiver) is not None and _successor_modulo(node.value)
@@ -24,7 +26,7 @@ def rotating_indices(function: ast.AST, receiver: str) -> frozenset[str]:
     if not fields:
         return frozenset()
     counts: dict[str, int] = {}
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             counts[node.id] = counts.get(node.id, 0) + 1
     names = {f"{receiver}.{field}" for field in fields}

@@ -29,6 +29,7 @@ from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
 from bufferlint.analysis.incremental.replay import AnalysisLog, RecordingProgram
 from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
+from bufferlint.analysis.frontend.trees import parse_tree
 from bufferlint.analysis.frontend.textscan import (
     callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
 )
@@ -48,7 +49,7 @@ from bufferlint.findings import COVERS, DECIDED_BY, AnalysisResult, FileError, F
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
-from bufferlint.source import parse_source, read_bytes, read_source
+from bufferlint.source import read_bytes, read_source
 
 MAX_ANALYSES_PER_FUNCTION = 24
 
@@ -751,7 +752,7 @@ class ProjectAnalysis:
         if isinstance(source, FileError):
             self.error(path, source.message)
             return
-        tree = parse_source(source)
+        tree = parse_tree(source, self.root)  # shared with the run's other analyses: see frontend.trees
         if isinstance(tree, FileError):
             self.error(path, tree.message)
             return
