@@ -909,7 +909,7 @@ class ProjectIndex:
                     else:
                         out.update(self._own_method_returns(class_qualname, expr))
             getter = self.class_method(class_qualname, attr)
-            if getter is not None and _is_property(self.functions.get(getter)):
+            if getter is not None and is_property(self.functions.get(getter)):
                 out.update(self.return_types(getter))
         return frozenset(out)
 
@@ -1356,11 +1356,21 @@ def decorator_names(node: ast.AST) -> set[str]:
     return {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in getattr(node, "decorator_list", ())}
 
 
-def _is_property(info: FunctionInfo | None) -> bool:
+def is_property(info: FunctionInfo | None) -> bool:
     """Is this method a property's getter (``@property``, ``@functools.cached_property``),
     read as an attribute: its return annotation is the attribute's class."""
+    return bool(_decorator_names(info) & {"property", "cached_property"})
+
+
+def is_cached_property(info: FunctionInfo | None) -> bool:
+    """A ``functools.cached_property``: its getter runs once per object, whose later reads
+    get the object it returned then."""
+    return "cached_property" in _decorator_names(info)
+
+
+def _decorator_names(info: FunctionInfo | None) -> set[str]:
     decorators = getattr(info.node, "decorator_list", ()) if info is not None else ()
-    return any((dotted_name(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in decorators)
+    return {(dotted_name(d) or "").rsplit(".", 1)[-1] for d in decorators}
 
 
 _BYTE_STRINGS = frozenset({"builtins.bytearray", "builtins.bytes"})

@@ -35,7 +35,7 @@ from bufferlint.analysis.frontend.textscan import (
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
 from bufferlint.analysis.domain.values import (
-    Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory, same_object,
+    Borrow, Value, deep_leaves, evolve, held_in_heap, join, pinned_buffer, program_memory, same_object,
 )
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.analysis.world import is_hot
@@ -127,17 +127,18 @@ class Program:
 
     def store_field(self, owner: str, attr: str, value: Value) -> None:
         key = (owner, attr)
+        value = held_in_heap(value)
         old = self.heap.get(key)
         new = join(old, value)
         if new == old:
             return
         self.heap[key] = new
-        # Borrowed values (and copies in flight) make the readers matter; a pinned buffer
-        # only changes what the readers already analysed see (one that copies from it or
-        # writes it is analysed for that: ``seed_word_groups``, ``pinned_hot``), unless a
-        # copy from the device is left filling it (``buffer_fills``).
-        lends = any(not pinned_buffer(leaf) or self._fills_meeting(leaf) for leaf in deep_leaves(value))
-        self._wake_readers(owner, attr, lends)
+        # Borrowed values, copies in flight and pinned buffers make the readers matter: a
+        # method reading the field may hand the buffer on (``return self.slots[i % n]``, a
+        # getter whose callers copy from it and write it; ``Borrow.held``), so it is analysed
+        # wherever the buffer is read, not only once a copy from the device fills it. What
+        # holds none of them (a construction's ``built``) changes only what readers see.
+        self._wake_readers(owner, attr, next(deep_leaves(value), None) is not None)
         if any(pinned_buffer(leaf) and any("" in self.buffer_owners[key] for key in self._fills_meeting(leaf))
                for leaf in deep_leaves(value)):
             self._activate_mentioning({attr})  # a buffer filled already, kept here only now
