@@ -29,7 +29,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, is_property
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, globals_owner, is_property
 from bufferlint.analysis.frontend.syntax import holder_name, short
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.call_packs import borrowed_from
@@ -187,8 +187,8 @@ class ExpressionEvaluator:
             return const(module.constants[name])
         if module.bound_names.get(name, (False, ()))[1]:
             return self.as_class(EMPTY, f"{module.name}.{name}")
-        if name in module.variables:
-            return EMPTY  # module state: some object, unknown here
+        if name in module.variables:  # module state: the pinned buffers the module keeps there
+            return self.program.field_value((globals_owner(module.name),), name) or EMPTY
         if name in _LITERALS:
             return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")

@@ -22,7 +22,7 @@ from typing import Any, Callable, Container, Iterable
 
 
 from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
-from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.frontend.index import GLOBALS, FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.transfer.facts import Outcome
 from bufferlint.analysis.transfer.guard_expressions import names_marker
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
@@ -121,8 +121,11 @@ class Program:
         for name in classes:
             if self.analysing is not None:
                 self.field_readers.setdefault((name, attr), set()).add(self.analysing)
-            for owner in self.index.class_ancestors(name) if name in self.index.classes else ():
-                out = join(out, self.heap.get((owner, attr)))
+            if name in self.index.classes:
+                for owner in self.index.class_ancestors(name):
+                    out = join(out, self.heap.get((owner, attr)))
+            else:  # a module's variables (``index.globals_owner``), or a class not the project's
+                out = join(out, self.heap.get((name, attr)))
         return out
 
     def store_field(self, owner: str, attr: str, value: Value) -> None:
@@ -208,7 +211,18 @@ class Program:
         """Analyse again the methods reading ``attr`` of ``owner``'s objects (and of its
         subclasses'); ``lends``: they matter now, analyse them even if they were not. The
         functions that read it through another object (``field_readers``) were analysed, so
-        they are active: they see the new value."""
+        they are active: they see the new value. Of a module's variable (``owner`` its
+        ``globals_owner``), the functions that read it, and those of the module returning it
+        (``FunctionInfo.returned_globals``: a pool function hands its callers the buffer)."""
+        if owner not in self.index.classes and owner.endswith(GLOBALS):
+            module = owner[: -len(GLOBALS)]
+            for info in list(self.index.functions.values()) if lends else ():
+                if info.module.name == module and attr in info.returned_globals:
+                    self.activate(info.qualname)
+            for reader in sorted(self.field_readers.get((owner, attr), ())):
+                if reader in self.active:
+                    self.enqueue(reader)
+            return
         for name, info in self.index.classes.items():
             if owner not in self.index.class_ancestors(name):
                 continue
