@@ -111,9 +111,10 @@ class Borrow:
     # (the refill call's), as ``refill`` is.
     pageable: bool = field(default=False, compare=False)
     # A pinned buffer held in the heap (a field of an object, an element of a container
-    # field: ``Program.store_field``): one object, whichever call reads it. A function
-    # handing it back hands back that object at every call (``at_call`` keeps its site), so
-    # two rounds of a caller's loop taking a ring's slot through a getter share the buffer.
+    # field, a module variable: ``Program.store_field``): one object, whichever call reads
+    # it. A function handing it back hands back that object at every call (``at_call``
+    # keeps its site), so two rounds of a caller's loop taking a ring's slot through a
+    # getter share the buffer.
     held: bool = False
 
     @property
