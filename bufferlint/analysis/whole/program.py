@@ -216,9 +216,9 @@ class Program:
         (``FunctionInfo.returned_globals``: a pool function hands its callers the buffer)."""
         if owner not in self.index.classes and owner.endswith(GLOBALS):
             module = owner[: -len(GLOBALS)]
-            for info in list(self.index.functions.values()) if lends else ():
-                if info.module.name == module and attr in info.returned_globals:
-                    self.activate(info.qualname)
+            for function in list(self.index.functions.values()) if lends else ():
+                if function.module.name == module and attr in function.returned_globals:
+                    self.activate(function.qualname)
             for reader in sorted(self.field_readers.get((owner, attr), ())):
                 if reader in self.active:
                     self.enqueue(reader)
