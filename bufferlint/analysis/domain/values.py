@@ -110,6 +110,12 @@ class Borrow:
     # buffer), so it reads nothing after; every other hazard stands. A function of the site
     # (the refill call's), as ``refill`` is.
     pageable: bool = field(default=False, compare=False)
+    # A pinned buffer held in the heap (a field of an object, an element of a container
+    # field, a module variable: ``Program.store_field``): one object, whichever call reads
+    # it. A function handing it back hands back that object at every call (``at_call``
+    # keeps its site), so two rounds of a caller's loop taking a ring's slot through a
+    # getter share the buffer.
+    held: bool = False
 
     @property
     def base(self) -> tuple:
@@ -126,20 +132,21 @@ class Borrow:
         be the buffer's; a view of a part stays within that part)."""
         trace = self.trace + (step,) if step and not self.view else self.trace
         part = region if self.pinned and not self.view else self.region
-        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill, part, self.objects, self.pageable)
+        return Borrow(self.site, True, trace, self.flight, self.kind, self.when, self.pinned, self.refill, part, self.objects, self.pageable, self.held)
 
     def with_trace(self, trace: tuple[TraceStep, ...]) -> "Borrow":
         return Borrow(
-            self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill, self.region, self.objects, self.pageable
+            self.site, self.view, trace, self.flight, self.kind, self.when, self.pinned, self.refill, self.region, self.objects, self.pageable, self.held
         )
 
     def at_call(self, callkey: tuple, trace: tuple[TraceStep, ...], when: frozenset = frozenset()) -> "Borrow":
         """A callee's own borrowed object, re-identified per call site (``when``: what is
         left of its conditions there, in terms of the caller's parameters; of its region,
-        the constant bounds: the callee's names mean nothing here)."""
+        the constant bounds: the callee's names mean nothing here). An object held in the
+        heap (``held``) is the same at every call: it keeps its site."""
         region = constant_part(self.region)
         return Borrow(
-            (self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region, self.objects, self.pageable
+            self.site if self.held else (self.site[0], callkey), self.view, trace, self.flight, self.kind, when, self.pinned, self.refill, region, self.objects, self.pageable, self.held
         )
 
     def elsewhere(self) -> "Borrow":
@@ -149,13 +156,13 @@ class Borrow:
         if region == self.region:
             return self
         return Borrow(
-            self.site, self.view, self.trace, self.flight, self.kind, self.when, self.pinned, self.refill, region, self.objects, self.pageable
+            self.site, self.view, self.trace, self.flight, self.kind, self.when, self.pinned, self.refill, region, self.objects, self.pageable, self.held
         )
 
     def under(self, when: frozenset) -> "Borrow":
         """This object, handed out only under these conditions (``Borrow.when``)."""
         return Borrow(
-            self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region, self.objects, self.pageable
+            self.site, self.view, self.trace, self.flight, self.kind, when, self.pinned, self.refill, self.region, self.objects, self.pageable, self.held
         )
 
     def cleared_by(self, tags: frozenset) -> bool:
@@ -877,6 +884,16 @@ def of_object(value: Value, objects: frozenset) -> Value:
         return leaf
 
     return map_leaves(value, own)
+
+
+def held_in_heap(value: Value) -> Value:
+    """``value`` as the heap keeps it: its pinned buffers are the heap's objects
+    (``Borrow.held``), the same at every call of a function that reads and hands them back."""
+
+    def held(leaf: Leaf) -> Leaf:
+        return evolve(leaf, held=True) if pinned_buffer(leaf) and not leaf.held else leaf
+
+    return map_leaves(value, held)
 
 
 def in_flight_sites(value: Value) -> frozenset:

@@ -48,6 +48,7 @@ class FunctionInfo:
     _closure: bool | None = None
     _captured: tuple[str, ...] | None = None
     _returned_calls: frozenset | None = None
+    _returned_globals: frozenset | None = None
 
     @property
     def name(self) -> str:
@@ -170,6 +171,22 @@ class FunctionInfo:
                 for node in _walk_own_body(self.node)
             )
         return self._closure
+
+    @property
+    def returned_globals(self) -> frozenset:
+        """The module variables a ``return`` of the function's own body hands out a part of
+        (``return _POOL[i % len(_POOL)]``, ``return _STAGING``): a pool function whose
+        callers get the module's objects (``Program.store_field`` of a module global)."""
+        if self._returned_globals is None:
+            variables = self.module.variables
+            found = set()
+            for node in _walk_own_body(self.node):
+                if isinstance(node, ast.Return) and node.value is not None:
+                    root = _root_variable(node.value)
+                    if root is not None and root in variables and root not in self.params:
+                        found.add(root)
+            self._returned_globals = frozenset(n for n in found if n not in self.assigned or n in self.declared_globals)
+        return self._returned_globals
 
     def _own_function(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Lambda):
@@ -321,7 +338,7 @@ class ModuleInfo:
 FACTS: dict[type, tuple[str, ...]] = {
     ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names", "variable_classes"),
     FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
-                   "class_qualname", "outer", "local_defs", "returns_closure"),
+                   "class_qualname", "outer", "local_defs", "returns_closure", "returned_globals"),
     ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants", "held", "stores", "makers"),
 }
 NOT_FACTS: dict[type, dict[str, str]] = {
@@ -337,6 +354,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "_lambdas": "read from the body (each lambda is an entry of its own)",
         "_closure": "the store of ``returns_closure``",
         "_returned_calls": "read from the body",
+        "_returned_globals": "the store of ``returned_globals``",
         "_captured": "read from the body and the enclosing function's (its params and assigned names)",
     },
     ClassInfo: {
@@ -486,6 +504,21 @@ _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDe
 
 
 LAMBDA = re.compile(r"\blambda\b")
+
+
+def _root_variable(node: ast.expr) -> str | None:
+    """The name ``a.b[c]`` or ``a[i].b`` reads a part of (no call on the way)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+GLOBALS = ".<globals>"
+
+
+def globals_owner(module: str) -> str:
+    """The heap's owner of a module's variables (``Program.store_field``): no class's name."""
+    return module + GLOBALS
 
 
 def _walk_own_body(node: ast.AST) -> list[ast.AST]:
@@ -1037,7 +1070,7 @@ class ProjectIndex:
                     else:
                         out.update(self._own_method_returns(class_qualname, expr))
             getter = self.class_method(class_qualname, attr)
-            if getter is not None and _is_property(self.functions.get(getter)):
+            if getter is not None and is_property(self.functions.get(getter)):
                 out.update(self.return_types(getter))
         return frozenset(out)
 
@@ -1492,11 +1525,21 @@ def decorator_names(node: ast.AST) -> set[str]:
     return {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in getattr(node, "decorator_list", ())}
 
 
-def _is_property(info: FunctionInfo | None) -> bool:
+def is_property(info: FunctionInfo | None) -> bool:
     """Is this method a property's getter (``@property``, ``@functools.cached_property``),
     read as an attribute: its return annotation is the attribute's class."""
+    return bool(_decorator_names(info) & {"property", "cached_property"})
+
+
+def is_cached_property(info: FunctionInfo | None) -> bool:
+    """A ``functools.cached_property``: its getter runs once per object, whose later reads
+    get the object it returned then."""
+    return "cached_property" in _decorator_names(info)
+
+
+def _decorator_names(info: FunctionInfo | None) -> set[str]:
     decorators = getattr(info.node, "decorator_list", ()) if info is not None else ()
-    return any((dotted_name(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in decorators)
+    return {(dotted_name(d) or "").rsplit(".", 1)[-1] for d in decorators}
 
 
 _BYTE_STRINGS = frozenset({"builtins.bytearray", "builtins.bytes"})

@@ -49,6 +49,8 @@ class Assignment:
             if target.id in frame.info.declared_globals or self.stores.carried_local(target.id):
                 # `global CACHE; CACHE = w`: module state; `prev = w` read by the next iteration
                 self.stores.retain(stmt, value, target.id, (target.id, None))
+            if target.id in frame.info.declared_globals or frame.info.kind == "module":
+                self.stores.keep_in_global(target.id, value, stmt)
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
             for i, elt in enumerate(target.elts):

@@ -44,7 +44,7 @@ from bufferlint.analysis.domain.values import (
     resolve,
 )
 from bufferlint.analysis.transfer.construction import field_at_construction
-from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name
+from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name, is_cached_property
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
     Allocate,
@@ -63,6 +63,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
+from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.world import ProjectView, is_hot
 from bufferlint.findings import TraceStep
 
@@ -370,6 +371,28 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
         if made:  # the callee's own pinned buffers, made anew by this call
             call.effects.append(Allocate(made))
     return result
+
+
+def property_result(frame: Frame, node: ast.Attribute, getter: FunctionInfo, receiver: Value) -> tuple[Value, list]:
+    """``pool.staging`` of a ``@property`` of a project class: what its getter's summary
+    returns for this object, as a call's result (the getter is analysed when it reads a
+    field keeping a borrowed value or a pinned buffer: ``Program.store_field``), and the
+    effects of handing it out (``_project_result``): the getter's own pinned buffers are
+    new at each read, except a ``cached_property``'s, made once per object."""
+    summary = frame.program.summary(getter.qualname)
+    if summary.returns == EMPTY:
+        return EMPTY, []
+    step = frame.step(node, f"returned by the property `{ast.unparse(node)}`")
+    callkey = (node.lineno, node.col_offset)
+    result = _instantiate(summary.returns, {0: receiver}, step, callkey, frame.defaults,
+                          ancestors=frame.program.index.class_ancestors)
+    effects: list = []
+    if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
+        effects.append(Issue(result))
+        made = frozenset(leaf.site for leaf in deep_leaves(result) if pinned_buffer(leaf) and leaf.site[1:] == (callkey,))
+        if made and not is_cached_property(getter):
+            effects.append(Allocate(made))
+    return result, effects
 
 
 def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> dict[int, Value]:

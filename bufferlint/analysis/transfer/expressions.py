@@ -29,11 +29,12 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, globals_owner, is_property
 from bufferlint.analysis.frontend.syntax import holder_name, short, walk
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.call_packs import borrowed_from
 from bufferlint.analysis.transfer.call_site import Args
+from bufferlint.analysis.transfer.call_project import property_result
 from bufferlint.analysis.transfer.calls import CallResolver
 from bufferlint.analysis.transfer.comprehensions import Comprehensions
 from bufferlint.analysis.transfer.effects import Effects, refills_not_taken
@@ -192,8 +193,11 @@ class ExpressionEvaluator:
         if module.bound_names.get(name, (False, ()))[1]:
             return self.as_class(EMPTY, f"{module.name}.{name}")
         if name in module.variables:
-            built = module.variable_classes.get(name)  # module state: an object of this class, if known
-            return Value(declared=frozenset({project.canonical(built)})) if built else EMPTY
+            # module state: an object of the class it is built as, if known, and the pinned
+            # buffers the module keeps there
+            built = module.variable_classes.get(name)
+            held = self.program.field_value((globals_owner(module.name),), name)
+            return join(Value(declared=frozenset({project.canonical(built)})) if built else None, held) or EMPTY
         if name in _LITERALS:
             return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")
@@ -353,6 +357,7 @@ class ExpressionEvaluator:
             if kept is not None:
                 kept = of_object(kept, base.objects)  # `self.a.cpu`: the buffer of the object in `self.a`
                 self.effects.arrive(kept)
+            kept = join(kept, self.property_value(node, base, classes))  # `pool.staging`: its getter's
             held = program.index.field_types(classes, node.attr, elements=True)  # `self.blocks = [Shm(n) ...]`
             if held:
                 kept = join(kept, container(Value(declared=held)))
@@ -369,6 +374,24 @@ class ExpressionEvaluator:
             method = bool(classes) and all(program.index.class_method(c, node.attr) for c in sorted(classes))
             return Value(leaves=holds, method=node.attr, bound=base, not_none=method)
         return EMPTY
+
+    def property_value(self, node: ast.Attribute, base: Value, classes: frozenset) -> Value | None:
+        """``pool.staging`` where ``staging`` is a ``@property`` of the object's project
+        classes: what the getter returns for ``base`` (``call_project.property_result``),
+        this function analysed again when the getter's summary changes, as a caller is."""
+        index = self.program.index
+        found = None
+        for name in sorted(classes):
+            qualname = index.class_method(name, node.attr) if name in index.classes else None
+            getter = index.functions.get(qualname) if qualname is not None else None
+            if getter is None or not is_property(getter):
+                continue
+            self.facts.record("callee", getter.qualname)
+            result, effects = property_result(self.frame, node, getter, base)
+            for effect in effects:
+                self.calls.apply(effect)
+            found = join(found, result) if result != EMPTY else found
+        return found
 
     def field_object(self, value: Value, classes: frozenset, attr: str) -> Value:
         """``self.a`` holding an object of a project class: which one, when every store

@@ -9,8 +9,8 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.summaries import FieldStore
-from bufferlint.analysis.domain.values import EMPTY, Borrow, ParamRef, Value, container, deep_leaves, map_leaves
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr
+from bufferlint.analysis.domain.values import EMPTY, Borrow, ParamRef, Value, container, deep_leaves, map_leaves, pinned_buffer
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr, globals_owner
 from bufferlint.analysis.frontend.syntax import holder_name, root_name
 from bufferlint.analysis.transfer.effects import Effects, sink_fact
 from bufferlint.analysis.transfer.facts import FunctionFacts
@@ -156,6 +156,20 @@ class Stores:
                 self.facts.keep_field(
                     FieldStore(info.class_qualname, target.attr, leaf.index, leaf.path, element, leaf.trace + (step,))
                 )
+
+    def keep_in_global(self, name: str, value: Value, stmt: ast.AST) -> None:
+        """``_POOL = [torch.empty(n, pin_memory=True) for ...]`` at a module's top level (or
+        under ``global``): the module keeps its pinned buffers where its functions read them
+        (the heap, under ``index.globals_owner``), so a function returning one
+        (``return _POOL[i % n]``) hands back that object at every call (``Borrow.held``).
+        What else a module variable holds stays unknown to the functions reading it."""
+        frame = self.frame
+        step = None
+        for leaf in deep_leaves(value):
+            if pinned_buffer(leaf):
+                step = step or frame.step(stmt, f"kept in the module variable `{name}`")
+                kept = kept_shape(value, leaf, leaf.elsewhere().with_trace(leaf.trace + (step,)))
+                self._store_field(globals_owner(frame.module.name), name, kept, leaf)
 
     def keep_in_callee_field(self, owner: str, attr: str, value: Value, element: bool) -> None:
         """A callee keeps an argument in its receiver's attribute (``call_effects.KeepInField``)."""

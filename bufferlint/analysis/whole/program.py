@@ -22,7 +22,7 @@ from typing import Any, Callable, Container, Iterable
 
 
 from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
-from bufferlint.analysis.frontend.index import FunctionInfo, ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.frontend.index import GLOBALS, FunctionInfo, ModuleInfo, ProjectIndex, module_name
 from bufferlint.analysis.transfer.facts import Outcome
 from bufferlint.analysis.transfer.guard_expressions import names_marker
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
@@ -36,7 +36,7 @@ from bufferlint.analysis.frontend.textscan import (
 from bufferlint.analysis.domain.conditions import FIELD, MAX_CONDITIONS, bounded, fails_by_default, field_operand
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
 from bufferlint.analysis.domain.values import (
-    Borrow, Value, deep_leaves, evolve, join, pinned_buffer, program_memory, same_object,
+    Borrow, Value, deep_leaves, evolve, held_in_heap, join, pinned_buffer, program_memory, same_object,
 )
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.analysis.world import is_hot
@@ -122,23 +122,27 @@ class Program:
         for name in classes:
             if self.analysing is not None:
                 self.field_readers.setdefault((name, attr), set()).add(self.analysing)
-            for owner in self.index.class_ancestors(name) if name in self.index.classes else ():
-                out = join(out, self.heap.get((owner, attr)))
+            if name in self.index.classes:
+                for owner in self.index.class_ancestors(name):
+                    out = join(out, self.heap.get((owner, attr)))
+            else:  # a module's variables (``index.globals_owner``), or a class not the project's
+                out = join(out, self.heap.get((name, attr)))
         return out
 
     def store_field(self, owner: str, attr: str, value: Value) -> None:
         key = (owner, attr)
+        value = held_in_heap(value)
         old = self.heap.get(key)
         new = join(old, value)
         if new == old:
             return
         self.heap[key] = new
-        # Borrowed values (and copies in flight) make the readers matter; a pinned buffer
-        # only changes what the readers already analysed see (one that copies from it or
-        # writes it is analysed for that: ``seed_word_groups``, ``pinned_hot``), unless a
-        # copy from the device is left filling it (``buffer_fills``).
-        lends = any(not pinned_buffer(leaf) or self._fills_meeting(leaf) for leaf in deep_leaves(value))
-        self._wake_readers(owner, attr, lends)
+        # Borrowed values, copies in flight and pinned buffers make the readers matter: a
+        # method reading the field may hand the buffer on (``return self.slots[i % n]``, a
+        # getter whose callers copy from it and write it; ``Borrow.held``), so it is analysed
+        # wherever the buffer is read, not only once a copy from the device fills it. What
+        # holds none of them (a construction's ``built``) changes only what readers see.
+        self._wake_readers(owner, attr, next(deep_leaves(value), None) is not None)
         if any(pinned_buffer(leaf) and any("" in self.buffer_owners[key] for key in self._fills_meeting(leaf))
                for leaf in deep_leaves(value)):
             self._activate_mentioning({attr})  # a buffer filled already, kept here only now
@@ -208,7 +212,18 @@ class Program:
         """Analyse again the methods reading ``attr`` of ``owner``'s objects (and of its
         subclasses'); ``lends``: they matter now, analyse them even if they were not. The
         functions that read it through another object (``field_readers``) were analysed, so
-        they are active: they see the new value."""
+        they are active: they see the new value. Of a module's variable (``owner`` its
+        ``globals_owner``), the functions that read it, and those of the module returning it
+        (``FunctionInfo.returned_globals``: a pool function hands its callers the buffer)."""
+        if owner not in self.index.classes and owner.endswith(GLOBALS):
+            module = owner[: -len(GLOBALS)]
+            for function in list(self.index.functions.values()) if lends else ():
+                if function.module.name == module and attr in function.returned_globals:
+                    self.activate(function.qualname)
+            for reader in sorted(self.field_readers.get((owner, attr), ())):
+                if reader in self.active:
+                    self.enqueue(reader)
+            return
         for name, info in self.index.classes.items():
             if owner not in self.index.class_ancestors(name):
                 continue
