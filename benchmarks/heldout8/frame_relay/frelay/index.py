@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from frelay.metrics import Counted
 from frelay.records import ScaleRecord
 from frelay.wire import KIND_HEARTBEAT, KIND_SCALES, FrameReader
 
@@ -21,6 +22,7 @@ class FrameIndex:
         self.half_rows: list[memoryview] = []
         self.scale_table = np.zeros((n_layers, n_scales), dtype=np.float32)
         self.history: list[ScaleRecord] = []
+        self.by_kind: dict[int, list[memoryview | bytes]] = {}
 
     def track_latest(self) -> None:
         for kind, payload in self.reader.frames():
@@ -29,6 +31,18 @@ class FrameIndex:
     def track_latest_copied(self) -> None:
         for kind, payload in self.reader.frames():
             self.latest[kind] = payload.tobytes()
+
+    def group_by_kind(self) -> int:
+        frames = Counted(self.reader.frames())
+        for kind, payload in frames:
+            self.by_kind.setdefault(kind, []).append(payload)
+        return frames.count
+
+    def group_by_kind_copied(self) -> int:
+        frames = Counted(self.reader.frames())
+        for kind, payload in frames:
+            self.by_kind.setdefault(kind, []).append(bytes(payload))
+        return frames.count
 
     def track_sequence(self) -> None:
         for kind, payload in self.reader.frames():

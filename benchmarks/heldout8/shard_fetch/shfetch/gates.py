@@ -68,6 +68,20 @@ def overlap_ok_fork(w: torch.Tensor) -> bool:
     return w.is_cpu
 
 
+def overlap_ok_storage(w: torch.Tensor) -> bool:
+    """Decide on the underlying storage tensor (parameters hand us `param.data` views too)."""
+    base = w.data
+    if getattr(base, RUNAI_MARKER, False):
+        return False
+    return base.is_cpu
+
+
+def overlap_ok_attrs(w: torch.Tensor) -> bool:
+    if w.__dict__.get(RUNAI_MARKER, False):
+        return False
+    return w.is_cpu
+
+
 class OverlapPolicies:
     """Named gates, chosen per deployment by `--overlap-policy`."""
 

@@ -15,7 +15,9 @@ from shfetch.gates import (
     SizeOverlapMixin,
     by_ownership,
     overlap_ok,
+    overlap_ok_attrs,
     overlap_ok_fork,
+    overlap_ok_storage,
 )
 from shfetch.naming import model_weights
 from shfetch.sinks import TensorSink
@@ -68,6 +70,26 @@ def load_gated_fork(params: dict[str, torch.nn.Parameter], files: list[str], map
             futures.append(pool.submit(copy_param, params[name], w))
             continue
         copy_param(params[name], w)
+    wait(futures)
+
+
+def load_gated_storage(params: dict[str, torch.nn.Parameter], files: list[str], mapping: dict[str, str], pool: Executor) -> None:
+    futures: list[Future[None]] = []
+    for name, w in model_weights(files, mapping):
+        if not overlap_ok_storage(w):
+            copy_param(params[name], w)
+            continue
+        futures.append(pool.submit(copy_param, params[name], w))
+    wait(futures)
+
+
+def load_gated_attrs(params: dict[str, torch.nn.Parameter], files: list[str], mapping: dict[str, str], pool: Executor) -> None:
+    futures: list[Future[None]] = []
+    for name, w in model_weights(files, mapping):
+        if not overlap_ok_attrs(w):
+            copy_param(params[name], w)
+            continue
+        futures.append(pool.submit(copy_param, params[name], w))
     wait(futures)
 
 
