@@ -156,7 +156,7 @@ project(
     ("lstage/stager.py", "dev = w.to(self.device, non_blocking=True)", 1, "BL004", True,
      "record_stream only tells the allocator about the device tensor's users; nothing waits on the host for the copy reading the streamed view."),
     ("lstage/stager.py", "self.params[name].data.copy_(w, non_blocking=True)", 3, "BL004", True,
-     "With depth 3 the oldest event is synchronised only once three copies are in flight: the last copies still read the buffer when the streamer refills it."),
+     "With COPY_WINDOW = 3 the oldest event is synchronised only once three copies are in flight: the last copies still read the buffer when the streamer refills it."),
     ("lstage/stager.py", "self.params[name].data.copy_(w, non_blocking=True)", 4, "BL004", False,
      "Every event (recorded after the copy) is synchronised in the same iteration."),
     ("lstage/stager.py", "self.params[name].data.copy_(stage, non_blocking=True)", 1, "BL004", False,

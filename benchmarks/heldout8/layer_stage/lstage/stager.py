@@ -11,6 +11,8 @@ import torch
 from lstage.devcopy import to_device_async, to_device_fenced
 from lstage.source import stream_checkpoint
 
+COPY_WINDOW = 3  # copies in flight before the oldest is waited for
+
 
 def checksum(name: str, w: torch.Tensor) -> tuple[str, int]:
     return name, zlib.crc32(w.view(torch.uint8).numpy())
@@ -50,14 +52,14 @@ class LayerStager:
             dev.record_stream(self.compute_stream)
             self.staged[name] = dev
 
-    def load_windowed(self, paths: list[str], depth: int = 3) -> None:
+    def load_windowed(self, paths: list[str]) -> None:
         inflight: collections.deque[torch.cuda.Event] = collections.deque()
         for name, w in stream_checkpoint(paths):
             self.params[name].data.copy_(w, non_blocking=True)
             done = torch.cuda.Event()
             done.record()
             inflight.append(done)
-            if len(inflight) >= depth:
+            if len(inflight) >= COPY_WINDOW:
                 inflight.popleft().synchronize()
         while inflight:
             inflight.popleft().synchronize()
