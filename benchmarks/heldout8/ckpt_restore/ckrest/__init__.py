@@ -1,0 +1,1 @@
+"""Restores trainer checkpoints onto the GPU with InstantTensor."""

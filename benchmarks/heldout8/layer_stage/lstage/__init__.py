@@ -1,0 +1,1 @@
+"""Streams a checkpoint to the GPU layer by layer, overlapping the host-to-device copies."""

@@ -1,0 +1,1 @@
+"""Overlapped checkpoint loading for the serving fleet (RunAI streamer through SGLang)."""

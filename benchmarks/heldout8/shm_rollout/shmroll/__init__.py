@@ -1,0 +1,1 @@
+"""Rollout collection from env worker processes through shared memory (verl-style)."""

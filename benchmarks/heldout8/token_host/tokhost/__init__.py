@@ -1,0 +1,1 @@
+"""Moves sampled tokens to the host and hands them to detokenization (overlapped decode loop)."""
