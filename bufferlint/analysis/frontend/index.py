@@ -1047,7 +1047,7 @@ class ProjectIndex:
         key = (tuple(sorted(class_qualnames)), attr)
         known = self._registered.get(key)
         if known is None:
-            known = self._registered[key] = registered_callables(self, class_qualnames, attr)
+            known = self._registered[key] = registered_callables(self, class_qualnames, attr, base_name)
         return known
 
     def field_types(self, class_qualnames, attr: str, elements: bool = False) -> frozenset:

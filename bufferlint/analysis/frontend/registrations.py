@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from bufferlint.analysis.frontend.index import ClassInfo, ModuleInfo, ProjectIndex
+
+# ``index.base_name``: the qualname a name or dotted attribute names in a module (passed in by
+# the index, which imports this module)
+Named = Callable[["ModuleInfo", ast.expr], "str | None"]
 
 # Calls that put their argument into the container they are called on.
 _ADDERS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1}
@@ -77,7 +81,7 @@ def _field(node: ast.expr, receiver: str) -> str | None:
     return None
 
 
-def registered_callables(index: "ProjectIndex", class_qualnames, attr: str) -> frozenset[str]:
+def registered_callables(index: "ProjectIndex", class_qualnames, attr: str, named: Named) -> frozenset[str]:
     """The project functions (qualnames) and the classes whose objects (their ``__call__``)
     the calls of the registrars of ``self.<attr>`` pass, for objects of these classes."""
     out: set[str] = set()
@@ -86,15 +90,14 @@ def registered_callables(index: "ProjectIndex", class_qualnames, attr: str) -> f
             call = re.compile(r"\." + re.escape(method) + r"\s*\(")
             for module in list(index.modules.values()):
                 if call.search(module.text):
-                    out.update(_passed(index, module, method, position, param))
+                    out.update(_passed(index, module, method, position, param, named))
     return frozenset(out)
 
 
-def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: int, param: str) -> set[str]:
+def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: int, param: str,
+            named: Named) -> set[str]:
     """What the calls ``x.<method>(...)`` in ``module`` pass at the parameter: a project
     function named there, or an object of a project class built there (``Latest()``)."""
-    from bufferlint.analysis.frontend.index import base_name
-
     out: set[str] = set()
     for node in ast.walk(module.tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method):
@@ -106,7 +109,7 @@ def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: 
         if argument is None:
             continue
         built = isinstance(argument, ast.Call)
-        name = base_name(module, argument.func if isinstance(argument, ast.Call) else argument)
+        name = named(module, argument.func if isinstance(argument, ast.Call) else argument)
         if name is None:
             continue
         qualname = index.canonical(name)
@@ -115,3 +118,4 @@ def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: 
         elif not built and qualname in index.functions and index.functions[qualname].kind == "function":
             out.add(qualname)
     return out
+
