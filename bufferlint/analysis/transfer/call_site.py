@@ -32,21 +32,28 @@ class Args:
 
     def __init__(
         self, positional: list[tuple[Value, bool]], keywords: list[tuple[str | None, Value]], values: dict[int, Value],
-        lengths: dict[int | str, int] | None = None,
+        node: ast.Call | None = None, ahead: int = 0,
     ) -> None:
         self.positional = positional  # (value, starred)
         self.keywords = keywords  # (name, value); None for ``**mapping``
         self.values = values
-        # How many elements each argument written as a display has (by position, or by
-        # keyword): ``wait([future])`` passes one future. A list's value keeps no count.
-        self.lengths = lengths or {}
+        # The call written (``length`` reads its displays only when a pack condition asks),
+        # and how many positional arguments a ``functools.partial`` binds ahead of its own
+        self.node, self.ahead = node, ahead
 
     def length(self, name: str, position: int | None = None) -> int | None:
-        """How many elements the display passed as parameter ``name`` has (None: unknown)."""
-        if self.keyword(name) is not None:
-            return self.lengths.get(name)
-        if position is not None and self.arg(position) is not None:
-            return self.lengths.get(position)
+        """How many elements the display the call writes as parameter ``name`` has
+        (``wait([future])`` passes one future); None when it is not a display written there
+        (a list's value keeps no count)."""
+        node = self.node
+        if node is None:
+            return None
+        written = next((k.value for k in node.keywords if k.arg == name), None)
+        if written is None and position is not None and self.arg(position) is not None:
+            index = position - self.ahead
+            written = node.args[index] if 0 <= index < len(node.args) else None
+        if isinstance(written, (ast.List, ast.Tuple, ast.Set)) and not any(isinstance(e, ast.Starred) for e in written.elts):
+            return len(written.elts)
         return None
 
     def first(self, name: str | None) -> Value | None:
@@ -163,9 +170,7 @@ class Args:
         passed here again replaces the bound one: binding takes the last)."""
         positional = [(value, False) for value in preset.positional] + self.positional
         keywords: list[tuple[str | None, Value]] = [*preset.keywords, *self.keywords]
-        shift = len(preset.positional)
-        lengths = {k + shift if isinstance(k, int) else k: n for k, n in self.lengths.items()}
-        return Args(positional, keywords, self.values, lengths)
+        return Args(positional, keywords, self.values, self.node, self.ahead + len(preset.positional))
 
     def fit(self, info: FunctionInfo) -> bool:
         starred = any(s for _, s in self.positional) or any(k is None for k, _ in self.keywords)

@@ -140,11 +140,6 @@ class ExpressionEvaluator:
         self.recorded = values = outer if outer is not None else {}
         positional: list[tuple[Value, bool]] = []
         keywords: list[tuple[str | None, Value]] = []
-        lengths: dict[int | str, int] = {}
-        for key, arg in [*enumerate(node.args), *((kw.arg, kw.value) for kw in node.keywords)]:
-            if key is not None and isinstance(arg, (ast.List, ast.Tuple, ast.Set)) and not any(
-                    isinstance(e, ast.Starred) for e in arg.elts):
-                lengths[key] = len(arg.elts)
         try:
             for arg in node.args:
                 if isinstance(arg, ast.Starred):
@@ -155,7 +150,7 @@ class ExpressionEvaluator:
                 keywords.append((kw.arg, self.eval(kw.value)))
         finally:
             self.recorded = outer
-        return Args(positional, keywords, values, lengths)
+        return Args(positional, keywords, values, node)
 
     # -- names -------------------------------------------------------------------------------
 
