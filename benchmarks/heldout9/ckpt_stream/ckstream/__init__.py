@@ -1,0 +1,1 @@
+"""Streaming trainer checkpoints into the rollout engine and the learner's master copy."""

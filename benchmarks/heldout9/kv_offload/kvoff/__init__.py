@@ -1,0 +1,1 @@
+"""KV-cache offload: pinned staging for uploads, pinned spill buffers for downloads."""

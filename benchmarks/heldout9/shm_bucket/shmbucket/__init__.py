@@ -1,0 +1,1 @@
+"""Weight sync from the trainer to the rollout engine through one shared-memory block."""

@@ -1,0 +1,1 @@
+"""Overlapped weight loading for the serving fleet (SGLang's RunAI iterator underneath)."""
