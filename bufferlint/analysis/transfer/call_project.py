@@ -64,6 +64,7 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.registries import getter_lookup
 from bufferlint.analysis.world import ProjectView, is_hot
 from bufferlint.findings import TraceStep
 
@@ -320,10 +321,13 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         bounds.append(bound)
         step = steps.get(info.qualname, call.call_step) if steps else call.call_step
         when = call.target_when.get(info.qualname, frozenset())
+        looked_up = getter_lookup(program.index, info, bound) if len(targets) == 1 else None
+        if looked_up is not None:  # ``Policies.get("owned")``: what is registered under that key
+            results.append(looked_up)
         if summary is EMPTY_SUMMARY:
             call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume | when, step, call.frame.defaults, _synced(call))))
             settles = frozenset()
-            if info.qualname in call.transparent:
+            if info.qualname in call.transparent or looked_up is not None:
                 continue
             if not results or results[-1] is not EMPTY:
                 results.append(EMPTY)  # it returns nothing borrowed, and no guard fact: the join keeps none
@@ -332,7 +336,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
             summary = by_name_summary(program, info.qualname, summary)
         result = apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1, step=step,
                                when=when)
-        if info.qualname not in call.transparent:
+        if info.qualname not in call.transparent and looked_up is None:
             results.append(result)
         keep_futures(call, summary, bound)
         waited = frozenset(s for s in summary.settles if s in bound or isinstance(s, tuple))
@@ -455,6 +459,9 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
         offset = 1
     elif info.binds_receiver and call.constructed:
         bound[0] = Value(types=frozenset({call.constructed}))
+        offset = 1
+    elif info.kind == "classmethod" and info.class_qualname:  # ``Policies.get(key)``: ``cls`` is the class
+        bound[0] = Value(ref=info.class_qualname, not_none=True)
         offset = 1
     position = offset
     extra: list[Value] = []
