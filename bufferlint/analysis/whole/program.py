@@ -418,10 +418,9 @@ class Program:
                     if ancestor != class_name:
                         table.setdefault(ancestor, []).append(class_name)
             for protocol in protocols:
-                for class_name in self._implementations(protocol):
-                    if class_name not in table.setdefault(protocol, []):
-                        table[protocol].append(class_name)
-                table[protocol].sort()
+                implementations = self._implementations(protocol)
+                if implementations:
+                    table[protocol] = sorted(set(table.get(protocol, [])) | set(implementations))
             self._subclass_memo = (len(self.index.modules), table)
         return self._subclass_memo[1]
 
