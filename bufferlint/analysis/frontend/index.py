@@ -241,6 +241,7 @@ class ClassInfo:
     _stores: dict[str, list[tuple[str, ast.expr | None]]] | None = None
     _makers: dict[str, list[ast.expr]] | None = None
     _registrars: dict[str, list[tuple[str, int, str]]] | None = None
+    _keyed_registrars: dict[str, list] | None = None  # field -> ``registrations.KeyedRegistrar``s
 
     @property
     def held(self) -> dict[str, str]:

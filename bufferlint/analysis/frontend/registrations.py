@@ -123,7 +123,9 @@ def keyed_registrations(index: "ProjectIndex", class_qualnames, attr: str, named
             owner = index.classes.get(name)
             if owner is None:
                 continue
-            for registrar in _keyed_registrars(index, owner).get(attr, ()):
+            if owner._keyed_registrars is None:  # a class's methods are all indexed with it: read once
+                owner._keyed_registrars = _keyed_registrars(index, owner)
+            for registrar in owner._keyed_registrars.get(attr, ()):
                 call = re.compile(r"\." + re.escape(registrar.method) + r"\s*\(")
                 for module in list(index.modules.values()):
                     if call.search(module.text):
