@@ -16,7 +16,7 @@ from typing import NamedTuple, cast
 
 from bufferlint.analysis.frontend.constants import DeviceObject, static_constant
 from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
-from bufferlint.analysis.frontend.registrations import registered_callables
+from bufferlint.analysis.frontend.registrations import keyed_registrations, registered_callables
 
 SOURCE_DIRS = ("src", "python", "lib")
 # `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
@@ -241,6 +241,7 @@ class ClassInfo:
     _stores: dict[str, list[tuple[str, ast.expr | None]]] | None = None
     _makers: dict[str, list[ast.expr]] | None = None
     _registrars: dict[str, list[tuple[str, int, str]]] | None = None
+    _keyed_registrars: dict[str, list] | None = None  # field -> ``registrations.KeyedRegistrar``s
 
     @property
     def held(self) -> dict[str, str]:
@@ -694,6 +695,7 @@ class ProjectIndex:
     _ancestors: dict[str, list[str]] = field(default_factory=dict)
     _field_objects: dict[tuple[str, str], frozenset] = field(default_factory=dict)  # (class, attr) -> answer
     _registered: dict[tuple, frozenset] = field(default_factory=dict)  # (classes, attr) -> handlers
+    _keyed: dict[tuple, list] = field(default_factory=dict)  # (classes, attr) -> [(key, function)]
     _descendants: dict[str, list[str]] | None = None  # class -> it and its known subclasses, by name
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
@@ -704,6 +706,7 @@ class ProjectIndex:
         self._descendants = None
         self._attached_memo.clear()  # the module may attach callables
         self._registered.clear()  # ... or register handlers
+        self._keyed.clear()
         self._method_spans[module.name] = []
         added: list[FunctionInfo] = []
         top = FunctionInfo(f"{module.name}.<module>", module.name, module.tree, module, kind="module")
@@ -1049,6 +1052,16 @@ class ProjectIndex:
         if known is None:
             known = self._registered[key] = registered_callables(self, class_qualnames, attr, base_name)
         return known
+
+    def registered_under(self, class_qualnames, attr: str, key: str) -> frozenset:
+        """The project functions registered under ``key`` in the keyed registry
+        ``<x>.<attr>`` of these classes (``@Policies.register("owned")``:
+        ``frontend.registrations``)."""
+        memo = (tuple(sorted(class_qualnames)), attr)
+        known = self._keyed.get(memo)
+        if known is None:
+            known = self._keyed[memo] = keyed_registrations(self, class_qualnames, attr, base_name)
+        return frozenset(qualname for k, qualname in known if k == key)
 
     def field_types(self, class_qualnames, attr: str, elements: bool = False) -> frozenset:
         """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes

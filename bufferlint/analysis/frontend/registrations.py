@@ -9,12 +9,20 @@ reason to run (nothing borrowed passes there), so they are found from the syntax
 attributes' callables are (``ProjectIndex.attached_functions``): by the registering method's
 name, the receiver's class not checked (a call of another class's method of that name
 passing a project function registers it too: the answer is a superset).
+
+Registries keyed by name (``cls.registry[name] = fn``) are read the same way, with the key
+each registration gives: by a registering method called with the key and the function
+(``Policies.add("owned", by_ownership)``), or by a decorator factory whose inner function
+stores what it decorates (``@Policies.register("owned")``). A lookup by a constant key
+(``Policies.registry["owned"]``, ``Policies.get("owned")``) is then the functions registered
+under that key only (``registered_under``).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
@@ -83,7 +91,8 @@ def _field(node: ast.expr, receiver: str) -> str | None:
 
 def registered_callables(index: "ProjectIndex", class_qualnames, attr: str, named: Named) -> frozenset[str]:
     """The project functions (qualnames) and the classes whose objects (their ``__call__``)
-    the calls of the registrars of ``self.<attr>`` pass, for objects of these classes."""
+    the calls of the registrars of ``self.<attr>`` pass, for objects of these classes (and
+    the functions registered under any key of a keyed registry in that field)."""
     out: set[str] = set()
     for class_qualname in sorted(class_qualnames):
         for method, position, param in registrars(index, class_qualname, attr):
@@ -91,7 +100,103 @@ def registered_callables(index: "ProjectIndex", class_qualnames, attr: str, name
             for module in list(index.modules.values()):
                 if call.search(module.text):
                     out.update(_passed(index, module, method, position, param, named))
+    out.update(qualname for _, qualname in keyed_registrations(index, class_qualnames, attr, named))
     return frozenset(out)
+
+
+@dataclass(frozen=True)
+class KeyedRegistrar:
+    """A method storing into ``<receiver>.<field>[key] = value``: where its call gives the key
+    (position after the receiver), and the value (a position; None when it is what the
+    decorator the method returns decorates: ``@Policies.register("owned")``)."""
+    method: str
+    key: int
+    value: int | None
+
+
+def keyed_registrations(index: "ProjectIndex", class_qualnames, attr: str, named: Named) -> list[tuple[str, str]]:
+    """(key, function qualname) for each project function registered under a constant key
+    into ``<x>.<attr>`` of these classes (the receiver's class not checked, as above)."""
+    out: list[tuple[str, str]] = []
+    for class_qualname in sorted(class_qualnames):
+        for name in index.class_ancestors(class_qualname):
+            owner = index.classes.get(name)
+            if owner is None:
+                continue
+            if owner._keyed_registrars is None:  # a class's methods are all indexed with it: read once
+                owner._keyed_registrars = _keyed_registrars(index, owner)
+            for registrar in owner._keyed_registrars.get(attr, ()):
+                call = re.compile(r"\." + re.escape(registrar.method) + r"\s*\(")
+                for module in list(index.modules.values()):
+                    if call.search(module.text):
+                        out.extend(p for p in _registered_keys(index, module, registrar, named) if p not in out)
+    return out
+
+
+def _keyed_registrars(index: "ProjectIndex", owner: "ClassInfo") -> dict[str, list[KeyedRegistrar]]:
+    out: dict[str, list[KeyedRegistrar]] = {}
+    for method, qualname in sorted(owner.methods.items()):
+        info = index.functions.get(qualname)
+        if info is None or not info.binds_receiver or len(info.params) < 2:
+            continue
+        own = info.params[1:]
+        for inner in ast.walk(info.node):
+            if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript)):
+                continue
+            target = inner.targets[0]
+            field = _field(target.value, info.params[0])
+            key, value = target.slice, inner.value
+            if field is None or not (isinstance(key, ast.Name) and key.id in own and isinstance(value, ast.Name)):
+                continue
+            if value.id in own:
+                registrar = KeyedRegistrar(method, own.index(key.id), own.index(value.id))
+            elif _decorates(info.node, value.id):
+                registrar = KeyedRegistrar(method, own.index(key.id), None)
+            else:
+                continue
+            if registrar not in out.setdefault(field, []):
+                out[field].append(registrar)
+    return out
+
+
+def _decorates(method: ast.AST, name: str) -> bool:
+    """Is ``name`` the parameter of a function nested in ``method`` that ``method`` returns
+    (a decorator factory: ``def register(cls, key): def add(fn): ...; return add``)?"""
+    returned = {n.value.id for n in ast.walk(method) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    nested = [n for n in ast.walk(method) if isinstance(n, ast.FunctionDef) and n is not method]
+    return any(n.name in returned and [a.arg for a in n.args.args][:1] == [name] for n in nested)
+
+
+def _registered_keys(index: "ProjectIndex", module: "ModuleInfo", registrar: KeyedRegistrar,
+                     named: Named) -> list[tuple[str, str]]:
+    """(key, qualname) for the registrations by ``registrar`` in ``module``: module-level
+    functions decorated with ``@<x>.<method>("key")``, or calls ``<x>.<method>("key", f)``."""
+    out: list[tuple[str, str]] = []
+
+    def keyed(call: ast.expr) -> str | None:
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == registrar.method
+                and len(call.args) > registrar.key and not any(isinstance(a, ast.Starred) for a in call.args)):
+            return None
+        key = call.args[registrar.key]
+        return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+    if registrar.value is None:
+        for statement in module.tree.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in statement.decorator_list:
+                    key = keyed(decorator)
+                    qualname = named(module, ast.Name(id=statement.name)) if key is not None else None
+                    if key is not None and qualname is not None and index.canonical(qualname) in index.functions:
+                        out.append((key, index.canonical(qualname)))
+        return out
+    for node in ast.walk(module.tree):
+        key = keyed(node) if isinstance(node, ast.Call) else None
+        if key is None or not isinstance(node, ast.Call) or len(node.args) <= registrar.value:
+            continue
+        qualname = named(module, node.args[registrar.value])
+        if qualname is not None and index.canonical(qualname) in index.functions:
+            out.append((key, index.canonical(qualname)))
+    return out
 
 
 def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: int, param: str,

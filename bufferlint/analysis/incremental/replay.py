@@ -329,6 +329,10 @@ class RecordingIndex:
     def registered_callables(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._log.read(("registered", tuple(sorted(classes)), attr), self._index.registered_callables(classes, attr))
 
+    def registered_under(self, classes: Iterable[str], attr: str, key: str) -> frozenset[str]:
+        return self._log.read(("registered_under", tuple(sorted(classes)), attr, key),
+                              self._index.registered_under(classes, attr, key))
+
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
 
@@ -681,6 +685,9 @@ class ReplayIndex:
 
     def registered_callables(self, classes: Iterable[str], attr: str) -> frozenset[str]:
         return self._program.answer(("registered", tuple(sorted(classes)), attr))
+
+    def registered_under(self, classes: Iterable[str], attr: str, key: str) -> frozenset[str]:
+        return self._program.answer(("registered_under", tuple(sorted(classes)), attr, key))
 
     def attached_functions(self, attr: str) -> list[AttachedCallable]:
         return [AttachedCallable(self.info(q), ahead, tuple(keywords))

@@ -64,6 +64,7 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.registries import getter_lookup
 from bufferlint.analysis.world import ProjectView, is_hot
 from bufferlint.findings import TraceStep
 
@@ -114,7 +115,10 @@ def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]
         wrapper = index.functions.get(program.summary(outer.qualname).returns.ref or "")
         if wrapper is None:
             continue
-        passes = _calls_with_own_arguments(wrapper, outer.params[0] if outer.params else None)
+        wrapped = outer.params[0] if outer.params else None
+        passes = _calls_with_own_arguments(wrapper, wrapped)
+        if passes and _returns_wrapped_result(wrapper, wrapped):
+            call.transparent.add(wrapper.qualname)
         targets = [wrapper] + (targets if passes else [])
     return targets
 
@@ -156,10 +160,25 @@ def targets_typed(call: CallSite) -> list[FunctionInfo]:
             # class's ``method`` and its subclasses' (the method's own name when the class
             # defines it).
             call.dispatched_from = f"{looked_up_in}.{method}"
+            if _is_stub(found[0]):  # a protocol's or an abstract method: an override runs
+                found.clear()
             found.extend(overrides)
             for override in overrides:
                 call.target_when[override.qualname] = _instance_of_owner(override)
     return found
+
+
+def _is_stub(info: FunctionInfo) -> bool:
+    """Is the method's body only a docstring, ``...``, ``pass`` or ``raise
+    NotImplementedError`` (a ``Protocol``'s member, an abstract method)? It never runs on an
+    object whose class overrides it, and an object of its own class is never made."""
+    for stmt in getattr(info.node, "body", ()):
+        if isinstance(stmt, ast.Pass) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Raise) and "NotImplementedError" in ast.unparse(stmt.exc or stmt):
+            continue
+        return False
+    return True
 
 
 def _instance_of_owner(override: FunctionInfo) -> frozenset:
@@ -192,6 +211,30 @@ def _own_receiver(call: CallSite) -> bool:
         and isinstance(func.value, ast.Name) and func.value.id == info.params[0]
         and call.receiver is not None and ParamRef(0) in call.receiver.leaves
     )
+
+
+def _returns_wrapped_result(wrapper: FunctionInfo, wrapped: str | None) -> bool:
+    """Does every ``return`` of ``wrapper`` hand back what calling ``wrapped`` returned
+    (``return fn(*args)``, or ``result = fn(*args) ... return result`` with no other
+    binding of ``result``)? Then the wrapper's value is the wrapped function's: a guard
+    under a counting or timing decorator still decides its caller's branch."""
+    def wrapped_call(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped
+
+    bound: dict[str, bool] = {}  # local name -> every binding is a call of ``wrapped``
+    returns: list[ast.expr | None] = []
+    for node in walk(wrapper.node):
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in walk(target):
+                    if isinstance(name, ast.Name):
+                        only = isinstance(target, ast.Name) and not isinstance(node, ast.AugAssign) and wrapped_call(node.value)
+                        bound[name.id] = bound.get(name.id, True) and only
+    return bool(returns) and all(
+        wrapped_call(value) or (isinstance(value, ast.Name) and bound.get(value.id, False)) for value in returns)
 
 
 def _calls_with_own_arguments(wrapper: FunctionInfo, wrapped: str | None) -> bool:
@@ -278,16 +321,23 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         bounds.append(bound)
         step = steps.get(info.qualname, call.call_step) if steps else call.call_step
         when = call.target_when.get(info.qualname, frozenset())
+        looked_up = getter_lookup(program.index, info, bound) if len(targets) == 1 else None
+        if looked_up is not None:  # ``Policies.get("owned")``: what is registered under that key
+            results.append(looked_up)
         if summary is EMPTY_SUMMARY:
             call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume | when, step, call.frame.defaults, _synced(call))))
             settles = frozenset()
+            if info.qualname in call.transparent or looked_up is not None:
+                continue
             if not results or results[-1] is not EMPTY:
                 results.append(EMPTY)  # it returns nothing borrowed, and no guard fact: the join keeps none
             continue
         if by_name and summary.returns != EMPTY:
             summary = by_name_summary(program, info.qualname, summary)
-        results.append(apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1, step=step,
-                                     when=when))
+        result = apply_summary(call, info, summary, bound, exact=not by_name and len(targets) == 1, step=step,
+                               when=when)
+        if info.qualname not in call.transparent and looked_up is None:
+            results.append(result)
         keep_futures(call, summary, bound)
         waited = frozenset(s for s in summary.settles if s in bound or isinstance(s, tuple))
         settles = waited if settles is None else settles & waited
@@ -353,6 +403,8 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
     if call.constructed:
         site = frozenset({call.allocation_site()})  # a new object: `Buf(n)` here is not `Buf(n)` there
         return Value(types=frozenset({call.constructed}), alloc=site, objects=site)
+    # a transparent wrapper's value is the function's it wraps: that function decides
+    targets = [info for info in targets if info.qualname not in call.transparent] or targets
     if len(targets) == 1 or call.dispatched_from is not None:
         result = evolve(result, origin=call.dispatched_from or targets[0].qualname,
                         asked=call.asked_about() if _may_be_verdict(result) else NOTHING)
@@ -407,6 +459,9 @@ def bind(call: CallSite, info: FunctionInfo, binding: Binding | None = None) -> 
         offset = 1
     elif info.binds_receiver and call.constructed:
         bound[0] = Value(types=frozenset({call.constructed}))
+        offset = 1
+    elif info.kind == "classmethod" and info.class_qualname:  # ``Policies.get(key)``: ``cls`` is the class
+        bound[0] = Value(ref=info.class_qualname, not_none=True)
         offset = 1
     position = offset
     extra: list[Value] = []

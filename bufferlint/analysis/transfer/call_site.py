@@ -276,6 +276,9 @@ class CallSite:
         # ``self.m()`` reaching the overrides of ``m`` too: the method the call names, which
         # stands for them all as the function whose value is used (a guard is judged with them)
         self.dispatched_from: str | None = None
+        # Wrappers a decorator returned that return what the function they wrap returns
+        # (``functools.wraps`` style): their effects apply, their value is the wrapped one's
+        self.transparent: set[str] = set()
         # Resolved only by method name (the receiver's type is unknown): its steps say so, and
         # a trace through fewer such guesses is preferred (``findings.preferred_trace``).
         self.by_name = False

@@ -42,6 +42,7 @@ from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.keyword_maps import display_keys, without_keys
 from bufferlint.analysis.transfer.refine import parameter_compared, parameter_test, refine
+from bufferlint.analysis.transfer.registries import registered_handlers, registered_under
 from bufferlint.analysis.transfer.rotation import picks_in_turn
 from bufferlint.analysis.transfer import records
 from bufferlint.analysis.transfer.stores import Stores
@@ -424,6 +425,11 @@ class ExpressionEvaluator:
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, (ast.Name, ast.Attribute)):
             self.stores.read_back(node.value, node)
         key = self.eval(node.slice)
+        if isinstance(node.value, ast.Attribute) and isinstance(node.value.value, ast.Name) and key.has_const:
+            # ``Policies.registry["owned"]``: what is registered under that key
+            chosen = registered_under(self.program.index, self.eval(node.value.value), node.value.attr, key)
+            if chosen is not None:
+                return chosen
         classes = base.types or base.declared  # ``self.buf``, a field made by ``bytearray(n)``
         if classes and classes <= COPIED_BY_SLICING:
             return EMPTY  # ``buf[a:b]`` of a bytearray is a new bytearray; ``buf[i]`` an int
@@ -684,13 +690,4 @@ def _under(value: Value, tests: frozenset) -> Value:
     if not tests:
         return value
     return map_leaves(value, lambda leaf: leaf.under(leaf.when | tests))
-
-
-def registered_handlers(index, handlers: frozenset) -> Value:
-    """A handler kept in a field's container: one of the project functions registered
-    there (calling it runs each), or an object of one of the classes (its ``__call__``)."""
-    functions = frozenset(h for h in handlers if h not in index.classes)
-    if functions:
-        return Value(callables=functions, not_none=True)
-    return Value(types=handlers, not_none=True)
 

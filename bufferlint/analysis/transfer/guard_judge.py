@@ -32,7 +32,13 @@ def judge(frame: Any) -> GuardFacts:
     if not isinstance(node, ast.FunctionDef) or info.is_generator or not _returns_value(node):
         return NO_FACTS
     calls = CallFacts(frame)
+    first = 1 if info.binds_receiver else 0
+    params = [p for p in range(first, len(info.params)) if p not in (info.vararg, info.kwarg)]
     if not _touches_markers(frame, node, calls):
+        if _never_approves(node):  # ``def can_overlap(self, w): return False`` in a base class
+            tags = {tag for marker in frame.vocab.markers for tag in frame.vocab.marker_tags(marker)}
+            return GuardFacts(frozenset((param, tag) for param in params for tag in tags),
+                              frozenset(), frozenset(), frozenset(), frozenset())
         return NO_FACTS
     rejects: set = set()
     accepts: set = set()
@@ -40,8 +46,6 @@ def judge(frame: Any) -> GuardFacts:
     rejects_when: set = set()
     accepts_when: set = set()
     vocab = frame.vocab
-    first = 1 if info.binds_receiver else 0
-    params = [p for p in range(first, len(info.params)) if p not in (info.vararg, info.kwarg)]
     for param in params:
         for marker in sorted(vocab.markers):
             verdict = GuardEvaluator(info, frame.program.index, vocab, calls).evaluate(param, marker)
@@ -110,6 +114,29 @@ def _name_sources(info: Any, candidates: list[int]) -> list:
 
 def _returns_value(node: ast.FunctionDef) -> bool:
     return any(isinstance(n, ast.Return) and n.value is not None for n in walk(node))
+
+
+def _never_approves(node: ast.FunctionDef) -> bool:
+    """Does every ``return`` of the function's own body give a false constant (``False``,
+    ``None``, ``0``)? Such a predicate rejects every value, marked ones included: a base
+    class's default that subclasses override is a guard that never approves."""
+    last = node.body[-1]
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Constant) and not last.value.value):
+        return False  # the common case, decided without a walk
+    todo: list[ast.AST] = list(node.body)
+    returns = 0
+    while todo:
+        current = todo.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(current, ast.Return):
+            returns += 1
+            if not (isinstance(current.value, ast.Constant) and not current.value.value):
+                return False
+        elif isinstance(current, (ast.Yield, ast.YieldFrom, ast.Raise)):
+            return False
+        todo.extend(ast.iter_child_nodes(current))
+    return returns > 0
 
 
 def _touches_markers(frame: Any, node: ast.FunctionDef, calls: CallFacts) -> bool:

@@ -405,15 +405,41 @@ class Program:
 
     def _subclasses(self) -> dict[str, list[str]]:
         """Class -> its parsed subclasses, in name order; worked out again once more modules
-        are parsed (the index grows between rounds only)."""
+        are parsed (the index grows between rounds only). A ``typing.Protocol``'s are the
+        classes that implement it structurally (``_implementations``): a parameter annotated
+        with the protocol may hold any of them."""
         if self._subclass_memo is None or self._subclass_memo[0] != len(self.index.modules):
             table: dict[str, list[str]] = {}
+            protocols: list[str] = []
             for class_name in sorted(self.index.classes):
+                if _PROTOCOL_BASES.intersection(self.index.classes[class_name].bases):
+                    protocols.append(class_name)
                 for ancestor in self.index.class_ancestors(class_name):
                     if ancestor != class_name:
                         table.setdefault(ancestor, []).append(class_name)
+            for protocol in protocols:
+                implementations = self._implementations(protocol)
+                if implementations:
+                    table[protocol] = sorted(set(table.get(protocol, [])) | set(implementations))
             self._subclass_memo = (len(self.index.modules), table)
         return self._subclass_memo[1]
+
+    def _implementations(self, protocol: str) -> list[str]:
+        """The parsed project classes, not protocols themselves, that have every method the
+        protocol declares (its own, not dunder): what a value annotated with it may be."""
+        members = [name for name in self.index.classes[protocol].methods if not name.startswith("__")]
+        if not members:
+            return []
+        own = self.index.classes[protocol].methods
+        found: list[str] = []
+        for class_name, info in self.index.classes.items():
+            if class_name == protocol or _PROTOCOL_BASES.intersection(info.bases):
+                continue
+            if not info.bases and members[0] not in info.methods:
+                continue  # the common case, decided without a lookup through the bases
+            if all(self.index.class_method(class_name, member) not in (None, own[member]) for member in members):
+                found.append(class_name)
+        return found
 
     def flow(
         self, caller: str, callee: str, param: int, concrete: bool, params: frozenset, flight: bool = False,
@@ -1128,6 +1154,9 @@ class ProjectAnalysis:
             made[qualname] = Finding(code, span, "", info.display, trace, sink=node.name, kind=kind)
             self.result.findings.append(made[qualname])
         return made
+
+
+_PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol"})
 
 
 def _named_default(info, summary, param: int) -> str:
