@@ -248,6 +248,10 @@ class BorrowKind:
     # Classes every instance of which carries this kind's markers (a wrapper the producer hands
     # out): ``isinstance(v, C)`` checks the marker as ``getattr(v, marker, False)`` does.
     marked_classes: tuple[str, ...] = ()
+    # The reused buffer is accelerator memory, never the host's (InstantTensor's GPU ring): a
+    # move of a value of this kind to the host (``host-allocations``: ``.to("cpu")``,
+    # ``.cpu()``) is new host memory, a copy, not the maybe-view it is of a host tensor.
+    on_device: bool = False
 
     def copy_of(self, text: str) -> str:
         return self.copy.replace("{}", text, 1)
@@ -577,8 +581,12 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
             raise PackError(f"{where}: 'marked-classes' needs the kind's 'markers' (guards are judged marker by marker)")
         if any(c.count(".") < 1 for c in marked):
             raise PackError(f"{where}: 'marked-classes' must be qualified class names such as \"mylib.StreamedTensor\"")
+        on_device = table.get("on-device", False)
+        if not isinstance(on_device, bool):
+            raise PackError(f"{where}: 'on-device' must be true or false")
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
-                                 _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked)
+                                 _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked,
+                                 on_device=on_device)
     return kinds
 
 
@@ -856,7 +864,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
             _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by",
-                                  "marked-classes"), names=list),
+                                  "marked-classes", "on-device"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
