@@ -377,16 +377,19 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
     return result
 
 
-def property_result(frame: Frame, node: ast.Attribute, getter: FunctionInfo, receiver: Value) -> tuple[Value, list]:
+def property_result(frame: Frame, node: ast.expr, getter: FunctionInfo, receiver: Value,
+                    said: str | None = None) -> tuple[Value, list]:
     """``pool.staging`` of a ``@property`` of a project class: what its getter's summary
     returns for this object, as a call's result (the getter is analysed when it reads a
     field keeping a borrowed value or a pinned buffer: ``Program.store_field``), and the
     effects of handing it out (``_project_result``): the getter's own pinned buffers are
-    new at each read, except a ``cached_property``'s, made once per object."""
+    new at each read, except a ``cached_property``'s, made once per object. Any method
+    called without arguments where no call is written (``__iter__`` of a ``for`` loop's
+    object) is read so too, its trace step saying how (``said``)."""
     summary = frame.program.summary(getter.qualname)
     if summary.returns == EMPTY:
         return EMPTY, []
-    step = frame.step(node, f"returned by the property `{ast.unparse(node)}`")
+    step = frame.step(node, said or f"returned by the property `{ast.unparse(node)}`")
     callkey = (node.lineno, node.col_offset)
     result = _instantiate(summary.returns, {0: receiver}, step, callkey, frame.defaults,
                           ancestors=frame.program.index.class_ancestors)
