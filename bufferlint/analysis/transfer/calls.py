@@ -317,7 +317,9 @@ def _dispatch_method(call: CallSite) -> Value:
     if targets:
         return call_project.apply_project(call, targets)
     demand_receiver_class_in_flight(call)
-    result = call_language.container_method(call)
+    result = call_language.entered_context(call)
+    if result is None:
+        result = call_language.container_method(call)
     if result is None and call.method == "_replace":  # a named tuple's copy with fields replaced
         result = records.replaced(call, call.receiver)
     if result is not None:
