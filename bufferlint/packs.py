@@ -284,6 +284,10 @@ class SourceSpec:
     # and the views of the buffer read from then on read its new contents, as if handed out
     # again. Without it, an advance makes every view held since stale for good.
     ready_after: tuple[CallPattern, ...] = ()
+    # The object whose construction decides (``owned-if``'s ``built-by``) is a context manager
+    # whose exit frees the buffer (InstantTensor's reader, "freed on ``__exit__``"): a view
+    # returned from inside its ``with`` block reaches the caller freed.
+    freed_on_exit: bool = False
     # Set from the project's declarations (bufferlint.declarations.apply_declarations): the
     # versions under which it is a hazard ("with pkg<0.17"), what the project declares of
     # them, and the requirement that leaves them out ("pkg>=0.17").
@@ -638,8 +642,12 @@ def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list
             if not isinstance(cond.get("default", False), bool):
                 raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
             owned_if.append(_owned_if(cond, f"{where}.owned-if[{j}]"))
+        freed_on_exit = table.get("freed-on-exit", False)
+        if not isinstance(freed_on_exit, bool) or (freed_on_exit and not any(c.built_by for c in owned_if)):
+            raise PackError(f"{where}: 'freed-on-exit' must be true or false, with an 'owned-if' naming 'built-by'")
         sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, _kind_of(table, vocab.kinds, where), until,
-                                  fills, advances, attributes, _lends_in(table, where), ready_after=ready_after))
+                                  fills, advances, attributes, _lends_in(table, where), ready_after=ready_after,
+                                  freed_on_exit=freed_on_exit))
     return sources
 
 
@@ -869,7 +877,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
             _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "fills",
-                                "advances", "ready-after", "lends-in"), _source_names, "calls", kinded=True),
+                                "advances", "ready-after", "lends-in", "freed-on-exit"), _source_names, "calls", kinded=True),
     PackKey("guards", "guards", "tables", "predicates that return False for borrowed values",
             _guards, _extend, ("call", "param", "doc", "kind", "checks-in"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
