@@ -375,7 +375,7 @@ class FunctionInterpreter:
         """``return t`` inside ``with safe_open(..., copy=False) as f:``: the object frees its
         buffer at the block's exit (a source's ``freed-on-exit``, judged by what built it),
         after the value to return was taken and before the caller reads it: the views of
-        that source's kind it hands back are BL003 at the ``return``."""
+        that source's kind it hands back are kept past their step, at the ``return``."""
         returned = self.st.vars.get("<return>")
         stmt_return = self.returning
         if returned is None or stmt_return is None or stmt_return.value is None or not context.built:
