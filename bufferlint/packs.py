@@ -248,6 +248,10 @@ class BorrowKind:
     # Classes every instance of which carries this kind's markers (a wrapper the producer hands
     # out): ``isinstance(v, C)`` checks the marker as ``getattr(v, marker, False)`` does.
     marked_classes: tuple[str, ...] = ()
+    # The reused buffer is accelerator memory, never the host's (InstantTensor's GPU ring): a
+    # move of a value of this kind to the host (``host-allocations``: ``.to("cpu")``,
+    # ``.cpu()``) is new host memory, a copy, not the maybe-view it is of a host tensor.
+    on_device: bool = False
 
     def copy_of(self, text: str) -> str:
         return self.copy.replace("{}", text, 1)
@@ -280,6 +284,10 @@ class SourceSpec:
     # and the views of the buffer read from then on read its new contents, as if handed out
     # again. Without it, an advance makes every view held since stale for good.
     ready_after: tuple[CallPattern, ...] = ()
+    # The object whose construction decides (``owned-if``'s ``built-by``) is a context manager
+    # whose exit frees the buffer (InstantTensor's reader, "freed on ``__exit__``"): a view
+    # returned from inside its ``with`` block reaches the caller freed.
+    freed_on_exit: bool = False
     # Set from the project's declarations (bufferlint.declarations.apply_declarations): the
     # versions under which it is a hazard ("with pkg<0.17"), what the project declares of
     # them, and the requirement that leaves them out ("pkg>=0.17").
@@ -577,8 +585,12 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
             raise PackError(f"{where}: 'marked-classes' needs the kind's 'markers' (guards are judged marker by marker)")
         if any(c.count(".") < 1 for c in marked):
             raise PackError(f"{where}: 'marked-classes' must be qualified class names such as \"mylib.StreamedTensor\"")
+        on_device = table.get("on-device", False)
+        if not isinstance(on_device, bool):
+            raise PackError(f"{where}: 'on-device' must be true or false")
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
-                                 _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked)
+                                 _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked,
+                                 on_device=on_device)
     return kinds
 
 
@@ -630,8 +642,12 @@ def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list
             if not isinstance(cond.get("default", False), bool):
                 raise PackError(f"{where}.owned-if[{j}]: 'default' must be true or false")
             owned_if.append(_owned_if(cond, f"{where}.owned-if[{j}]"))
+        freed_on_exit = table.get("freed-on-exit", False)
+        if not isinstance(freed_on_exit, bool) or (freed_on_exit and not any(c.built_by for c in owned_if)):
+            raise PackError(f"{where}: 'freed-on-exit' must be true or false, with an 'owned-if' naming 'built-by'")
         sources.append(SourceSpec(calls, produces, tuple(owned_if), origin, _kind_of(table, vocab.kinds, where), until,
-                                  fills, advances, attributes, _lends_in(table, where), ready_after=ready_after))
+                                  fills, advances, attributes, _lends_in(table, where), ready_after=ready_after,
+                                  freed_on_exit=freed_on_exit))
     return sources
 
 
@@ -856,12 +872,12 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
             _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by",
-                                  "marked-classes"), names=list),
+                                  "marked-classes", "on-device"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
             _sources, _extend, ("call", "attribute", "produces", "owned-if", "doc", "kind", "until", "fills",
-                                "advances", "ready-after", "lends-in"), _source_names, "calls", kinded=True),
+                                "advances", "ready-after", "lends-in", "freed-on-exit"), _source_names, "calls", kinded=True),
     PackKey("guards", "guards", "tables", "predicates that return False for borrowed values",
             _guards, _extend, ("call", "param", "doc", "kind", "checks-in"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, TypeGuard, Union, overload
+from typing import Callable, Iterable, Iterator, TypeGuard, Union, overload
 
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.findings import TraceStep, preferred_trace
@@ -187,6 +187,22 @@ class Field:
     otherwise put a path per field into every summary and every callee's parameters."""
 
     position: int
+
+
+@dataclass(frozen=True)
+class Produced:
+    """A path step: what a pack source's method hands out when called on the part before it
+    (``reader.tensors()`` of a parameter ``reader``). Whether it lends is known only from the
+    object each caller passes (what built it, ``owned-if``'s ``built-by``): each call site
+    asks its vocabulary (``resolve``'s ``produce``, ``call_packs.produced``); without one
+    the step resolves to nothing but the caller's own parameters' same part."""
+
+    method: str
+
+
+# What a call site's vocabulary says a source's method hands out for the object it is
+# called on (``Produced``): the object, the method's name.
+Producer = Callable[["Value", str], "Value"]
 
 
 @quick_init
@@ -370,7 +386,7 @@ class Value:
     fields: tuple | None = None
     # What the calls that built this object said of the ``owned-if`` conditions naming them
     # (``built-by``): ``(condition, owned)`` per construction it may come from. A producer's
-    # later call is owned only when every one of them is (``call_packs.built_owned``).
+    # later call is owned only when every one of them is (``produced.built_owned``).
     built: frozenset = frozenset()
     # Which object this is, when the program can tell it from the others of its class: the
     # allocation sites it may come from, a constructor call (``Buf(n)``) or, for an object
@@ -761,8 +777,9 @@ def _extend_params(leaves: frozenset, op: object, step: TraceStep | None) -> fro
     return frozenset(leaf.extend(op, step) for leaf in leaves if isinstance(leaf, ParamRef))
 
 
-def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
-    """Follow a summary's access path into an actual argument value."""
+def resolve(value: Value, path: tuple, step: TraceStep | None = None, produce: Producer | None = None) -> Value:
+    """Follow a summary's access path into an actual argument value (``produce``: what a
+    source's method hands out for an object the caller passes, for ``Produced`` steps)."""
     for op in path:
         if isinstance(op, Cleared):
             value = clear_kinds(value, op.kinds)
@@ -777,10 +794,20 @@ def resolve(value: Value, path: tuple, step: TraceStep | None = None) -> Value:
             value = index(value, None, step)
         elif isinstance(op, Field):
             value = field_part(value, op, step)
+        elif isinstance(op, Produced):
+            value = produced_part(value, op, step, produce)
         else:
             value = index(value, op, step)
         step = None
     return value
+
+
+def produced_part(value: Value, op: Produced, step: TraceStep | None, produce: Producer | None) -> Value:
+    """What ``op.method`` of an actual argument hands out: what the source gives for the
+    object passed (``produce``), and the same part of the caller's own parameters."""
+    params = frozenset(leaf.extend(op, step) for leaf in value.leaves if isinstance(leaf, ParamRef))
+    made = produce(value, op.method) if produce is not None else None
+    return join(made, Value(leaves=params) if params else None) or EMPTY
 
 
 def field_part(value: Value, field: Field, step: TraceStep | None) -> Value:

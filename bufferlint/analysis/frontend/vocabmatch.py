@@ -46,6 +46,13 @@ class VocabIndex:
             elif key.matched == "pattern":
                 for pattern in getattr(vocab, key.field):
                     self._add(key.key, pattern, (pattern,))
+        # Methods of producers their construction decides about (``owned-if``'s ``built-by``:
+        # ``tensors`` of ``instanttensor.safe_open``), called without arguments the patterns
+        # ask about: called on a parameter, what they hand out is each caller's object's to say.
+        self.built_methods = frozenset(
+            pattern.last_name for spec in vocab.sources if by_construction(spec)
+            for pattern in spec.calls if not pattern.required_kwargs and pattern.name.count(".") >= 2
+        )
         for spec in vocab.sources:  # a source's sub-keys: what advances it, and attributes that borrow
             self._add("advances", spec, spec.advances)
             self._add("ready-after", spec, spec.ready_after)
@@ -55,6 +62,7 @@ class VocabIndex:
             for pattern in spec.attributes:
                 owner, _, attr = pattern.name.rpartition(".")
                 self._attributes.setdefault(attr, []).append((owner, spec))
+        self.device_kinds = frozenset(kind.name for kind in vocab.kinds.values() if kind.on_device)
         self.markers = frozenset(vocab.markers)
         self._marker_tags = {marker: marker_tags(vocab, marker) for marker in self.markers}
         self._marked_classes = {
@@ -220,6 +228,14 @@ class VocabIndex:
         if call.receiver_types:
             return owner in call.receiver_types
         return bool(getattr(spec, "unknown_receiver", False))
+
+
+def by_construction(spec: object) -> bool:
+    """Is a source judged only by what built its receiver (every ``owned-if`` a ``built-by``),
+    a copy to hand out now (no ``until``, no ``fills``)?"""
+    conditions = getattr(spec, "owned_if", ())
+    return bool(conditions) and all(c.built_by is not None for c in conditions) \
+        and not getattr(spec, "until", "") and not getattr(spec, "fills", "")
 
 
 def _mode(kind: str, spec: object) -> str:

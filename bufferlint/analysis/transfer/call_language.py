@@ -134,6 +134,23 @@ def super_object(call: CallSite) -> Value:
     return Value(leaves=receiver.leaves, types=bases)
 
 
+# ``stack.enter_context(cm)`` enters ``cm`` as a ``with`` statement would, and returns what
+# its ``__enter__`` returns (CPython 3.11-3.14 contextlib); the exit comes with the stack's.
+EXIT_STACKS = frozenset({"contextlib.ExitStack", "contextlib.AsyncExitStack"})
+ENTER_METHODS = frozenset({"enter_context", "enter_async_context"})
+
+
+def entered_context(call: CallSite) -> Value | None:
+    """``stack.enter_context(open_reader(path))`` of an ``ExitStack``: the object entered, as
+    ``with ... as x`` binds a library object (its ``__enter__`` returning ``self``, as readers
+    and executors do), so what built it still decides what its methods hand out. None for
+    any other call."""
+    receiver = call.receiver
+    if call.method not in ENTER_METHODS or receiver is None or not (receiver.types & EXIT_STACKS):
+        return None
+    return call.args.arg(0, "cm") or EMPTY
+
+
 def container_method(call: CallSite) -> Value | None:
     """``c.append(v)``, ``c.setdefault(k, v)``, ``c.pop(k)``...: what a container method of
     a receiver that is no borrowed value does; None for any other method."""

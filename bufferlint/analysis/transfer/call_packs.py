@@ -61,9 +61,9 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
 from bufferlint.analysis.transfer.call_tasks import hand_to_task, judge_task
-from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
 from bufferlint.analysis.world import ProjectView
-from bufferlint.packs import HostWriteSpec, OwnedIf, RegistrarSpec, Shape, SinkSpec, SourceSpec
+from bufferlint.packs import HostWriteSpec, OwnedIf, RegistrarSpec, SinkSpec, SourceSpec
 
 
 def vocabulary(call: CallSite, skip: str = "") -> Value | None:
@@ -456,13 +456,6 @@ def passes(call: CallSite, cond: OwnedIf) -> bool:
     return (how == "const" and value == cond.equals) or (how == "absent" and cond.default)
 
 
-def built_owned(receiver: Value | None, cond: OwnedIf) -> bool:
-    """Was the receiver built by ``cond.built_by`` with what makes it owned, on every path it
-    may come from? A receiver whose construction is not seen lends."""
-    said = [owned for built, owned in receiver.built if built == cond] if receiver is not None else []
-    return bool(said) and all(owned is True for owned in said)
-
-
 def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: object, default: bool = False) -> bool:
     """Did this function call ``<same receiver>.method(..., kwarg=expected)``? With
     ``default`` (the parameter defaults to ``expected``): did no such call pass another
@@ -485,30 +478,6 @@ def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: obje
                 if kw.arg in (kwarg, None):
                     otherwise = True
     return default and not otherwise
-
-
-def borrowed_from(frame: Frame, node: ast.AST, spec: SourceSpec, what: str, kind: str | None = None) -> Value:
-    """What source ``spec`` hands out at ``node`` (a call, or an attribute read ``what``):
-    values of its kind, or of ``kind`` when the caller found the kind it names none."""
-    kind = spec.kind if kind is None else kind
-    site = (frame.info.qualname, node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    condition = f" {spec.condition}" if spec.condition else ""
-    step = frame.step(node, f"`{what}` hands out borrowed views of a reused buffer{condition}")
-    # for words and fixes; a version-conditioned source adds when it lends and the floor
-    version = (spec.condition, spec.admitted, spec.floor) if spec.condition else ()
-    step = replace(step, fact=("source", kind, str(spec.produces), *version))
-    return _shape_value(spec.produces, Borrow(site, False, (step,), kind=kind))
-
-
-def _shape_value(shape: Shape, leaf: Borrow) -> Value:
-    if shape.kind == "borrowed":
-        return Value(leaves=frozenset({leaf}))
-    if shape.kind == "owned":
-        return EMPTY
-    if shape.kind == "tuple":
-        return container(None, tuple(_shape_value(s, leaf) for s in shape.items))
-    inner = _shape_value(shape.items[-1], leaf)
-    return container(inner, lazy=shape.kind == "iter")
 
 
 # -- consumers ------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from bufferlint.analysis.domain.values import (
     local_fields,
     ParamRef,
     Preset,
+    Producer,
     Value,
     checked,
     clean,
@@ -64,6 +65,7 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.produced import produced
 from bufferlint.analysis.transfer.registries import getter_lookup
 from bufferlint.analysis.world import ProjectView, is_hot
 from bufferlint.findings import TraceStep
@@ -313,8 +315,10 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
                 pinned = any(pinned_buffer(leaf) for leaf in deep_leaves(value, through_lazy=True))
                 known = facts[id(value)] = (value, concrete, params, futures, flight, pinned)
             program.flow(caller, info.qualname, param, known[1], known[2], known[4], known[5])
-            if known[3]:
-                program.activate(info.qualname)  # it may wait for the futures it is given
+            if known[3] or value.built:
+                # it may wait for the futures it is given, or read a producer it is given
+                # (``reader.tensors()``: ``produced.parameter_produces``)
+                program.activate(info.qualname)
         captured = _captured_here(call, info)
         if captured:  # not flows: they decide the callee's conditions, they carry nothing in
             bound = {**bound, **captured}
@@ -425,16 +429,19 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
     return result
 
 
-def property_result(frame: Frame, node: ast.Attribute, getter: FunctionInfo, receiver: Value) -> tuple[Value, list]:
+def property_result(frame: Frame, node: ast.expr, getter: FunctionInfo, receiver: Value,
+                    said: str | None = None) -> tuple[Value, list]:
     """``pool.staging`` of a ``@property`` of a project class: what its getter's summary
     returns for this object, as a call's result (the getter is analysed when it reads a
     field keeping a borrowed value or a pinned buffer: ``Program.store_field``), and the
     effects of handing it out (``_project_result``): the getter's own pinned buffers are
-    new at each read, except a ``cached_property``'s, made once per object."""
+    new at each read, except a ``cached_property``'s, made once per object. Any method
+    called without arguments where no call is written (``__iter__`` of a ``for`` loop's
+    object) is read so too, its trace step saying how (``said``)."""
     summary = frame.program.summary(getter.qualname)
     if summary.returns == EMPTY:
         return EMPTY, []
-    step = frame.step(node, f"returned by the property `{ast.unparse(node)}`")
+    step = frame.step(node, said or f"returned by the property `{ast.unparse(node)}`")
     callkey = (node.lineno, node.col_offset)
     result = _instantiate(summary.returns, {0: receiver}, step, callkey, frame.defaults,
                           ancestors=frame.program.index.class_ancestors)
@@ -567,7 +574,12 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     for called in sorted(summary.calls, key=repr):
         _call_back(call, called, bound, callkey, when)
     ancestors = call.program.index.class_ancestors
-    result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults, ancestors=ancestors)
+
+    def produce(receiver: Value, method: str) -> Value:
+        return produced(call, receiver, method)
+
+    result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults, ancestors=ancestors,
+                          produce=produce)
     result = _with_closure(call, summary.returns, result,
                            lambda value: _instantiate(value, bound, call.returned_step, callkey, call.frame.defaults,
                                                       ancestors=ancestors))
@@ -863,13 +875,14 @@ def _drop_params(leaf):
 
 
 def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple, defaults: dict,
-                 entered: tuple = (), ancestors: Ancestors | None = None) -> Value:
+                 entered: tuple = (), ancestors: Ancestors | None = None, produce: Producer | None = None) -> Value:
     """A callee's result at this call: parameters replaced by the arguments, the callee's own
     borrowed objects re-identified per call site (what it hands back under conditions on
     its arguments kept only where they may hold, under what is left of them: ``defaults``,
     the caller's parameters' defaults, for those it passes on). ``entered``: the steps into
     the callee that an argument's trace takes before the callee's own (a call-back's).
-    ``ancestors``: what decides a condition on the receiver's class (``decide_at_call``)."""
+    ``ancestors``: what decides a condition on the receiver's class (``decide_at_call``).
+    ``produce``: what a source's method hands out for an argument (``values.Produced``)."""
     if value == EMPTY:
         return EMPTY
     own: list = []
@@ -879,7 +892,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
             actual = bound.get(leaf.index)
             when = decide_at_call(leaf.when, bound, defaults, ancestors) if leaf.when else frozenset()
             if actual is not None and when is not None:
-                resolved = _append_trace(resolve(actual, leaf.path), entered + leaf.trace + (step,))
+                resolved = _append_trace(resolve(actual, leaf.path, produce=produce), entered + leaf.trace + (step,))
                 extra.append(map_leaves(resolved, lambda mine: mine.under(mine.when | when)) if when else resolved)
         elif not leaf.when:
             own.append(leaf.at_call(callkey, leaf.trace + (step,)))
@@ -888,8 +901,9 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
             if when is not None:
                 own.append(leaf.at_call(callkey, leaf.trace + (step,), when))
     types, type_when = _types_at_call(value, bound, defaults, ancestors)
-    elems = _instantiate(value.elems, bound, step, callkey, defaults, entered, ancestors) if value.elems is not None else None
-    items = tuple(_instantiate(i, bound, step, callkey, defaults, entered, ancestors) for i in value.items) \
+    elems = _instantiate(value.elems, bound, step, callkey, defaults, entered, ancestors, produce) \
+        if value.elems is not None else None
+    items = tuple(_instantiate(i, bound, step, callkey, defaults, entered, ancestors, produce) for i in value.items) \
         if value.items is not None else None
     base = Value(
         leaves=best_of_equal(own),

@@ -346,9 +346,10 @@ class CallSite:
         return (self.caller, self.node.lineno, self.node.col_offset)
 
     def demand(self, kind: str, name: str, receiver: Value | None) -> None:
-        """Ask for the files defining ``name`` if what we pass it may be borrowed."""
+        """Ask for the files defining ``name`` if what we pass it may be borrowed, or is a
+        producer its construction decides about (``produced.parameter_produces``)."""
         concrete, params = self.args.origins(receiver)
-        if is_hot(self.program, self.caller, concrete, params):
+        if is_hot(self.program, self.caller, concrete, params) or any(value.built for value in self.args.flat()):
             self.effects.append(Record("demand", (kind, name)))
 
     def note_guard_use(self, enabler: Value | None, payload: Value) -> None:

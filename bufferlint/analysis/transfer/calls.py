@@ -27,6 +27,7 @@ from bufferlint.analysis.transfer import call_language, call_packs, call_project
 from bufferlint.analysis.transfer.call_effects import Advance, CallBack, Drain, Ready, Record, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
+from bufferlint.analysis.transfer.produced import parameter_produces
 from bufferlint.analysis.transfer.stores import Stores
 from bufferlint.analysis.world import is_hot
 
@@ -215,7 +216,7 @@ def dispatch(call: CallSite) -> Value:
     else:
         result = _dispatch_method(call)
     if vocab.match("host-allocations", call.shape) is not None:
-        result = evolve(result, host=True)
+        result = evolve(_off_the_device(result, vocab.device_kinds), host=True)
     elif vocab.match("device-moves", call.shape) is not None:
         result = map_leaves(result, _off_the_host)
     if vocab.match("array-allocations", call.shape) is not None:
@@ -232,6 +233,14 @@ def dispatch(call: CallSite) -> Value:
     if vocab.names(call.shape):
         result = call_packs.construction(call, result)
     return result
+
+
+def _off_the_device(result: Value, kinds: frozenset) -> Value:
+    """What a move to the host returns (``host-allocations``) holds no borrowed value of a
+    kind whose buffer is accelerator memory (``on-device``): it is a copy into host memory."""
+    if not kinds:
+        return result
+    return map_leaves(result, lambda leaf: None if isinstance(leaf, Borrow) and leaf.kind in kinds else leaf)
 
 
 def _off_the_host(leaf):
@@ -308,7 +317,9 @@ def _dispatch_method(call: CallSite) -> Value:
     if targets:
         return call_project.apply_project(call, targets)
     demand_receiver_class_in_flight(call)
-    result = call_language.container_method(call)
+    result = call_language.entered_context(call)
+    if result is None:
+        result = call_language.container_method(call)
     if result is None and call.method == "_replace":  # a named tuple's copy with fields replaced
         result = records.replaced(call, call.receiver)
     if result is not None:
@@ -316,6 +327,14 @@ def _dispatch_method(call: CallSite) -> Value:
     result = call_packs.vocabulary(call)
     if result is not None:
         return result
+    produced = parameter_produces(call)  # ``reader.tensors()`` of a parameter: each caller's to say
+    result = _method_by_name(call)
+    return join(result, produced) if produced is not None else result
+
+
+def _method_by_name(call: CallSite) -> Value:
+    """A method call nothing else knows: the project's methods of that name, else a call of
+    a parameter (a callback), else nothing."""
     method = call.method  # None: a call of a value that is no known function or method
     if method is not None and not known_external_receiver(call) and method not in NOT_BY_NAME \
             and not receiver_is_borrowed(call):

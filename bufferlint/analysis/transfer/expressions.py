@@ -32,7 +32,7 @@ from bufferlint.analysis.frontend.constants import static_constant
 from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, globals_owner, is_property
 from bufferlint.analysis.frontend.syntax import holder_name, short, walk
 from bufferlint.analysis.transfer.assign import Assignment
-from bufferlint.analysis.transfer.call_packs import borrowed_from
+from bufferlint.analysis.transfer.produced import borrowed_from
 from bufferlint.analysis.transfer.call_site import Args
 from bufferlint.analysis.transfer.call_project import property_result
 from bufferlint.analysis.transfer.calls import CallResolver

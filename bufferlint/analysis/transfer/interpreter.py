@@ -39,6 +39,7 @@ from bufferlint.analysis.domain.values import (
     evolve,
     iterate,
     join,
+    program_memory,
     waits_when_exhausted,
 )
 from bufferlint.analysis.flow import cfg
@@ -48,7 +49,8 @@ from bufferlint.analysis.frontend.syntax import (
 )
 from bufferlint.analysis.transfer import call_effects
 from bufferlint.analysis.transfer.call_packs import shape_of
-from bufferlint.analysis.transfer.effects import Effects, refills_not_taken
+from bufferlint.analysis.transfer.call_project import property_result
+from bufferlint.analysis.transfer.effects import HANDED_BACK, Effects, refills_not_taken
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
 from bufferlint.analysis.transfer.frame import Frame, node_key
@@ -57,6 +59,7 @@ from bufferlint.analysis.transfer.guard_judge import judge
 from bufferlint.analysis.transfer.refine import assume_clean, refine, truth_tested
 from bufferlint.analysis.transfer.stores import Stores
 from bufferlint.analysis.world import ProjectView
+from bufferlint.hazards import Hazard
 
 # Visits of one block before the fixpoint is declared not reached. The lattice is finite
 # (paths and nesting are capped), so this is a guard against engine bugs, and hitting it is
@@ -78,6 +81,7 @@ class FunctionInterpreter:
         self.assignment = evaluator.assignment
         self.eval = evaluator.eval
         self.settled_each: dict[tuple, frozenset] = {}  # for loop -> futures pending on a back edge
+        self.returning: ast.Return | None = None  # the last ``return`` run: the ``with`` exits after it are its
         self.inline = InlineChecks(frame, facts.caps)
 
     # -- entry -----------------------------------------------------------------------
@@ -236,6 +240,7 @@ class FunctionInterpreter:
         iterable = self.eval(stmt.iter)
         if self.frame.st is None:
             return
+        iterable = self.project_iterator(stmt.iter, iterable)
         key = node_key(stmt)
         self.st.vars[f"<iter:{key}>"] = iterable
         advances = advances_producer(iterable)
@@ -350,6 +355,7 @@ class FunctionInterpreter:
         value = self.st.vars.get(f"<with:{node_key(op.node)}:{op.extra}>")
         if value is None:
             return
+        self.freed_at_exit(value, op.node)
         self.effects.settle_owned_by(value)
         exit_name = "__aexit__" if isinstance(op.node, ast.AsyncWith) else "__exit__"
         if self.st.pending:  # work in flight: a class of a file not read yet may wait for it
@@ -365,6 +371,31 @@ class FunctionInterpreter:
                 for name in sorted(n for n in names if n):
                     self.effects.settle_stored(f"{name}.{attr}")
 
+    def freed_at_exit(self, context: Value, stmt: ast.AST) -> None:
+        """``return t`` inside ``with safe_open(..., copy=False) as f:``: the object frees its
+        buffer at the block's exit (a source's ``freed-on-exit``, judged by what built it),
+        after the value to return was taken and before the caller reads it: the views of
+        that source's kind it hands back are kept past their step, at the ``return``."""
+        returned = self.st.vars.get("<return>")
+        stmt_return = self.returning
+        if returned is None or stmt_return is None or stmt_return.value is None or not context.built:
+            return
+        lending = {cond for cond, owned in context.built if owned is not True}
+        kinds = {spec.kind for spec in self.program.raw_vocab.sources
+                 if spec.freed_on_exit and lending.intersection(spec.owned_if)}
+        step = self.frame.step(stmt, "the `with` block's exit frees the buffer before the caller reads it")
+        held = frozenset(leaf.with_trace(leaf.trace + (step,)) for leaf in _handed_itself(returned)
+                         if isinstance(leaf, Borrow) and leaf.kind in kinds and not program_memory(leaf))
+        if not held:
+            return
+        st = self.st
+        before = st.pending
+        self.effects.add_pending(stmt_return, Value(leaves=held), short(stmt_return.value), frozenset(),
+                                 hazard=Hazard.KEPT_PAST_STEP, form=HANDED_BACK)
+        st.pending = st.pending - before  # this one alone is committed: the caller gets it freed
+        self.effects.commit(st, step)
+        st.pending = before
+
     def demand_classes(self, context: Value) -> None:
         """Ask for the files of the classes the context manager may be that are not read yet
         (``with Inflight() as inflight:``, ``Inflight`` imported from a module nothing else
@@ -374,6 +405,26 @@ class FunctionInterpreter:
         for type_name in sorted(context.types):
             if type_name not in classes:
                 self.facts.record("demand", ("qualname", type_name))
+
+    def project_iterator(self, node: ast.expr, iterable: Value) -> Value:
+        """``for item in counted`` of an object of a project class defining ``__iter__``
+        (a wrapper re-yielding what it was built with): the loop iterates what that method
+        returns for the object (``call_project.property_result``, the method a getter of no
+        arguments); each is analysed, and this function again when its summary changes."""
+        index = self.program.index
+        for type_name in sorted(iterable.types | iterable.declared):
+            method = index.class_method(type_name, "__iter__") if type_name in index.classes else None
+            info = index.functions.get(method) if method is not None else None
+            if info is None:
+                continue
+            self.program.activate(info.qualname)
+            self.facts.record("callee", info.qualname)
+            said = f"iterated by `{info.class_qualname.rsplit('.', 1)[-1] if info.class_qualname else ''}.__iter__`"
+            result, effects = property_result(self.frame, node, info, iterable, said)
+            for effect in effects:
+                self.apply(effect)
+            iterable = join(iterable, result)
+        return iterable
 
     def project_exits(self, context: Value, exit_name: str) -> list[str]:
         """The ``__exit__`` (``__aexit__``) methods of the project classes a context manager
@@ -410,6 +461,7 @@ class FunctionInterpreter:
         if falsy:
             facts.falsy_returns.append(st.cleaned | cond.clean_if_false)
         st.vars["<return>"] = value
+        self.returning = stmt
 
     def op_exit(self, op: cfg.Op) -> None:
         """The function ends: work whose future is returned goes to the caller (who may wait
@@ -626,6 +678,15 @@ def may_wait(function: ast.AST, words: frozenset[str]) -> bool:
 
 
 _GENERATOR_CONTEXTS = frozenset({"contextmanager", "asynccontextmanager"})
+
+
+def _handed_itself(value: Value):
+    """The leaves a ``return`` hands back as themselves or in a tuple (``return t``, ``return
+    name, t``): a container's elements were put there by a store or a materialisation
+    (``dict(f.tensors())``), reported there already."""
+    yield from value.leaves
+    for item in value.items or ():
+        yield from _handed_itself(item)
 
 
 def generator_context(function: ast.AST) -> bool:

@@ -72,7 +72,9 @@ def parameter_field(index_view: IndexView, base: Value, attr: str, receiver: int
     return Value(leaves=frozenset(leaf.extend(position, step) for leaf in params))
 
 
-REPLACERS = frozenset({"dataclasses.replace", "copy.replace"})  # ``replace(record, **changes)``
+# ``replace(record, **changes)``; ``copy.copy(record)`` is a shallow copy, a new record of the
+# same fields nothing replaced (an array in a field is the same array, still a view)
+REPLACERS = frozenset({"dataclasses.replace", "copy.replace", "copy.copy"})
 
 
 def replaced(call: CallSite, record: Value | None) -> Value | None:

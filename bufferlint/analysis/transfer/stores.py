@@ -15,6 +15,7 @@ from bufferlint.analysis.frontend.syntax import holder_name, root_name
 from bufferlint.analysis.transfer.effects import Effects, sink_fact
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame, node_key
+from bufferlint.findings import TraceStep
 from bufferlint.hazards import Hazard
 
 
@@ -156,6 +157,7 @@ class Stores:
                 self.facts.keep_field(
                     FieldStore(info.class_qualname, target.attr, leaf.index, leaf.path, element, leaf.trace + (step,))
                 )
+        self._keep_stream(info.class_qualname, target.attr, value, element, step)
 
     def keep_in_global(self, name: str, value: Value, stmt: ast.AST) -> None:
         """``_POOL = [torch.empty(n, pin_memory=True) for ...]`` at a module's top level (or
@@ -179,6 +181,26 @@ class Stores:
                 self._store_field(owner, attr, container(kept) if element else kept, leaf)
             else:  # a parameter of this function: its callers decide
                 self.facts.keep_field(FieldStore(owner, attr, leaf.index, leaf.path, element, leaf.trace))
+        self._keep_stream(owner, attr, value, element)
+
+    def _keep_stream(self, owner: str, attr: str, value: Value, element: bool, step: TraceStep | None = None) -> None:
+        """A stream kept whole (``self._source = source`` of a generator handing out borrowed
+        views): the object keeps no view yet, but what a method iterating the field takes
+        from it is borrowed, handed out as it goes (a wrapper's ``__iter__`` re-yielding it).
+        The heap keeps the stream's borrowed elements as a stream."""
+        if not value.lazy or value.elems is None:
+            return
+
+        def borrowed(leaf):
+            if not isinstance(leaf, Borrow) or leaf.flight or leaf.pinned:
+                return None
+            return leaf.elsewhere().with_trace(leaf.trace + (step,)) if step is not None else leaf.elsewhere()
+
+        elems = map_leaves(value.elems, borrowed)
+        if next(deep_leaves(elems, through_lazy=True), None) is None:
+            return
+        stream = container(elems, lazy=True)
+        self.frame.program.store_field(owner, attr, container(stream) if element else stream)
 
     def _store_field(self, owner: str, attr: str, kept: Value, leaf: Borrow) -> None:
         """Keep ``kept`` in the project-wide heap now; a copy in flight only when this
