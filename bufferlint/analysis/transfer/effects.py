@@ -299,7 +299,12 @@ class Effects:
     def issue(self, value: Value) -> None:
         """Borrowed objects handed out here (by a source, or a helper returning them): fresh
         ones, whatever an earlier ``advances`` call did to their site's older objects.
-        Device-to-host copies among them are in flight until the next synchronisation."""
+        Device-to-host copies among them are in flight until the next synchronisation.
+        Pinned buffers a getter or a property hands back from the heap (``Borrow.held``)
+        outlive this call as a field read's do (``arrive``): a copy still reading one when
+        the function returns meets the next call's write (``carry_over``)."""
+        self.facts.kept_buffers.update(
+            leaf.site for leaf in deep_leaves(value) if pinned_buffer(leaf) and leaf.held)
         st = self.frame.st
         if st is None:
             return
@@ -425,13 +430,11 @@ class Effects:
         written = {leaf.site for leaf in parts}
         if not written:
             return
-        if not st.synced:  # the first such write in the text: the one the next call makes first
+        if not st.synced:  # each write the next call may make before it synchronises
             unsynced = self.facts.unsynced_writes
             for part in parts:
                 key = (part.site, part.objects, constant_part(part.region))  # the next call's names are other values
-                known = unsynced.get(key)
-                if known is None or _position(node) < _position(known[0]):
-                    unsynced[key] = (node, what)
+                unsynced.setdefault(key, {})[_position(node)] = (node, what)
         self.meet_pending(node, leaves, what, lambda p: True)
 
     def meet_pending(self, node: ast.AST, leaves: list, what: str, racing: Callable[[Pending], bool]) -> None:
@@ -496,24 +499,24 @@ class Effects:
     def carried_over(self) -> None:
         """After the analysis: a copy the function may end with still reading a kept buffer
         (``carry_over``), and a write to that buffer before the function synchronises
-        (``write_host``): the next call's first such write to a part the copy reads (only
-        constant bounds tell parts apart across calls) races with this call's copy."""
+        (``write_host``): each such write of the next call to a part the copy reads (only
+        constant bounds tell parts apart across calls) races with this call's copy, the later
+        ones as much as the first (as in a loop's next round)."""
         frame, facts = self.frame, self.facts
         for (site, objects, part), trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
-            meeting = [
-                known for (written, owners, region), known in facts.unsynced_writes.items()
+            meeting = {
+                position: known for (written, owners, region), writes in facts.unsynced_writes.items()
                 if written == site and same_object(objects, owners) and not disjoint(part, region)
-            ]
-            if not meeting:
-                continue
-            write, what = min(meeting, key=lambda known: _position(known[0]))
-            sink = replace(
-                frame.step(write, "the next call writes it before any synchronisation"),
-                fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),
-            )
-            site = frame.site(write, what)
-            facts.report(site, trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
-            facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, site))
+                for position, known in writes.items()
+            }
+            for _, (write, what) in sorted(meeting.items()):  # each one races, as in a loop's next round
+                sink = replace(
+                    frame.step(write, "the next call writes it before any synchronisation"),
+                    fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),
+                )
+                found = frame.site(write, what)
+                facts.report(found, trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
+                facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, found))
 
     def record_event(self, name: str) -> None:
         """``event.record()``: the event waits for the device work issued so far, no later
