@@ -10,7 +10,9 @@ from typing import Callable, cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.regions import constant_part, disjoint
-from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, bounded_holders, is_stand_in, issued_work
+from bufferlint.analysis.domain.state import (
+    BEFORE_CALL, Pending, State, bounded_holders, event_field, is_event_stand_in, is_stand_in, issued_work,
+)
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -275,24 +277,29 @@ class Effects:
 
     # -- the device ------------------------------------------------------------------------
 
-    def synchronize(self, covers: frozenset | None = None, current_only: bool = False) -> None:
+    def synchronize(self, covers: frozenset | None = None, current_only: bool = False, prior: str | None = None) -> None:
         """``torch.cuda.synchronize()``: every async device copy issued so far is complete.
         ``covers``: ``event.synchronize()`` of an event recorded here, complete are only the
         copies in flight when it was recorded (a copy issued after the record is not).
         ``current_only``: the current stream's work is complete, not the copies issued here
-        under a stream context (``Frame.side_issued``, the ``staged`` keys marked so)."""
+        under a stream context (``Frame.side_issued``, the ``staged`` keys marked so).
+        ``prior``: an event field not recorded here yet on this path: taken as a wait for all
+        (its record is not seen), noted in ``State.waits`` for the copies an earlier call of
+        this function recorded it before (``carried_over``)."""
         st = self.frame.st
         if st is not None and current_only:
             side = self.frame.side_issued
             st.flying = frozenset(site for site in st.flying if site in side)
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
-            st.synced = True
+            st.synced, st.waits = True, frozenset()
         elif st is not None and covers is not None:
             st.flying = st.flying - covers
             st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
-            st.synced = st.synced or BEFORE_CALL in covers  # recorded here on every path: after the callers' work
+            if BEFORE_CALL in covers:  # recorded here on every path: after the callers' work
+                st.synced, st.waits = True, frozenset()
         elif st is not None:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
+            st.waits = st.waits | {prior} if prior is not None and (not st.synced or st.waits) else frozenset()
             st.synced = True
             st.flying = frozenset()
 
@@ -430,11 +437,11 @@ class Effects:
         written = {leaf.site for leaf in parts}
         if not written:
             return
-        if not st.synced:  # each write the next call may make before it synchronises
+        if not st.synced or st.waits:  # each write the next call may make before it synchronises
             unsynced = self.facts.unsynced_writes
             for part in parts:
                 key = (part.site, part.objects, constant_part(part.region))  # the next call's names are other values
-                unsynced.setdefault(key, {})[_position(node)] = (node, what)
+                unsynced.setdefault(key, {})[_position(node)] = (node, what, st.waits if st.synced else None)
         self.meet_pending(node, leaves, what, lambda p: True)
 
     def meet_pending(self, node: ast.AST, leaves: list, what: str, racing: Callable[[Pending], bool]) -> None:
@@ -481,6 +488,10 @@ class Effects:
         for pending in st.pending:
             if not pending.hazard.ended_by_write:
                 continue
+            before = frozenset(  # event fields recorded here before this copy: the next call's wait on one misses it
+                name for name, value in st.vars.items()
+                if is_event_stand_in(name) and value.recorded is not None and pending.key not in value.recorded
+            )
             for leaf in pending.leaves:
                 if leaf.site in facts.kept_buffers and leaf.site not in facts.in_turn:
                     ends = frame.step(node, f"`{frame.info.display}` returns with the copy still reading it")
@@ -489,6 +500,7 @@ class Effects:
                     known = facts.carried.get(key)
                     if known is None or preferred_trace(trace, known):
                         facts.carried[key] = trace
+                    facts.recorded_before[key] = facts.recorded_before.get(key, frozenset()) | before
 
     def taken_in_turn(self, value: Value) -> None:
         """``self.bufs[i]`` with ``i`` advanced modulo the pool (``rotation``): the next call
@@ -504,14 +516,18 @@ class Effects:
         ones as much as the first (as in a loop's next round)."""
         frame, facts = self.frame, self.facts
         for (site, objects, part), trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
+            before = facts.recorded_before.get((site, objects, part), frozenset())
             meeting = {
-                position: known for (written, owners, region), writes in facts.unsynced_writes.items()
+                position: (write, what, waits) for (written, owners, region), writes in facts.unsynced_writes.items()
                 if written == site and same_object(objects, owners) and not disjoint(part, region)
-                for position, known in writes.items()
+                for position, (write, what, waits) in writes.items()
+                if waits is None or waits & before  # no wait before it, or one for an event recorded before the copy
             }
-            for _, (write, what) in sorted(meeting.items()):  # each one races, as in a loop's next round
+            for _, (write, what, waits) in sorted(meeting.items()):  # each one races, as in a loop's next round
+                how = "before any synchronisation" if waits is None else \
+                    f"after waiting for `{event_field(min(waits & before))}`, recorded before the copy"
                 sink = replace(
-                    frame.step(write, "the next call writes it before any synchronisation"),
+                    frame.step(write, f"the next call writes it {how}"),
                     fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),
                 )
                 found = frame.site(write, what)
