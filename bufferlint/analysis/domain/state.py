@@ -22,6 +22,21 @@ def field_key(attr: str) -> tuple:
     return ("param", (0, attr))
 
 
+def event_stand_in(dotted: str) -> str:
+    """The state variable standing for the records of the event held in the field ``dotted``
+    (``self.ready``): ``call_packs.event_holder``."""
+    return f"<event:{dotted}>"
+
+
+def is_event_stand_in(name: str) -> bool:
+    return name.startswith("<event:")
+
+
+def event_field(stand_in: str) -> str:
+    """The dotted field an event stand-in (``event_stand_in``) names."""
+    return stand_in[len("<event:"):-1]
+
+
 def is_stand_in(pending: "Pending") -> bool:
     return pending.key[:1] == ("param",)
 
@@ -78,11 +93,11 @@ class Pending:
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept", "waits")
 
     def __init__(
         self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False,
-        flying=frozenset(), refilled=frozenset(), tested=frozenset(), kept=frozenset(),
+        flying=frozenset(), refilled=frozenset(), tested=frozenset(), kept=frozenset(), waits=frozenset(),
     ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
@@ -102,10 +117,15 @@ class State:
         # ``self.<attr>`` on this path (``Effects.keep_parameter_futures``); joined by
         # intersection, so that ``Summary.keeps_futures`` holds on every path
         self.kept: frozenset = kept
+        # With ``synced``: the receiver's event fields (``call_packs.event_holder``) whose
+        # ``synchronize()`` before their record here is all this path's synchronisation (it
+        # waits for what their last record, an earlier call's, followed: ``Effects.carried_over``);
+        # empty when some other wait covers everything. Joined by union.
+        self.waits: frozenset = waits
 
     def copy(self) -> "State":
         return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled,
-                     self.tested, self.kept)
+                     self.tested, self.kept, self.waits)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -120,6 +140,7 @@ class State:
             and self.refilled == other.refilled
             and self.tested == other.tested
             and self.kept == other.kept
+            and self.waits == other.waits
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -194,11 +215,13 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     refilled = old.refilled | new.refilled
     tested = old.tested & new.tested
     kept = old.kept & new.kept
+    waits = old.waits | new.waits
     changed = copied or (
         len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
         or len(stale) != len(old.stale) or synced != old.synced or len(flying) != len(old.flying)
         or len(refilled) != len(old.refilled) or len(tested) != len(old.tested) or len(kept) != len(old.kept)
+        or len(waits) != len(old.waits)
     )
     if not changed:
         return old, False
-    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept), True
+    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept, waits), True

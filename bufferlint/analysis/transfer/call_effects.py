@@ -63,10 +63,13 @@ class Synchronize:
     """Wait for all outstanding device work; ``covers``: only for the device-to-host copies
     an event recorded after (``event.synchronize()`` of an event recorded here);
     ``current_only``: only for the work of the current stream, not the copies this function
-    issued under a stream context (``torch.cuda.current_stream().synchronize()``)."""
+    issued under a stream context (``torch.cuda.current_stream().synchronize()``);
+    ``prior``: an event field's not recorded here yet on this path (its stand-in,
+    ``call_packs.event_holder``): it waits for what its last record followed."""
 
     covers: frozenset | None = None
     current_only: bool = False
+    prior: str | None = None
 
 
 @dataclass(frozen=True)

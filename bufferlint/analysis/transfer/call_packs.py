@@ -38,6 +38,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import FLAG, MATCHES, ParamTest
+from bufferlint.analysis.domain.state import event_stand_in
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -216,8 +217,19 @@ def on_synchronizer(call: CallSite, spec) -> Value:
     (not the copies issued under ``with torch.cuda.stream(side)``)."""
     receiver = call.receiver
     current = receiver is not None and receiver.objects == CURRENT_STREAM and not call.frame.contexts
-    call.effects.append(Synchronize(_recorded(call), current))
+    call.effects.append(Synchronize(_recorded(call), current, _prior_record(call)))
     return EMPTY
+
+
+def _prior_record(call: CallSite) -> str | None:
+    """``self.done.synchronize()`` of an event field not recorded here yet on this path: its
+    stand-in (``event_holder``); it waits for what the field's last record (an earlier call's,
+    another method's) followed. None for any other wait."""
+    func, st = call.node.func, call.frame.st
+    if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Attribute) or st is None:
+        return None
+    holder = event_holder(func.value)
+    return holder if holder is not None and holder not in st.vars else None
 
 
 def _recorded(call: CallSite) -> frozenset | None:
@@ -245,7 +257,7 @@ def event_holder(event: ast.expr) -> str | None:
     if isinstance(event, ast.Name):
         return event.id
     dotted = dotted_name(event)
-    return f"<event:{dotted}>" if dotted else None
+    return event_stand_in(dotted) if dotted else None
 
 
 def on_settler(call: CallSite, pattern) -> Value:

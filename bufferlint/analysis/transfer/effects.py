@@ -10,7 +10,9 @@ from typing import Callable, cast
 
 from bufferlint.analysis.domain.conditions import holds_by_default
 from bufferlint.analysis.domain.regions import constant_part, disjoint
-from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, bounded_holders, is_stand_in, issued_work
+from bufferlint.analysis.domain.state import (
+    BEFORE_CALL, Pending, State, bounded_holders, event_field, is_event_stand_in, is_stand_in, issued_work,
+)
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
     EMPTY,
@@ -275,31 +277,41 @@ class Effects:
 
     # -- the device ------------------------------------------------------------------------
 
-    def synchronize(self, covers: frozenset | None = None, current_only: bool = False) -> None:
+    def synchronize(self, covers: frozenset | None = None, current_only: bool = False, prior: str | None = None) -> None:
         """``torch.cuda.synchronize()``: every async device copy issued so far is complete.
         ``covers``: ``event.synchronize()`` of an event recorded here, complete are only the
         copies in flight when it was recorded (a copy issued after the record is not).
         ``current_only``: the current stream's work is complete, not the copies issued here
-        under a stream context (``Frame.side_issued``, the ``staged`` keys marked so)."""
+        under a stream context (``Frame.side_issued``, the ``staged`` keys marked so).
+        ``prior``: an event field not recorded here yet on this path: taken as a wait for all
+        (its record is not seen), noted in ``State.waits`` for the copies an earlier call of
+        this function recorded it before (``carried_over``)."""
         st = self.frame.st
         if st is not None and current_only:
             side = self.frame.side_issued
             st.flying = frozenset(site for site in st.flying if site in side)
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
-            st.synced = True
+            st.synced, st.waits = True, frozenset()
         elif st is not None and covers is not None:
             st.flying = st.flying - covers
             st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
-            st.synced = st.synced or BEFORE_CALL in covers  # recorded here on every path: after the callers' work
+            if BEFORE_CALL in covers:  # recorded here on every path: after the callers' work
+                st.synced, st.waits = True, frozenset()
         elif st is not None:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
+            st.waits = st.waits | {prior} if prior is not None and (not st.synced or st.waits) else frozenset()
             st.synced = True
             st.flying = frozenset()
 
     def issue(self, value: Value) -> None:
         """Borrowed objects handed out here (by a source, or a helper returning them): fresh
         ones, whatever an earlier ``advances`` call did to their site's older objects.
-        Device-to-host copies among them are in flight until the next synchronisation."""
+        Device-to-host copies among them are in flight until the next synchronisation.
+        Pinned buffers a getter or a property hands back from the heap (``Borrow.held``)
+        outlive this call as a field read's do (``arrive``): a copy still reading one when
+        the function returns meets the next call's write (``carry_over``)."""
+        self.facts.kept_buffers.update(
+            leaf.site for leaf in deep_leaves(value) if pinned_buffer(leaf) and leaf.held)
         st = self.frame.st
         if st is None:
             return
@@ -425,13 +437,11 @@ class Effects:
         written = {leaf.site for leaf in parts}
         if not written:
             return
-        if not st.synced:  # the first such write in the text: the one the next call makes first
+        if not st.synced or st.waits:  # each write the next call may make before it synchronises
             unsynced = self.facts.unsynced_writes
             for part in parts:
                 key = (part.site, part.objects, constant_part(part.region))  # the next call's names are other values
-                known = unsynced.get(key)
-                if known is None or _position(node) < _position(known[0]):
-                    unsynced[key] = (node, what)
+                unsynced.setdefault(key, {})[_position(node)] = (node, what, st.waits if st.synced else None)
         self.meet_pending(node, leaves, what, lambda p: True)
 
     def meet_pending(self, node: ast.AST, leaves: list, what: str, racing: Callable[[Pending], bool]) -> None:
@@ -478,6 +488,10 @@ class Effects:
         for pending in st.pending:
             if not pending.hazard.ended_by_write:
                 continue
+            before = frozenset(  # event fields recorded here before this copy: the next call's wait on one misses it
+                name for name, value in st.vars.items()
+                if is_event_stand_in(name) and value.recorded is not None and pending.key not in value.recorded
+            )
             for leaf in pending.leaves:
                 if leaf.site in facts.kept_buffers and leaf.site not in facts.in_turn:
                     ends = frame.step(node, f"`{frame.info.display}` returns with the copy still reading it")
@@ -486,6 +500,7 @@ class Effects:
                     known = facts.carried.get(key)
                     if known is None or preferred_trace(trace, known):
                         facts.carried[key] = trace
+                    facts.recorded_before[key] = facts.recorded_before.get(key, frozenset()) | before
 
     def taken_in_turn(self, value: Value) -> None:
         """``self.bufs[i]`` with ``i`` advanced modulo the pool (``rotation``): the next call
@@ -496,24 +511,28 @@ class Effects:
     def carried_over(self) -> None:
         """After the analysis: a copy the function may end with still reading a kept buffer
         (``carry_over``), and a write to that buffer before the function synchronises
-        (``write_host``): the next call's first such write to a part the copy reads (only
-        constant bounds tell parts apart across calls) races with this call's copy."""
+        (``write_host``): each such write of the next call to a part the copy reads (only
+        constant bounds tell parts apart across calls) races with this call's copy, the later
+        ones as much as the first (as in a loop's next round)."""
         frame, facts = self.frame, self.facts
         for (site, objects, part), trace in sorted(facts.carried.items(), key=lambda item: repr(item[0])):
-            meeting = [
-                known for (written, owners, region), known in facts.unsynced_writes.items()
+            before = facts.recorded_before.get((site, objects, part), frozenset())
+            meeting = {
+                position: (write, what, waits) for (written, owners, region), writes in facts.unsynced_writes.items()
                 if written == site and same_object(objects, owners) and not disjoint(part, region)
-            ]
-            if not meeting:
-                continue
-            write, what = min(meeting, key=lambda known: _position(known[0]))
-            sink = replace(
-                frame.step(write, "the next call writes it before any synchronisation"),
-                fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),
-            )
-            site = frame.site(write, what)
-            facts.report(site, trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
-            facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, site))
+                for position, (write, what, waits) in writes.items()
+                if waits is None or waits & before  # no wait before it, or one for an event recorded before the copy
+            }
+            for _, (write, what, waits) in sorted(meeting.items()):  # each one races, as in a loop's next round
+                how = "before any synchronisation" if waits is None else \
+                    f"after waiting for `{event_field(min(waits & before))}`, recorded before the copy"
+                sink = replace(
+                    frame.step(write, f"the next call writes it {how}"),
+                    fact=sink_fact(Hazard.HOST_WRITTEN_IN_FLIGHT, what),
+                )
+                found = frame.site(write, what)
+                facts.report(found, trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
+                facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, found))
 
     def record_event(self, name: str) -> None:
         """``event.record()``: the event waits for the device work issued so far, no later

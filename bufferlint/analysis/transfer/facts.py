@@ -78,12 +78,16 @@ class FunctionFacts:
         # Pinned buffers written before this function synchronised: site -> (the write, what
         # wrote); and the pinned buffers read from the receiver's fields, which outlive a call
         # (``Effects.carry_over``).
-        # (pinned buffer, its object, constant part) -> the first write to that part before a
-        # synchronisation (``Borrow.objects``: the buffers of two objects told apart are two)
-        self.unsynced_writes: dict[tuple, tuple] = {}
+        # (pinned buffer, its object, constant part) -> the writes to that part before a
+        # synchronisation, by position: (the write, what wrote, None or the event fields
+        # whose waits were the only ones before it: ``State.waits``) (``Borrow.objects``: the
+        # buffers of two objects told apart are two)
+        self.unsynced_writes: dict[tuple, dict[tuple[int, int], tuple]] = {}
         self.kept_buffers: set[tuple] = set()
         # (kept buffer, its object, constant part) -> trace of a copy still reading that part at an exit
         self.carried: dict[tuple, tuple] = {}
+        # ... -> the event fields (``call_packs.event_holder``) recorded before that copy at an exit
+        self.recorded_before: dict[tuple, frozenset] = {}
         self.next_call: set = set()  # (Hazard, Site) of the findings ``carried_over`` makes
         # Kept buffers picked from a pool in turn (``rotation``): the next call writes another slot.
         self.in_turn: set = set()

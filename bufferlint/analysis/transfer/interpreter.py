@@ -285,15 +285,22 @@ class FunctionInterpreter:
         iterator runs out; merely iterating (printing the futures) settles nothing. A
         ``while futures:`` loop ends only when the container is empty: the futures it held
         are settled if no iteration left one pending (``f = futures.pop(); f.result()``); one
-        popped and not waited for is pending on the back edge, and stays."""
+        popped and not waited for is pending on the back edge, and stays. So are the device
+        copies the events it held were recorded after (``while done: done.popleft().
+        synchronize()``), on the path that ran no iteration too."""
         key = node_key(op.node)
         st = self.st
         if isinstance(op.node, ast.While):
             drained = emptied_by_test(op.node.test)
             if drained is None:
                 return
-            elements = deep_pending(iterate(self.eval(drained)))
+            element = iterate(self.eval(drained))
+            elements = deep_pending(element)
             exhausted: frozenset = frozenset()
+            if element.recorded:  # events: the copies recorded before them, each waited for by its round
+                copies = element.recorded - self.settled_each.get(key, frozenset())
+                st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in copies))
+                st.flying = st.flying - copies
         else:
             iterable = st.vars.get(f"<iter:{key}>", EMPTY)
             elements = deep_pending(iterate(iterable))
@@ -620,7 +627,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.StoreFutures: lambda it, e: it.effects.store_futures(e.holder, e.value),
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
     call_effects.Reown: lambda it, e: it.effects.reown(e.keys, e.owners),
-    call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers, e.current_only),
+    call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers, e.current_only, e.prior),
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs),
