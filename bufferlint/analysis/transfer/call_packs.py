@@ -112,14 +112,21 @@ def users_word(call: CallSite) -> Value | None:
     return None
 
 
+# A container's truth is its length: ``bool([t])`` reads no tensor's bytes.
+TRUTH_TESTS = frozenset({"bool", "builtins.bool"})
+
+
 def read_host(call: CallSite, pattern) -> None:
     """``t.tolist()``, ``int(t)``, ``print("n =", t)``: the host reads the receiver (or
-    every argument, in any position) now."""
+    every argument, in any position) now. An argument's contents too: ``copy.deepcopy(d)``,
+    ``numpy.stack([a, b])`` and ``print(d)`` read the tensors a container holds."""
     subjects: Sequence[Value | None]
     if pattern.method is not None or (call.receiver is not None and pattern.qualname is None):
         subjects = [call.receiver]
-    else:
+    elif pattern.qualname in TRUTH_TESTS:
         subjects = call.args.flat()
+    else:
+        subjects = [Value(leaves=frozenset(deep_leaves(arg))) for arg in call.args.flat()]
     for subject in subjects:
         if subject is not None and subject.leaves:
             call.effects.append(HostRead(call.node, subject, call.name))

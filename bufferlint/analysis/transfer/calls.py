@@ -368,14 +368,17 @@ def demand_receiver_class_in_flight(call: CallSite) -> None:
     """``window.add(tracker)`` then ``window.drain()``, ``window`` an instance of a project
     class not read yet, while work is in flight: its methods may keep the futures in a field
     and wait for them there (``Summary.keeps_futures``, ``SettleStored``), so the class's
-    module is asked for; the call is analysed again once it is read."""
+    module is asked for; the call is analysed again once it is read. Likewise a method not
+    found on a class read whose project base is not read yet (``self._fence()`` of a mixin
+    in another module) while work or a device copy is in flight: the base may wait for it."""
     st = call.frame.st
-    if st is None or call.receiver is None or all(is_stand_in(p) for p in st.pending):
+    if st is None or call.receiver is None or (not st.flying and all(is_stand_in(p) for p in st.pending)):
         return
     index = call.program.index
-    for name in sorted(call.receiver.types):
-        if name not in index.classes and name not in index.functions and call.program.in_project(name):
-            call.effects.append(Record("demand", ("qualname", name)))
+    for name in sorted(call.receiver.types | call.receiver.declared):
+        for ancestor in index.class_ancestors(name) if name in index.classes else (name,):
+            if ancestor not in index.classes and ancestor not in index.functions and call.program.in_project(ancestor):
+                call.effects.append(Record("demand", ("qualname", ancestor)))
 
 
 def demand_attribute_owner(call: CallSite) -> None:

@@ -905,8 +905,9 @@ class ProjectAnalysis:
                 else:
                     wanted |= self.module_of(name)
         producers, self.new_triggers = self.new_triggers - self.trigger_names, set()
+        dispatched_by = self.program.index.dispatched_by()  # an overload's callers call its dispatcher
         for qualname, summary in self.program.summaries.items():
-            short = qualname.rsplit(".", 1)[-1]
+            short = dispatched_by.get(qualname, qualname).rsplit(".", 1)[-1]
             if short not in self.trigger_names and not short.startswith("<") and returns_borrowed(summary):
                 producers.add(short)
         if producers:
