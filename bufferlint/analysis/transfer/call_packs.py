@@ -37,7 +37,7 @@ from bufferlint.analysis.domain.values import (
     pinned_buffer,
     view_of,
 )
-from bufferlint.analysis.domain.conditions import FLAG, MATCHES, ParamTest
+from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -384,13 +384,30 @@ def parameter_conditions(call: CallSite, pattern) -> frozenset:
         if condition.length:
             continue
         how, value = call.argument(condition.key, condition.position)
+        field = parameter_field(call, condition) if how == "unknown" and isinstance(condition.value, bool) else None
         if how == "parameter" and isinstance(value, tuple):
             index, known, default = value
             test = FLAG if isinstance(condition.value, bool) else MATCHES
             when.append(ParamTest(index, test, condition.value, known, default))
+        elif field is not None:  # ``non_blocking=self.overlap``: a test the function's branches may make too
+            when.append(ParamTest(field[0], ATTR, (field[1], condition.value)))
         elif how == "unknown":  # ``**kwargs`` holding the flag only where ``device not in _CPU_DEVICES``
             when.extend(call.args.keyword_when(condition.key, condition.position, condition.accepts))
     return frozenset(when)
+
+
+def parameter_field(call: CallSite, condition) -> tuple[int, str] | None:
+    """The argument a condition reads, when it is a field of a parameter as the caller passed
+    it (``self.overlap``): (the parameter, the attribute)."""
+    node = call.node
+    expr = next((k.value for k in node.keywords if k.arg == condition.key), None)
+    if expr is None and condition.position is not None and condition.position < len(node.args) \
+            and not any(isinstance(a, ast.Starred) for a in node.args[: condition.position + 1]):
+        expr = node.args[condition.position]
+    if not isinstance(expr, ast.Attribute):
+        return None
+    param = exact_parameter(call.args.values.get(id(expr.value)))
+    return (param, expr.attr) if param is not None else None
 
 
 def argument_origins(call: CallSite, pattern) -> str:

@@ -8,7 +8,7 @@ import ast
 from dataclasses import replace
 from typing import Callable, cast
 
-from bufferlint.analysis.domain.conditions import holds_by_default
+from bufferlint.analysis.domain.conditions import holds_by_default, refuted
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import BEFORE_CALL, Pending, State, bounded_holders, is_stand_in, issued_work
 from bufferlint.analysis.domain.summaries import SinkReach
@@ -350,8 +350,9 @@ class Effects:
         step = None
         for leaf in value.leaves | self.fills_of(value.leaves):
             if isinstance(leaf, Borrow):
-                if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)):
-                    continue  # landed, or a copy to the host only if the callers say so
+                if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)) \
+                        or refuted(leaf.when, st.assume):
+                    continue  # landed, a copy to the host only if the callers say so, or blocking on this path
             elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot or has_field(leaf.path):
                 continue  # a record parameter's field: see ``read_host``'s docstring
             if step is None:

@@ -6,7 +6,7 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State
-from bufferlint.analysis.domain.conditions import EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
+from bufferlint.analysis.domain.conditions import ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Borrow, Value, clean, clear_leaf, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
@@ -51,6 +51,10 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
     param = exact_parameter(value)
     if param is not None:
         st.assume = st.assume | {ParamTest(param, TRUTHY if branch else FALSY).on(param, defaults)}
+    if isinstance(test, ast.Attribute):  # ``if not self.overlap:``, a field of a parameter
+        owner = exact_parameter(values.get(id(test.value)))
+        if owner is not None:
+            st.assume = st.assume | {ParamTest(owner, ATTR, (test.attr, branch))}
     return st
 
 
