@@ -78,11 +78,11 @@ class Pending:
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept", "landed")
 
     def __init__(
         self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False,
-        flying=frozenset(), refilled=frozenset(), tested=frozenset(), kept=frozenset(),
+        flying=frozenset(), refilled=frozenset(), tested=frozenset(), kept=frozenset(), landed=frozenset(),
     ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
@@ -102,10 +102,14 @@ class State:
         # ``self.<attr>`` on this path (``Effects.keep_parameter_futures``); joined by
         # intersection, so that ``Summary.keeps_futures`` holds on every path
         self.kept: frozenset = kept
+        # sites of copies in flight this path waited for by an event (``event.query()`` true,
+        # ``event.synchronize()``): a field read again does not put them back in flight
+        # (``Effects.arrive``); joined by intersection
+        self.landed: frozenset = landed
 
     def copy(self) -> "State":
         return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled,
-                     self.tested, self.kept)
+                     self.tested, self.kept, self.landed)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -120,6 +124,7 @@ class State:
             and self.refilled == other.refilled
             and self.tested == other.tested
             and self.kept == other.kept
+            and self.landed == other.landed
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -194,11 +199,13 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     refilled = old.refilled | new.refilled
     tested = old.tested & new.tested
     kept = old.kept & new.kept
+    landed = old.landed & new.landed
     changed = copied or (
         len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
         or len(stale) != len(old.stale) or synced != old.synced or len(flying) != len(old.flying)
         or len(refilled) != len(old.refilled) or len(tested) != len(old.tested) or len(kept) != len(old.kept)
+        or len(landed) != len(old.landed)
     )
     if not changed:
         return old, False
-    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept), True
+    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept, landed), True

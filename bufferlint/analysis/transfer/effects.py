@@ -288,6 +288,7 @@ class Effects:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
             st.synced = True
         elif st is not None and covers is not None:
+            st.landed = st.landed | (st.flying & covers)
             st.flying = st.flying - covers
             st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
             st.synced = st.synced or BEFORE_CALL in covers  # recorded here on every path: after the callers' work
@@ -312,7 +313,8 @@ class Effects:
     def arrive(self, kept: Value) -> None:
         """A field read: the copies another method left in flight there (``keep_in_flight``)
         are in flight here until this function synchronises (no call order is known: the
-        other method may have run just before). The pinned buffers kept there outlive this
+        other method may have run just before; not while this one runs: one it waited for
+        stays landed, ``State.landed``). The pinned buffers kept there outlive this
         call: a copy still reading one when it returns meets the next call's write
         (``carry_over``)."""
         frame = self.frame
@@ -330,7 +332,8 @@ class Effects:
             if fill is not None:
                 self.facts.filled_buffers[buffer] = join(self.facts.filled_buffers.get(buffer), fill)
                 sites.update(in_flight_sites(fill))
-        sites = {site for site in sites if site[0] != qualname}  # its own copies: its state knows them
+        # its own copies: its state knows them; those it waited for by an event have landed
+        sites = {site for site in sites if site[0] != qualname} - st.landed
         if sites - st.flying:
             st.flying = st.flying | sites
 

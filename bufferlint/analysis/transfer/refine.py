@@ -46,6 +46,7 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         done = value.cond.settles_if_true if branch else value.cond.settles_if_false
         if done:  # ``if tracker.done:``, ``if event.query():``: that work is finished on this branch
             st.pending = frozenset(p for p in st.pending if p.key not in done)
+            st.landed = st.landed | (st.flying & done)
             st.flying = st.flying - done
         assume_clean(st, value.cond.clean_if_true if branch else value.cond.clean_if_false)
     param = exact_parameter(value)
