@@ -52,7 +52,11 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
     param = exact_parameter(value)
     if param is not None:
         st.assume = st.assume | {ParamTest(param, TRUTHY if branch else FALSY).on(param, defaults)}
-    if isinstance(test, ast.Attribute):  # ``if not self.overlap:``, a field of a parameter
+    if isinstance(test, ast.Attribute) and st.flying:
+        # ``if not self.overlap:``, a field of a parameter: what it says of a copy in flight
+        # made with ``non_blocking=self.overlap`` (``conditions.refuted``); a path with none
+        # keeps no such test (every ``if self.x:`` would make its facts apart, and their
+        # number grow through the methods calling each other on ``self``)
         owner = exact_parameter(values.get(id(test.value)))
         if owner is not None:
             st.assume = st.assume | {ParamTest(owner, ATTR, (test.attr, branch))}
