@@ -101,6 +101,7 @@ INDEX: dict[str, Question] = {
     "field_types": lambda view: view.index.field_types(frozenset({"pkg.Loader"}), "pool"),
     "registered_callables": lambda view: view.index.registered_callables(frozenset({"pkg.Loader"}), "pool"),
     "registered_under": lambda view: view.index.registered_under(frozenset({"pkg.Loader"}), "pool", "fast"),
+    "dispatch_overloads": lambda view: view.index.dispatch_overloads("pkg.helper"),
     "field_objects": lambda view: view.index.field_objects(frozenset({"pkg.Loader"}), "pool"),
     "attached_functions": lambda view: view.index.attached_functions("on_load"),
     "record_shape": lambda view: view.index.record_shape("pkg.Item"),

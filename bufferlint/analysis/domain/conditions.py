@@ -21,7 +21,7 @@ more often, and the analysis reports that it did (a notice).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
 from bufferlint.analysis.domain.values import ParamRef, Value, uncleared
@@ -49,6 +49,13 @@ INSTANCE = "isinstance"
 # left that constant in ``obj.<attr>`` (``frontend.construction``). Only guard facts use it
 # (a guard object told its marker's name when built), decided by ``surely_passed``.
 FIELD = "field"
+
+# The truth of a field of the object passed, as the function reads it (``operand``: ``(attr,
+# truth)``): ``non_blocking=self.overlap`` and ``if not self.overlap:`` test the same thing,
+# so on that branch the copy was blocking (``refuted``). The field is taken to keep its value
+# through the call, as a flag does. A call knows nothing of the field: it may hold there,
+# unless the caller passes its own parameter on (the test is then of the caller's).
+ATTR = "attr"
 
 IN = "in"  # membership in a module constant's tuple (``device not in _CPU_DEVICES``)
 NOT_IN = "not in"
@@ -94,6 +101,8 @@ class ParamTest:
             return value == expected and type(value) is type(expected)
         if test == INSTANCE:  # a literal is no instance of a project class
             return False
+        if test == ATTR:  # a literal's field is not read here
+            return True
         if test in (IN, NOT_IN):
             member = membership(value, operand)
             return member is None or member == (test == IN)
@@ -123,6 +132,9 @@ class ParamTest:
         return ParamTest(param, self.test, self.operand, param in defaults, defaults.get(param))
 
     def negate(self) -> "ParamTest | None":
+        if self.test == ATTR:
+            attr, truth = attr_operand(self)
+            return replace(self, operand=(attr, not truth))
         test = NEGATED.get(self.test)
         return None if test is None else ParamTest(self.param, test, self.operand, self.default_known, self.default)
 
@@ -141,6 +153,9 @@ class ParamTest:
         if self.test == FIELD:
             attr, expected = field_operand(self)
             return f"{name}.{attr} == {expected!r}"
+        if self.test == ATTR:
+            attr, truth = attr_operand(self)
+            return f"{name}.{attr}" if truth else f"not {name}.{attr}"
         return f"{name} {self.test} {self.operand!r}"
 
 
@@ -246,6 +261,42 @@ def surely_passed(tests: frozenset, bound: dict[int, Value],
         if not (known and test.decide(value)):
             return False
     return True
+
+
+def attr_operand(test: ParamTest) -> tuple[str, bool]:
+    """An ``ATTR`` test's attribute and the truth it wants there."""
+    operand = test.operand
+    assert isinstance(operand, tuple)
+    return str(operand[0]), bool(operand[1])
+
+
+def _truth_wanted(test: ParamTest) -> tuple[object, bool] | None:
+    """What a test says of the truth of one thing (a parameter, or a field of one): (that
+    thing, the truth), or None for a test that says more (``== 3``) or else."""
+    if test.test in (TRUTHY, FALSY):
+        return test.param, test.test == TRUTHY
+    if test.test == FLAG:
+        return test.param, bool(test.operand)
+    if test.test == ATTR:
+        attr, truth = attr_operand(test)
+        return (test.param, attr), truth
+    return None
+
+
+def refuted(tests: Iterable[ParamTest], assumed: Iterable[ParamTest]) -> bool:
+    """Do the path's assumptions rule out one of these tests? ``host = t.to("cpu",
+    non_blocking=flag)`` then ``if not flag: return host.tolist()``: on that branch the flag
+    is false, so the copy was blocking."""
+    wanted: dict[object, bool] = {}
+    for test in assumed:
+        found = _truth_wanted(test)
+        if found is not None:
+            wanted[found[0]] = found[1]
+    for test in tests:
+        found = _truth_wanted(test)
+        if found is not None and wanted.get(found[0], found[1]) != found[1]:
+            return True
+    return False
 
 
 def field_operand(test: ParamTest) -> tuple[str, object]:

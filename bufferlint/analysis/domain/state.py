@@ -93,11 +93,13 @@ class Pending:
 
 
 class State:
-    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept", "waits")
+    __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept", "waits",
+                 "landed")
 
     def __init__(
         self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False,
         flying=frozenset(), refilled=frozenset(), tested=frozenset(), kept=frozenset(), waits=frozenset(),
+        landed=frozenset(),
     ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
@@ -122,10 +124,14 @@ class State:
         # waits for what their last record, an earlier call's, followed: ``Effects.carried_over``);
         # empty when some other wait covers everything. Joined by union.
         self.waits: frozenset = waits
+        # sites of copies in flight this path waited for by an event (``event.query()`` true,
+        # ``event.synchronize()``): a field read again does not put them back in flight
+        # (``Effects.arrive``); joined by intersection
+        self.landed: frozenset = landed
 
     def copy(self) -> "State":
         return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled,
-                     self.tested, self.kept, self.waits)
+                     self.tested, self.kept, self.waits, self.landed)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -141,6 +147,7 @@ class State:
             and self.tested == other.tested
             and self.kept == other.kept
             and self.waits == other.waits
+            and self.landed == other.landed
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -216,12 +223,14 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     tested = old.tested & new.tested
     kept = old.kept & new.kept
     waits = old.waits | new.waits
+    landed = old.landed & new.landed
     changed = copied or (
         len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
         or len(stale) != len(old.stale) or synced != old.synced or len(flying) != len(old.flying)
         or len(refilled) != len(old.refilled) or len(tested) != len(old.tested) or len(kept) != len(old.kept)
         or len(waits) != len(old.waits)
+        or len(landed) != len(old.landed)
     )
     if not changed:
         return old, False
-    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept, waits), True
+    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept, waits, landed), True

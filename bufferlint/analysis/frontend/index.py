@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple, cast
 
 from bufferlint.analysis.frontend.constants import DeviceObject, static_constant
+from bufferlint.analysis.frontend.dispatch import overload_qualname, registered_on
 from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
 from bufferlint.analysis.frontend.registrations import keyed_registrations, registered_callables
 
@@ -696,6 +697,9 @@ class ProjectIndex:
     _field_objects: dict[tuple[str, str], frozenset] = field(default_factory=dict)  # (class, attr) -> answer
     _registered: dict[tuple, frozenset] = field(default_factory=dict)  # (classes, attr) -> handlers
     _keyed: dict[tuple, list] = field(default_factory=dict)  # (classes, attr) -> [(key, function)]
+    # the dispatcher as the registering module names it -> its overloads (``frontend.dispatch``)
+    _overloads: dict[str, dict[str, None]] = field(default_factory=dict)
+    _module_defs: set[str] = field(default_factory=set)  # qualnames the module being added defines
     _descendants: dict[str, list[str]] | None = None  # class -> it and its known subclasses, by name
 
     def add_module(self, module: ModuleInfo) -> list[FunctionInfo]:
@@ -707,6 +711,7 @@ class ProjectIndex:
         self._attached_memo.clear()  # the module may attach callables
         self._registered.clear()  # ... or register handlers
         self._keyed.clear()
+        self._module_defs = set()
         self._method_spans[module.name] = []
         added: list[FunctionInfo] = []
         top = FunctionInfo(f"{module.name}.<module>", module.name, module.tree, module, kind="module")
@@ -930,6 +935,12 @@ class ProjectIndex:
             decorators = decorator_names(node)
             kind = "staticmethod" if "staticmethod" in decorators else "classmethod" if "classmethod" in decorators else "method"
         qualname = f"{prefix}.{node.name}"
+        top_level = class_info is None and outer is not None and outer.kind == "module"
+        dispatcher = registered_on(module, node, base_name) if top_level else None
+        if dispatcher is not None:  # an overload, usually one of several named ``_``
+            qualname = overload_qualname(qualname, self._module_defs.__contains__)
+            self._overloads.setdefault(dispatcher, {})[qualname] = None
+        self._module_defs.add(qualname)
         names, n_pos, vararg, kwarg = _params(node.args)
         display_path = qualname[len(module.name) + 1:] if qualname.startswith(module.name + ".") else qualname
         info = FunctionInfo(
@@ -1062,6 +1073,15 @@ class ProjectIndex:
         if known is None:
             known = self._keyed[memo] = keyed_registrations(self, class_qualnames, attr, base_name)
         return frozenset(qualname for k, qualname in known if k == key)
+
+    def dispatched_by(self) -> dict[str, str]:
+        """Each registered overload's dispatcher (``dispatch_overloads`` inverted)."""
+        return {o: self.canonical(name) for name, found in self._overloads.items() for o in found}
+
+    def dispatch_overloads(self, qualname: str) -> tuple[str, ...]:
+        """The functions registered on the function ``qualname`` (``@qualname.register``), in
+        the order the modules were read: a single dispatcher's overloads (``frontend.dispatch``)."""
+        return tuple(o for name, found in self._overloads.items() if self.canonical(name) == qualname for o in found)
 
     def field_types(self, class_qualnames, attr: str, elements: bool = False) -> frozenset:
         """The classes ``obj.attr`` may be declared as, for ``obj`` of these classes

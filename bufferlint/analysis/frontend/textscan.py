@@ -25,6 +25,24 @@ def callee_words(vocab) -> set[str]:
     return {p.last_name for p in vocab.synchronizers} | {p.last_name for s in vocab.sources for p in s.advances}
 
 
+def body_mentions(data: bytes, function: str, pattern: "re.Pattern[bytes]") -> bool:
+    """Does the body of a ``def function`` of the text (the lines indented under it) name
+    a word of ``pattern``? (A base class's method that may synchronise, before it is parsed.)"""
+    lines = data.splitlines()
+    head = re.compile(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+" + re.escape(function.encode()) + rb"\b")
+    for number, line in enumerate(lines):
+        found = head.match(line)
+        if found is None:
+            continue
+        indent = len(found.group(1))
+        for body in lines[number + 1:]:
+            if body.strip() and len(body) - len(body.lstrip()) <= indent:
+                break
+            if pattern.search(body):
+                return True
+    return False
+
+
 def defined_names(data: bytes) -> list[str]:
     """The names of the functions a file's text defines (``def`` starting a line), and of
     the class attributes it binds to a static method (``guard = staticmethod(f)``: called as

@@ -88,7 +88,7 @@ class AnalysisLog:
 # analyses, and the index only between rounds of parsing. The others (what fields hold, which
 # parameters receive borrowed values) change with the analysis's own writes.
 STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "canonical", "constant", "ancestors", "class_method",
-                    "field_types", "field_objects", "attached", "function", "class", "record_shape", "return_types",
+                    "field_types", "field_objects", "attached", "overloads", "function", "class", "record_shape", "return_types",
                     "class_values", "class_constant"})
 
 
@@ -332,6 +332,9 @@ class RecordingIndex:
     def registered_under(self, classes: Iterable[str], attr: str, key: str) -> frozenset[str]:
         return self._log.read(("registered_under", tuple(sorted(classes)), attr, key),
                               self._index.registered_under(classes, attr, key))
+
+    def dispatch_overloads(self, qualname: str) -> tuple[str, ...]:
+        return self._log.read(("overloads", qualname), self._index.dispatch_overloads(qualname))
 
     def record_shape(self, class_qualname: str) -> RecordShape | None:
         return self._log.read(("record_shape", class_qualname), self._index.record_shape(class_qualname))
@@ -688,6 +691,9 @@ class ReplayIndex:
 
     def registered_under(self, classes: Iterable[str], attr: str, key: str) -> frozenset[str]:
         return self._program.answer(("registered_under", tuple(sorted(classes)), attr, key))
+
+    def dispatch_overloads(self, qualname: str) -> tuple[str, ...]:
+        return tuple(self._program.answer(("overloads", qualname)))
 
     def attached_functions(self, attr: str) -> list[AttachedCallable]:
         return [AttachedCallable(self.info(q), ahead, tuple(keywords))

@@ -37,7 +37,7 @@ from bufferlint.analysis.domain.values import (
     pinned_buffer,
     view_of,
 )
-from bufferlint.analysis.domain.conditions import FLAG, MATCHES, ParamTest
+from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
 from bufferlint.analysis.domain.state import event_stand_in
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
@@ -113,14 +113,21 @@ def users_word(call: CallSite) -> Value | None:
     return None
 
 
+# A container's truth is its length: ``bool([t])`` reads no tensor's bytes.
+TRUTH_TESTS = frozenset({"bool", "builtins.bool"})
+
+
 def read_host(call: CallSite, pattern) -> None:
     """``t.tolist()``, ``int(t)``, ``print("n =", t)``: the host reads the receiver (or
-    every argument, in any position) now."""
+    every argument, in any position) now. An argument's contents too: ``copy.deepcopy(d)``,
+    ``numpy.stack([a, b])`` and ``print(d)`` read the tensors a container holds."""
     subjects: Sequence[Value | None]
     if pattern.method is not None or (call.receiver is not None and pattern.qualname is None):
         subjects = [call.receiver]
-    else:
+    elif pattern.qualname in TRUTH_TESTS:
         subjects = call.args.flat()
+    else:
+        subjects = [Value(leaves=frozenset(deep_leaves(arg))) for arg in call.args.flat()]
     for subject in subjects:
         if subject is not None and subject.leaves:
             call.effects.append(HostRead(call.node, subject, call.name))
@@ -389,13 +396,30 @@ def parameter_conditions(call: CallSite, pattern) -> frozenset:
         if condition.length:
             continue
         how, value = call.argument(condition.key, condition.position)
+        field = parameter_field(call, condition) if how == "unknown" and isinstance(condition.value, bool) else None
         if how == "parameter" and isinstance(value, tuple):
             index, known, default = value
             test = FLAG if isinstance(condition.value, bool) else MATCHES
             when.append(ParamTest(index, test, condition.value, known, default))
+        elif field is not None:  # ``non_blocking=self.overlap``: a test the function's branches may make too
+            when.append(ParamTest(field[0], ATTR, (field[1], condition.value)))
         elif how == "unknown":  # ``**kwargs`` holding the flag only where ``device not in _CPU_DEVICES``
             when.extend(call.args.keyword_when(condition.key, condition.position, condition.accepts))
     return frozenset(when)
+
+
+def parameter_field(call: CallSite, condition) -> tuple[int, str] | None:
+    """The argument a condition reads, when it is a field of a parameter as the caller passed
+    it (``self.overlap``): (the parameter, the attribute)."""
+    node = call.node
+    expr = next((k.value for k in node.keywords if k.arg == condition.key), None)
+    if expr is None and condition.position is not None and condition.position < len(node.args) \
+            and not any(isinstance(a, ast.Starred) for a in node.args[: condition.position + 1]):
+        expr = node.args[condition.position]
+    if not isinstance(expr, ast.Attribute):
+        return None
+    param = exact_parameter(call.args.values.get(id(expr.value)))
+    return (param, expr.attr) if param is not None else None
 
 
 def argument_origins(call: CallSite, pattern) -> str:

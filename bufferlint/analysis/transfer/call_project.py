@@ -9,6 +9,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
+from bufferlint.analysis.frontend.dispatch import is_dispatcher
 from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.domain.conditions import (
     CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, holds_by_default, surely_passed,
@@ -103,7 +104,9 @@ def _held_by_class(call: CallSite, qualname: str) -> list[FunctionInfo]:
 def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]:
     """Calling a function a project decorator wrapped calls the wrapper the decorator
     returned (``@in_background`` submits it), and the function itself only when the
-    wrapper hands it its own arguments unchanged (``functools.wraps`` style)."""
+    wrapper hands it its own arguments unchanged (``functools.wraps`` style). Calling a
+    single dispatcher (``@functools.singledispatch``) may run any of its overloads
+    (``frontend.dispatch``)."""
     program = call.program
     index = program.index
     targets = [info]
@@ -122,6 +125,9 @@ def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]
         if passes and _returns_wrapped_result(wrapper, wrapped):
             call.transparent.add(wrapper.qualname)
         targets = [wrapper] + (targets if passes else [])
+    if is_dispatcher(info.node):  # any overload may run: the class of the argument is not known
+        overloads = (index.functions.get(q) for q in index.dispatch_overloads(info.qualname))
+        targets += [o for o in overloads if o is not None and o not in targets]
     return targets
 
 

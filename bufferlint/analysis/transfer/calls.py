@@ -387,14 +387,27 @@ def demand_receiver_class_in_flight(call: CallSite) -> None:
     """``window.add(tracker)`` then ``window.drain()``, ``window`` an instance of a project
     class not read yet, while work is in flight: its methods may keep the futures in a field
     and wait for them there (``Summary.keeps_futures``, ``SettleStored``), so the class's
-    module is asked for; the call is analysed again once it is read."""
+    module is asked for; the call is analysed again once it is read. Likewise, while work
+    or a device copy is in flight, a method not found on a class read whose project base is
+    not read yet (``self._fence()`` of a mixin in another module), or on a class not read:
+    the base may wait for it, so its module is read if its ``def`` of the method names a
+    synchroniser (a ``"waits"`` demand of ``<base>.<method>``: ``ProjectAnalysis.next_files``;
+    reading every base of every such receiver made sglang's attention backends' summaries
+    recurse past the limit)."""
     st = call.frame.st
-    if st is None or call.receiver is None or all(is_stand_in(p) for p in st.pending):
+    if st is None or call.receiver is None:
+        return
+    futures = not all(is_stand_in(p) for p in st.pending)
+    if not futures and not st.flying:
         return
     index = call.program.index
-    for name in sorted(call.receiver.types):
-        if name not in index.classes and name not in index.functions and call.program.in_project(name):
-            call.effects.append(Record("demand", ("qualname", name)))
+    for name in sorted(call.receiver.types | call.receiver.declared):
+        for ancestor in index.class_ancestors(name) if name in index.classes else (name,):
+            if ancestor not in index.classes and ancestor not in index.functions and call.program.in_project(ancestor):
+                if futures and ancestor in call.receiver.types:
+                    call.effects.append(Record("demand", ("qualname", ancestor)))
+                elif call.method is not None:
+                    call.effects.append(Record("demand", ("waits", f"{ancestor}.{call.method}")))
 
 
 def demand_attribute_owner(call: CallSite) -> None:

@@ -8,7 +8,7 @@ import ast
 from dataclasses import replace
 from typing import Callable, cast
 
-from bufferlint.analysis.domain.conditions import holds_by_default
+from bufferlint.analysis.domain.conditions import holds_by_default, refuted
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
     BEFORE_CALL, Pending, State, bounded_holders, event_field, is_event_stand_in, is_stand_in, issued_work,
@@ -293,6 +293,7 @@ class Effects:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
             st.synced, st.waits = True, frozenset()
         elif st is not None and covers is not None:
+            st.landed = st.landed | (st.flying & covers)
             st.flying = st.flying - covers
             st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
             if BEFORE_CALL in covers:  # recorded here on every path: after the callers' work
@@ -324,7 +325,8 @@ class Effects:
     def arrive(self, kept: Value) -> None:
         """A field read: the copies another method left in flight there (``keep_in_flight``)
         are in flight here until this function synchronises (no call order is known: the
-        other method may have run just before). The pinned buffers kept there outlive this
+        other method may have run just before; not while this one runs: one it waited for
+        stays landed, ``State.landed``). The pinned buffers kept there outlive this
         call: a copy still reading one when it returns meets the next call's write
         (``carry_over``)."""
         frame = self.frame
@@ -342,7 +344,8 @@ class Effects:
             if fill is not None:
                 self.facts.filled_buffers[buffer] = join(self.facts.filled_buffers.get(buffer), fill)
                 sites.update(in_flight_sites(fill))
-        sites = {site for site in sites if site[0] != qualname}  # its own copies: its state knows them
+        # its own copies: its state knows them; those it waited for by an event have landed
+        sites = {site for site in sites if site[0] != qualname} - st.landed
         if sites - st.flying:
             st.flying = st.flying | sites
 
@@ -362,8 +365,9 @@ class Effects:
         step = None
         for leaf in value.leaves | self.fills_of(value.leaves):
             if isinstance(leaf, Borrow):
-                if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)):
-                    continue  # landed, or a copy to the host only if the callers say so
+                if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)) \
+                        or refuted(leaf.when, st.assume):
+                    continue  # landed, a copy to the host only if the callers say so, or blocking on this path
             elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot or has_field(leaf.path):
                 continue  # a record parameter's field: see ``read_host``'s docstring
             if step is None:

@@ -6,7 +6,7 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State
-from bufferlint.analysis.domain.conditions import EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
+from bufferlint.analysis.domain.conditions import ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Borrow, Value, clean, clear_leaf, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
@@ -46,11 +46,20 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         done = value.cond.settles_if_true if branch else value.cond.settles_if_false
         if done:  # ``if tracker.done:``, ``if event.query():``: that work is finished on this branch
             st.pending = frozenset(p for p in st.pending if p.key not in done)
+            st.landed = st.landed | (st.flying & done)
             st.flying = st.flying - done
         assume_clean(st, value.cond.clean_if_true if branch else value.cond.clean_if_false)
     param = exact_parameter(value)
     if param is not None:
         st.assume = st.assume | {ParamTest(param, TRUTHY if branch else FALSY).on(param, defaults)}
+    if isinstance(test, ast.Attribute) and st.flying:
+        # ``if not self.overlap:``, a field of a parameter: what it says of a copy in flight
+        # made with ``non_blocking=self.overlap`` (``conditions.refuted``); a path with none
+        # keeps no such test (every ``if self.x:`` would make its facts apart, and their
+        # number grow through the methods calling each other on ``self``)
+        owner = exact_parameter(values.get(id(test.value)))
+        if owner is not None:
+            st.assume = st.assume | {ParamTest(owner, ATTR, (test.attr, branch))}
     return st
 
 

@@ -9,7 +9,10 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.summaries import FieldStore
-from bufferlint.analysis.domain.values import EMPTY, Borrow, ParamRef, Value, container, deep_leaves, map_leaves, pinned_buffer
+from bufferlint.analysis.domain.state import BEFORE_CALL
+from bufferlint.analysis.domain.values import (
+    EMPTY, Borrow, ParamRef, Value, container, deep_leaves, evolve, map_leaves, pinned_buffer,
+)
 from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr, globals_owner
 from bufferlint.analysis.frontend.syntax import holder_name, root_name
 from bufferlint.analysis.transfer.effects import Effects, sink_fact
@@ -252,10 +255,12 @@ def kept_shape(value: Value, leaf: Borrow, kept: Borrow) -> Value:
     fields), and so do records in a container (``self.slots = [Slot(pinned) for ...]``:
     ``self.slots[i].host`` is the pinned buffer); anything else, the leaf alone. Each leaf
     is stored on its own, since a copy in flight is stored only if still in flight when the
-    function ends (``_store_field``)."""
-    if not _holds_record(value):
+    function ends (``_store_field``). A copy kept in a tuple with an event recorded after it
+    (``self.pending.append((copied, host))``) keeps the tuple and the event's record, so
+    the method that takes the pair out can wait for it or ask (``copied.query()``)."""
+    if not (_holds_record(value) or _pairs_event(value, leaf.site)):
         return Value(leaves=frozenset({kept}))
-    shape = map_leaves(value, lambda other: kept if other is leaf else None)
+    shape = _events_of_this_call(map_leaves(value, lambda other: kept if other is leaf else None))
     return Value(leaves=shape.leaves, items=shape.items, fields=shape.fields, elems=shape.elems)
 
 
@@ -263,3 +268,21 @@ def _holds_record(value: Value) -> bool:
     if value.fields is not None and value.items is not None:
         return True
     return value.elems is not None and _holds_record(value.elems)
+
+
+def _pairs_event(value: Value, site: tuple) -> bool:
+    """Is ``value`` a tuple (or a container of tuples) holding an event recorded after the
+    copy ``site``?"""
+    if value.items is not None and any(item.recorded and site in item.recorded for item in value.items):
+        return True
+    return value.elems is not None and _pairs_event(value.elems, site)
+
+
+def _events_of_this_call(value: Value) -> Value:
+    """The events in ``value`` as another call sees them: recorded after the copies they
+    cover, not after everything issued before this call (``BEFORE_CALL``: the other call's
+    own work before it is not)."""
+    items = tuple(_events_of_this_call(item) for item in value.items) if value.items is not None else None
+    elems = _events_of_this_call(value.elems) if value.elems is not None else None
+    recorded = value.recorded - {BEFORE_CALL} if value.recorded else value.recorded
+    return evolve(value, items=items, elems=elems, recorded=recorded)

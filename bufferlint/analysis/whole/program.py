@@ -31,7 +31,7 @@ from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.trees import parse_tree
 from bufferlint.analysis.frontend.textscan import (
-    callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
+    body_mentions, callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
 )
 from bufferlint.analysis.domain.conditions import FIELD, MAX_CONDITIONS, bounded, fails_by_default, field_operand
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
@@ -928,11 +928,14 @@ class ProjectAnalysis:
                 if kind == "method":
                     wanted |= self.defines.get(name, set())
                     self.asked_methods.add(name)
+                elif kind == "waits":  # a base class's method that may synchronise
+                    wanted |= self.defining_a_wait(name)
                 else:
                     wanted |= self.module_of(name)
         producers, self.new_triggers = self.new_triggers - self.trigger_names, set()
+        dispatched_by = self.program.index.dispatched_by()  # an overload's callers call its dispatcher
         for qualname, summary in self.program.summaries.items():
-            short = qualname.rsplit(".", 1)[-1]
+            short = dispatched_by.get(qualname, qualname).rsplit(".", 1)[-1]
             if short not in self.trigger_names and not short.startswith("<") and returns_borrowed(summary):
                 producers.add(short)
         if producers:
@@ -945,6 +948,15 @@ class ProjectAnalysis:
             self.activate_mentioning_all(self.functions, groups)
             wanted |= self.files_mentioning_all(groups)
         return {p for p in wanted if p not in self.parsed}
+
+    def defining_a_wait(self, method: str) -> set[Path]:
+        """The module of ``method`` (``pkg.mod.Class.name``) when its text has a ``def name``
+        whose body names a synchroniser, an ``advances`` call or a function found to call
+        one (``Program.callee_words``): a base class read only for what it may wait for."""
+        pattern = word_pattern(self.program.callee_words, binary=True)
+        name = method.rsplit(".", 1)[-1]
+        return {p for p in self.module_of(method)
+                if pattern is not None and p in self.raw and body_mentions(self.raw[p], name, pattern)}
 
     def next_built_methods(self) -> set[Path]:
         """Helpers that turned out to return an object a ``built-by`` construction made (``def
@@ -985,7 +997,7 @@ class ProjectAnalysis:
             for kind, name in outcome.demands:
                 if (kind == "method" and name in new_defs) or (
                     kind == "qualname" and any(name.startswith(m + ".") for m in new_modules)
-                ):
+                ) or (kind == "waits" and self.defining_a_wait(name) & new_files):  # read for what it waits for
                     revisit.append(qualname)
                     break
         return revisit
