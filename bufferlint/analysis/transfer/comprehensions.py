@@ -20,7 +20,8 @@ from bufferlint.hazards import Hazard
 
 class Comprehensions:
     """Runs a comprehension's generators and elements in a state of their own. ``evaluate``,
-    ``evaluate_recorded`` and ``assign`` come from the expression evaluator that owns it."""
+    ``evaluate_recorded``, ``assign`` and ``evaluate_iterable`` come from the expression
+    evaluator that owns it."""
 
     def __init__(
         self,
@@ -30,6 +31,7 @@ class Comprehensions:
         evaluate: Callable[[ast.expr | None], Value],
         evaluate_recorded: Callable[[ast.expr], tuple[Value, dict[int, Value]]],
         assign: Callable[[ast.expr, Value, ast.AST], None],
+        evaluate_iterable: Callable[[ast.expr], Value],
     ) -> None:
         self.frame = frame
         self.facts = facts
@@ -37,6 +39,7 @@ class Comprehensions:
         self.eval = evaluate
         self.eval_recorded = evaluate_recorded
         self.assign = assign
+        self.eval_iterable = evaluate_iterable  # ``for x in obj``: its ``__iter__`` runs
 
     def run(self, node, elt_nodes: list[ast.expr], keeps: str | None = None) -> list[Value]:
         """A comprehension is a loop of its own. Over a producer (a lazy stream, an iterable
@@ -76,7 +79,7 @@ class Comprehensions:
         frame = self.frame
         streams = []
         for gen in node.generators:
-            iterable = self.eval(gen.iter)
+            iterable = self.eval_iterable(gen.iter)
             if frame.st is None:
                 break
             if advances_producer(iterable):

@@ -93,7 +93,8 @@ class ExpressionEvaluator:
         self.assignment = Assignment(frame, stores, effects, self.eval, self.lookup)
         self.assign = self.assignment.assign
         self.calls = CallResolver(frame, stores, self.eval, self.eval_arguments, apply)
-        self.comprehensions = Comprehensions(frame, facts, effects, self.eval, self.eval_recorded, self.assign)
+        self.comprehensions = Comprehensions(frame, facts, effects, self.eval, self.eval_recorded, self.assign,
+                                             self.eval_iterable)
 
     def unlink(self) -> None:
         """Drop the parts that refer back to this evaluator (and, through ``apply``, to the
@@ -388,6 +389,33 @@ class ExpressionEvaluator:
                 self.calls.apply(effect)
             found = join(found, result) if result != EMPTY else found
         return found
+
+    def eval_iterable(self, node: ast.expr) -> Value:
+        """What ``for x in <node>`` (a loop's or a comprehension's) iterates."""
+        value = self.eval(node)
+        if self.frame.st is None or not (value.types or value.declared):
+            return value
+        return self.project_iterator(node, value)
+
+    def project_iterator(self, node: ast.expr, iterable: Value) -> Value:
+        """``for item in counted`` of an object of a project class defining ``__iter__``
+        (a wrapper re-yielding what it was built with): the loop iterates what that method
+        returns for the object (``call_project.property_result``, the method a getter of no
+        arguments); each is analysed, and this function again when its summary changes."""
+        index = self.program.index
+        for type_name in sorted(iterable.types | iterable.declared):
+            method = index.class_method(type_name, "__iter__") if type_name in index.classes else None
+            info = index.functions.get(method) if method is not None else None
+            if info is None:
+                continue
+            self.program.activate(info.qualname)
+            self.facts.record("callee", info.qualname)
+            said = f"iterated by `{info.class_qualname.rsplit('.', 1)[-1] if info.class_qualname else ''}.__iter__`"
+            result, effects = property_result(self.frame, node, info, iterable, said)
+            for effect in effects:
+                self.calls.apply(effect)
+            iterable = join(iterable, result)
+        return iterable
 
     def field_object(self, value: Value, classes: frozenset, attr: str) -> Value:
         """``self.a`` holding an object of a project class: which one, when every store

@@ -49,7 +49,6 @@ from bufferlint.analysis.frontend.syntax import (
 )
 from bufferlint.analysis.transfer import call_effects
 from bufferlint.analysis.transfer.call_packs import shape_of
-from bufferlint.analysis.transfer.call_project import property_result
 from bufferlint.analysis.transfer.effects import HANDED_BACK, Effects, refills_not_taken
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
@@ -237,10 +236,9 @@ class FunctionInterpreter:
 
     def op_iter(self, op: cfg.Op) -> None:
         stmt = cast(ast.For, op.node)
-        iterable = self.eval(stmt.iter)
+        iterable = self.evaluator.eval_iterable(stmt.iter)
         if self.frame.st is None:
             return
-        iterable = self.project_iterator(stmt.iter, iterable)
         key = node_key(stmt)
         self.st.vars[f"<iter:{key}>"] = iterable
         advances = advances_producer(iterable)
@@ -412,26 +410,6 @@ class FunctionInterpreter:
         for type_name in sorted(context.types):
             if type_name not in classes:
                 self.facts.record("demand", ("qualname", type_name))
-
-    def project_iterator(self, node: ast.expr, iterable: Value) -> Value:
-        """``for item in counted`` of an object of a project class defining ``__iter__``
-        (a wrapper re-yielding what it was built with): the loop iterates what that method
-        returns for the object (``call_project.property_result``, the method a getter of no
-        arguments); each is analysed, and this function again when its summary changes."""
-        index = self.program.index
-        for type_name in sorted(iterable.types | iterable.declared):
-            method = index.class_method(type_name, "__iter__") if type_name in index.classes else None
-            info = index.functions.get(method) if method is not None else None
-            if info is None:
-                continue
-            self.program.activate(info.qualname)
-            self.facts.record("callee", info.qualname)
-            said = f"iterated by `{info.class_qualname.rsplit('.', 1)[-1] if info.class_qualname else ''}.__iter__`"
-            result, effects = property_result(self.frame, node, info, iterable, said)
-            for effect in effects:
-                self.apply(effect)
-            iterable = join(iterable, result)
-        return iterable
 
     def project_exits(self, context: Value, exit_name: str) -> list[str]:
         """The ``__exit__`` (``__aexit__``) methods of the project classes a context manager

@@ -650,6 +650,7 @@ class ProjectAnalysis:
         # its last round's): a file defining one is read by the analysis (``analysis.cached``).
         self.asked_methods: set[str] = set()
         self.new_triggers: set[str] = set()  # module constants holding a marker name
+        self.iterable_producers: set[str] = set()  # classes whose ``__iter__`` hands out borrowed values
         self.seed_groups: list[tuple[str, ...]] = []  # words a source call names all of (see seed_word_groups)
         self.new_groups: list[tuple[str, ...]] = []  # groups added since the last round (``add_holder_groups``)
         # construction name -> methods of what it builds: seeds only where it is named (see seed_names)
@@ -933,11 +934,26 @@ class ProjectAnalysis:
                 else:
                     wanted |= self.module_of(name)
         producers, self.new_triggers = self.new_triggers - self.trigger_names, set()
-        dispatched_by = self.program.index.dispatched_by()  # an overload's callers call its dispatcher
+        index = self.program.index
+        dispatched_by = index.dispatched_by()  # an overload's callers call its dispatcher
         for qualname, summary in self.program.summaries.items():
             short = dispatched_by.get(qualname, qualname).rsplit(".", 1)[-1]
-            if short not in self.trigger_names and not short.startswith("<") and returns_borrowed(summary):
+            if short == "__iter__" and returns_borrowed(summary):
+                # ``for x in ckpt`` calls it: the loops are where its class is named (an
+                # annotation, a constructor) or where a helper hands one out (below)
+                info = index.functions.get(qualname)
+                if info is not None and info.class_qualname:
+                    self.iterable_producers.add(info.class_qualname)
+                    producers.add(info.class_qualname.rsplit(".", 1)[-1])
+            elif short not in self.trigger_names and not short.startswith("<") and returns_borrowed(summary):
                 producers.add(short)
+        if self.iterable_producers:  # ``ckpt = open_checkpoint(files)``: an object iterating borrowed views
+            for qualname, summary in self.program.summaries.items():
+                short = qualname.rsplit(".", 1)[-1]
+                returned = summary.returns.types | summary.returns.declared
+                if short not in self.trigger_names and not short.startswith("<") and returned & self.iterable_producers:
+                    producers.add(short)
+        producers -= self.trigger_names
         if producers:
             self.trigger_names |= producers
             wanted |= self.files_mentioning(producers)
