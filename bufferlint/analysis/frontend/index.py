@@ -365,6 +365,7 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "_constants": "the store of ``constants``", "_held": "the store of ``held``",
         "_stores": "the store of ``stores``", "_makers": "the store of ``makers``",
         "_registrars": "read from the methods' bodies (``registrations.own_registrars``)",
+        "_keyed_registrars": "read from the methods' bodies (``registrations.keyed_registrations``)",
     },
 }
 
