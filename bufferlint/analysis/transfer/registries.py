@@ -44,9 +44,10 @@ def registered_under(index: IndexView, owner: Value, attr: str, key: Value) -> V
 def getter_lookup(index: IndexView, info: FunctionInfo, bound: dict[int, Value]) -> Value | None:
     """A call of a method whose body only returns ``<receiver>.<attr>[<parameter>]``
     (a docstring aside), given a constant key: the functions registered under it."""
-    if not info.binds_receiver or info.class_qualname is None or not info.params:
-        return None
-    body = [stmt for stmt in getattr(info.node, "body", ())
+    statements = getattr(info.node, "body", ())
+    if not info.binds_receiver or info.class_qualname is None or not info.params or len(statements) > 2:
+        return None  # (asked at every call of a method: most are decided here, without a walk)
+    body = [stmt for stmt in statements
             if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))]
     if len(body) != 1 or not isinstance(body[0], ast.Return):
         return None
