@@ -1,0 +1,1 @@
+"""Loads a checkpoint to the GPU from the RunAI streamer, through pinned staging rings."""

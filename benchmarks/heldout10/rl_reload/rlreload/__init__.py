@@ -1,0 +1,1 @@
+"""Reloads rollout-engine weights from the trainer's safetensors shards after each RL step."""
