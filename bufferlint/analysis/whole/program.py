@@ -1125,7 +1125,7 @@ class ProjectAnalysis:
         marker; one only used as a guard names no kind. The findings made, by the guard's
         qualname."""
         program = self.program
-        checked: dict[str, tuple[int, str]] = {}
+        checked: dict[str, tuple[int | None, str]] = {}  # a used guard's parameter: ``_judged_params``
         for spec in program.raw_vocab.guards:
             for pattern in spec.calls:
                 if pattern.qualname:
@@ -1136,7 +1136,7 @@ class ProjectAnalysis:
         for used in sorted(used_as_guard):
             own, overrides = program.guard_dispatch(used)
             if own is not None:
-                checked.setdefault(own, (0, ""))
+                checked.setdefault(own, (None, ""))
             dispatched += overrides
         for qualname, judged_as in list(checked.items()):  # ``self.guard(w)`` may run an override
             for override in program.overrides(qualname):
@@ -1144,23 +1144,22 @@ class ProjectAnalysis:
                     checked.setdefault(override, judged_as)
         for override in dispatched:
             if override in program.outcomes:
-                checked.setdefault(override, (0, ""))
+                checked.setdefault(override, (None, ""))
         made: dict[str, Finding] = {}
         if not program.raw_vocab.markers:
             return made
-        for qualname, (param, kind) in checked.items():
+        for qualname, (declared, kind) in checked.items():
             info = program.index.functions.get(qualname)
             if info is None or info.module.path not in self.report_files or info.kind == "module":
                 continue
             if kind in program.raw_vocab.kinds and not program.raw_vocab.kinds[kind].lends:
                 continue  # its kind's values are owned in every version the project admits
-            param += 1 if info.binds_receiver else 0
             summary = program.summary(qualname)
-            tags = {tag for p, tag in summary.guards if p == param}
-            # A guard told the marker's name is wrong only when the name it falls back to is.
-            tags |= {tag for p, tag, tests in summary.guards_when if p == param and not fails_by_default(tests)}
-            if guards_kind(tags, kind, program.raw_vocab):
+            approving = [(p, tags) for p in self._judged_params(info, declared)
+                         if not guards_kind(tags := _rejected_tags(summary, p), kind, program.raw_vocab)]
+            if not approving:
                 continue
+            param, tags = approving[0]
             undecided = {tag: why for p, tag, why in sorted(summary.undecided, key=repr) if p == param}
             code = rule_for(Hazard.GUARD_APPROVES_MARKED).code
             if undecided and guards_kind(set(undecided), kind, program.raw_vocab):
@@ -1175,13 +1174,44 @@ class ProjectAnalysis:
             node = info.node
             span = program.span(info.module, node)
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
-            trace = (TraceStep(info.module.path, node.lineno, _named_default(info, summary, param),
-                               ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
+            words = _named_default(info, summary, param) or _checks_another(info, summary, param, kind, program.raw_vocab)
+            trace = (TraceStep(info.module.path, node.lineno, words, ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
             if tags:  # it checks markers, of other kinds only
                 trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
             made[qualname] = Finding(code, span, "", info.display, trace, sink=node.name, kind=kind)
             self.result.findings.append(made[qualname])
         return made
+
+    def _judged_params(self, info: FunctionInfo, declared: int | None) -> list[int]:
+        """The parameters a guard is judged at: a configured guard's declared one (after the
+        receiver); a function only used as a guard, those its callers pass borrowed values to
+        (``Program.hot``: a guard checking the marker on another parameter, the destination
+        rather than the weight, approves every marked weight), else its first."""
+        first = 1 if info.binds_receiver else 0
+        if declared is not None:
+            return [declared + first]
+        hot = self.program.hot
+        asked = [p for p in range(first, len(info.params))
+                 if p not in (info.vararg, info.kwarg) and (info.qualname, p) in hot]
+        return asked or [first]
+
+
+def _rejected_tags(summary: Summary, param: int) -> set:
+    """The kinds whose marked values the guard rejects at ``param``. A guard told the
+    marker's name is wrong only when the name it falls back to is."""
+    tags = {tag for p, tag in summary.guards if p == param}
+    return tags | {tag for p, tag, tests in summary.guards_when if p == param and not fails_by_default(tests)}
+
+
+def _checks_another(info: FunctionInfo, summary: Summary, param: int, kind: str, vocab) -> str:
+    """The words for a guard that rejects marked values at another parameter than the one
+    its callers pass borrowed values to ("" for any other guard)."""
+    first = 1 if info.binds_receiver else 0
+    for other in range(first, len(info.params)):
+        if other != param and guards_kind(_rejected_tags(summary, other), kind, vocab):
+            return (f"`{info.node.name}` checks the marker on `{info.params[other]}`, not on `{info.params[param]}`, "
+                    "the value its callers ask about")
+    return ""
 
 
 _PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol"})
