@@ -368,7 +368,7 @@ def _method_by_name(call: CallSite) -> Value:
                 demand_receiver_origin(call)
             return result
     if method is None:
-        call_project.call_parameter(call)
+        return call_project.call_parameter(call)
     return EMPTY
 
 

@@ -45,7 +45,7 @@ from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
 from bufferlint.analysis.domain.limits import told_with
 from bufferlint.catalog.words import kind_of
-from bufferlint.findings import COVERS, DECIDED_BY, AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
+from bufferlint.findings import COVERS, DECIDED_BY, PASSED_GUARD, AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
@@ -549,7 +549,7 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
     while queue:
         callee, reach = queue.popleft()
         for caller, edge in incoming(callee):
-            for leaf, assume, materialized in _compose(composed, edge, reach):
+            for leaf, assume, materialized, decided in _compose(composed, edge, reach):
                 if isinstance(leaf, Borrow):  # a route into the site: read off the fixpoint below
                     meeting.setdefault((callee, reach), {})[id(edge)] = edge
                     continue
@@ -560,7 +560,7 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
                         f"parameters; only {MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
                     )
                 new = evolve(reach, param=leaf.index, path=leaf.path, assume=conditions,
-                             trace=leaf.trace + (edge.step,) + reach.trace, materialized=materialized)
+                             trace=leaf.trace + decided + (edge.step,) + reach.trace, materialized=materialized)
                 reaches = sited.setdefault(caller, {})
                 known = reaches.get(new)
                 if known is None or preferred_trace(new.trace, known.trace):
@@ -571,24 +571,62 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
     for callee, reaches in sited.items():
         for reach in reaches.values():
             for edge in meeting.get((callee, reach), {}).values():
-                for leaf, _, _ in _compose(composed, edge, reach):
+                for leaf, _, _, decided in _compose(composed, edge, reach):
                     if isinstance(leaf, Borrow):
-                        routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + (edge.step,) + reach.trace)
+                        routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + decided + (edge.step,) + reach.trace)
     return routes
 
 
 def _compose(composed: dict[tuple, list], edge, reach) -> list:
     """What a caller passes along ``edge`` into ``reach``: (leaf, assumptions,
-    materialized) per leaf; copies in flight from the device are only host reads, never
-    sited."""
+    materialized, the step naming the functions passed here that decided the reach's
+    consumer, ``CallEdge.approving``) per leaf; copies in flight from the device are only
+    host reads, never sited."""
     key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
     if key not in composed:
+        origins = edge.approving(reach.assume) if edge.verdicts else ()
+        names = " or ".join(f"`{origin.rpartition('.')[2]}(...)`" for origin in origins or ())
+        decided = (TraceStep(edge.step.path, edge.step.line, f"consumed there when {names} approves it",
+                             (DECIDED_BY, origins)),) if origins else ()
         composed[key] = [
-            (leaf, assume, reach.materialized and not payload.lazy)
+            (leaf, assume, reach.materialized and not payload.lazy, decided)
             for leaf, payload, assume, _ in edge.through(reach)
             if not program_memory(leaf)
         ]
     return composed[key]
+
+
+def _decided_by_callers(trace: tuple, incoming: dict[str, list]) -> tuple | None:
+    """``trace`` with each ``PASSED_GUARD`` step decided by the calls into its function
+    (``ProjectAnalysis.decide_passed_guards``); None when the calls rule the path out."""
+    out = []
+    for step in trace:
+        if step.fact[:1] != (PASSED_GUARD,):
+            out.append(step)
+            continue
+        _, qualname, param, asked = step.fact
+        approving: set[str] = set()
+        known = True
+        edges = incoming.get(qualname, [])
+        for edge in edges:
+            passed = [(function, rejects) for p, function, rejects in edge.verdicts if p == param]
+            known = known and bool(passed)
+            approving |= {function for function, rejects in passed if not set(asked) <= set(rejects)}
+        if edges and known and not approving:
+            return None
+        if edges and known:
+            names = " or ".join(f"`{origin.rpartition('.')[2]}(...)`" for origin in sorted(approving))
+            out.append(replace(step, note=f"consumed here when {names} approves it",
+                               fact=(DECIDED_BY, tuple(sorted(approving)))))
+    return tuple(out)
+
+
+def passed_guards(routes: dict[tuple, dict]) -> set[str]:
+    """The functions a call passed to be called back as a guard that decided some route's
+    consumer (``CallEdge.approving``, named by a ``DECIDED_BY`` step of the route): used as
+    guards, judged as such (``ProjectAnalysis.collect_guards``)."""
+    return {origin for traces in routes.values() for trace in traces for step in trace
+            if step.fact[:1] == (DECIDED_BY,) for origin in step.fact[1]}
 
 
 def direct_routes(routes: dict[tuple, dict], qualname: str, outcome: Outcome, covered: Container[str]) -> None:
@@ -612,7 +650,7 @@ def findings_of(routes: dict[tuple, dict], reported: Container[Path]) -> list[Fi
                 if preferred_trace(trace, best):
                     best = trace
             site = sites[best]
-            shown = tuple(step for step in best or () if step.fact[:1] != (DECIDED_BY,))  # read by ``cover_decided`` only
+            shown = tuple(step for step in best or () if step.fact[:1] not in ((DECIDED_BY,), (PASSED_GUARD,)))  # not shown
             out.append(Finding(rule_for(hazard).code, site.span, "", site.function, shown, subject=site.subject,
                                sink=site.sink, other_paths=len(sites) - 1))
     return out
@@ -1033,12 +1071,42 @@ class ProjectAnalysis:
         for qualname, outcome in self.program.outcomes.items():
             used_as_guard |= outcome.used_as_guard
             direct_routes(routes, qualname, outcome, covered)
+        self.decide_passed_guards(routes)
+        used_as_guard |= passed_guards(routes)
         self.result.findings.extend(findings_of(routes, self.report_files))
         self.cover_decided(routes, self.collect_guards(used_as_guard))
         self.result.findings.sort(key=Finding.sort_key)
         self.result.file_notices.sort(key=str)
         told = {text for text, path in self.result.file_notices if path in self.report_files}
         self.result.notices = sorted(set(self.result.notices) | self.limits_told() | told)
+
+    def decide_passed_guards(self, routes: dict[tuple, dict]) -> None:
+        """A function's own consumer reached only when what its callers pass as a parameter
+        approves the value (a ``PASSED_GUARD`` step: ``if decide(w):``), decided over every
+        call of the function the analysis saw (``CallEdge.verdicts``): when each passes
+        project functions rejecting marked values there, the path is gone; when some pass
+        ones approving them, those decided it (``DECIDED_BY``: their BL002 stands for it);
+        when a call passes anything else (a lambda, its own parameter) or none is seen, the
+        path stands as it is."""
+        incoming: dict[str, list] | None = None
+        for key in list(routes):
+            kept = {}
+            for trace, site in routes[key].items():
+                if not any(step.fact[:1] == (PASSED_GUARD,) for step in trace):
+                    kept[trace] = site
+                    continue
+                if incoming is None:
+                    incoming = {}
+                    for outcome in self.program.outcomes.values():
+                        for edge in outcome.edges:
+                            incoming.setdefault(edge.callee, []).append(edge)
+                decided = _decided_by_callers(trace, incoming)
+                if decided is not None:
+                    kept[decided] = site
+            if kept:
+                routes[key] = kept
+            else:
+                del routes[key]
 
     def limits_told(self) -> set[str]:
         """The analysis limits hit, as notices. A marker check left unevaluated is told only
@@ -1209,7 +1277,7 @@ def _checks_another(info: FunctionInfo, summary: Summary, param: int, kind: str,
     first = 1 if info.binds_receiver else 0
     for other in range(first, len(info.params)):
         if other != param and guards_kind(_rejected_tags(summary, other), kind, vocab):
-            return (f"`{info.node.name}` checks the marker on `{info.params[other]}`, not on `{info.params[param]}`, "
+            return (f"`{info.qualname.rpartition('.')[2]}` checks the marker on `{info.params[other]}`, not on `{info.params[param]}`, "
                     "the value its callers ask about")
     return ""
 
