@@ -310,7 +310,9 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg, binding)
         bound = bindings.get(signature)
         if bound is None:  # a record parameter's field is passed on as nothing (``values.Field``)
-            bound = bindings[signature] = {param: local_fields(value) for param, value in bind(call, info, binding).items()}
+            first = 1 if info.binds_receiver else 0
+            bound = bindings[signature] = {param: local_fields(value if param < first else _iterated(call, value))
+                                           for param, value in bind(call, info, binding).items()}
         if info.returns_parameter_call:
             _activate_for_callback(call, info, bound)
         for param, value in bound.items():
@@ -434,6 +436,28 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
         if made:  # the callee's own pinned buffers, made anew by this call
             call.effects.append(Allocate(made))
     return result
+
+
+def _iterated(call: CallSite, value: Value) -> Value:
+    """An object built here of a project class defining ``__iter__`` (a re-iterable wrapper
+    around a producer), passed to a function: with what iterating it gives, as a ``for``
+    loop over it here would (``expressions.project_iterator``), so a helper iterating its
+    parameter (``for_each(Source(files), fn)``) gets the producer's elements."""
+    if not value.types or value.leaves or (value.elems is not None and value.fields is None):  # a record is no stream
+        return value
+    index, program = call.program.index, call.program
+    for type_name in sorted(value.types):
+        method = index.class_method(type_name, "__iter__") if type_name in index.classes else None
+        info = index.functions.get(method) if method is not None else None
+        if info is None:
+            continue
+        program.activate(info.qualname)
+        call.effects.append(Record("callee", info.qualname))
+        said = f"iterated by `{info.class_qualname.rsplit('.', 1)[-1] if info.class_qualname else ''}.__iter__`"
+        result, effects = property_result(call.frame, call.node, info, value, said)
+        call.effects.extend(effects)
+        value = join(value, result) or value
+    return value
 
 
 def property_result(frame: Frame, node: ast.expr, getter: FunctionInfo, receiver: Value,
@@ -741,7 +765,11 @@ def _call_back(call: CallSite, called: ParamCall, bound: dict[int, Value], callk
     keywords = [(name, _instantiate(value, bound, step, callkey, defaults, entered, ancestors))
                 for name, value in called.keywords]
     function = resolve(function, called.path)
-    call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when, called.returned))
+    stepwise = any(isinstance(leaf, ParamRef) and "iter" in leaf.path  # an element of a stream it iterates
+                   for value in [v for v, _ in called.positional] + [v for _, v in called.keywords]
+                   for leaf in deep_leaves(value))
+    call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when, called.returned,
+                                 stepwise))
 
 
 def _write_at_call(call: CallSite, edge: "CallEdge", reach, leaf, assume: frozenset) -> None:

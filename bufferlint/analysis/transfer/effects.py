@@ -151,6 +151,21 @@ class Effects:
                     site = pending.site if here else None
                     facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume | leaf.when, site, trace, pending.hazard))
 
+    def commit_new(self, pending: frozenset, step: TraceStep) -> None:
+        """Only the work of ``pending`` (still pending) meets a producer's step: a callback
+        the callee calls once per element of a stream it iterates left it in flight when the
+        callee takes the next element (``CallBack.stepwise``); the rest of this function's
+        work is not concerned."""
+        st = self.frame.st
+        if st is None:
+            return
+        mine = st.pending & pending
+        if mine:
+            only = st.copy()
+            only.pending = mine
+            self.commit(only, step)
+            st.pending = st.pending - mine
+
     def passed_guards(self, pending: Pending) -> tuple[TraceStep, ...]:
         """The steps saying that this function's own consumer is reached only when what its
         callers pass approves the value (``conditions.APPROVES``), decided over its calls
