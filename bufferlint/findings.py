@@ -38,6 +38,11 @@ BY_NAME = "by-name"
 # The fact of a step where project predicates decided that a value is consumed:
 # (DECIDED_BY, their qualnames).
 DECIDED_BY = "decided-by"
+# The fact of a step where a function's own consumer is reached only when what its callers
+# pass as a parameter approves the value (``conditions.APPROVES``: ``if decide(w):``):
+# (PASSED_GUARD, the function, the parameter, the argument positions asked). The collection
+# decides it over the calls of the function (``ProjectAnalysis.decide_passed_guards``).
+PASSED_GUARD = "passed-guard"
 # The fact of a guard finding's step at a consumer the guard decided, whose own finding it
 # stands for: (COVERS, that finding's rule).
 COVERS = "covers"

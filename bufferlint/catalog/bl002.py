@@ -140,9 +140,12 @@ may run it), but the base's call is not yet reported for the subclass's instance
 function a class holds as `guard = staticmethod(f)` and one its subclasses hold or define
 instead (a plain `guard = f` attribute is not followed: an instance binds it as a method).
 A project predicate is used as a guard when its result is an async consumer's switch
-(`use_async=guard(w)`) or when `if guard(w):` leads to a consumer of `w`; not yet when the
-result is kept in a variable first (`ok = guard(w)`), or tested on a parameter of a function
-whose callers pass the borrowed value.
+(`use_async=guard(w)`), when `if guard(w):` leads to a consumer of `w`, or when it is passed
+to a helper whose `if decide(w):` of that parameter does (each call decided by the function
+it passes; a lambda passed so decides nothing yet); it is judged at the parameter the
+borrowed value is passed to (a check of the marker on another argument approves it). Not
+yet when the result is kept in a variable first (`ok = guard(w)`), or tested on a parameter
+of a function whose callers pass the borrowed value.
 `isinstance(w, C)` and a class pattern `case C():` check the marker when the kind declares
 `C` in `marked-classes` (a wrapper class every instance of which carries the marker); of any
 other class (`torch.Tensor`) they are independent of the marker, and they hold for every value

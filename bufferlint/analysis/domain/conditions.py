@@ -57,6 +57,13 @@ FIELD = "field"
 # unless the caller passes its own parameter on (the test is then of the caller's).
 ATTR = "attr"
 
+# The callable passed (a guard handed to a shared loop: ``if decide(w):`` of a parameter
+# ``decide``) approves what it is asked about, at the argument positions ``operand`` (a
+# tuple). Each call passing a project function decides it by that function's guard facts
+# (``CallEdge.verdicts``): a guard rejecting marked values there rules the fact out, one
+# approving them decides it (``DECIDED_BY``: its BL002 stands for the fact's finding).
+APPROVES = "approves"
+
 IN = "in"  # membership in a module constant's tuple (``device not in _CPU_DEVICES``)
 NOT_IN = "not in"
 
@@ -101,7 +108,7 @@ class ParamTest:
             return value == expected and type(value) is type(expected)
         if test == INSTANCE:  # a literal is no instance of a project class
             return False
-        if test == ATTR:  # a literal's field is not read here
+        if test in (ATTR, APPROVES):  # a literal's field is not read here; a literal is no guard
             return True
         if test in (IN, NOT_IN):
             member = membership(value, operand)
@@ -150,6 +157,8 @@ class ParamTest:
             return name if self.operand else f"not {name}"
         if self.test == INSTANCE:
             return f"{name} an instance of `{self.operand}`"
+        if self.test == APPROVES:
+            return f"`{name}(...)` approving it"
         if self.test == FIELD:
             attr, expected = field_operand(self)
             return f"{name}.{attr} == {expected!r}"

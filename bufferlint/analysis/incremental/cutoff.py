@@ -42,7 +42,7 @@ from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, No
 from bufferlint.analysis.whole.program import (
     MAX_ANALYSES_PER_FUNCTION, dedupe, direct_routes, findings_of, returns_borrowed, routes_to_sites,
 )
-from bufferlint.findings import Span
+from bufferlint.findings import PASSED_GUARD, Span
 
 MAX_REPLAYED = 96  # functions replayed before giving up (the project is analysed afresh)
 
@@ -278,6 +278,9 @@ class _CutOff:
         """The findings at every site a changed outcome holds (before or after the edit),
         computed again from every function holding one of those sites."""
         self._new_outcomes()
+        for qualname in differs:
+            if any(_decides_by_callers(outcome) for outcome in (self.old[qualname][-1], self._final_new(qualname))):
+                raise GiveUp(f"{qualname}: a finding decided by the guards its callers pass, or such a call")
         key = self.path_key
         before = set()  # the sites, in the analysed version's lines
         for qualname in differs:
@@ -477,3 +480,11 @@ def _same_effects(qualname: str, old: list, new: list) -> None:
             raise GiveUp(f"{qualname}: what the file selection or the guard judge reads changed")
     if digest(old[-1].caps) != digest(new[-1].caps) or bool(old[-1].next_call) != bool(new[-1].next_call):
         raise GiveUp(f"{qualname}: its limits or next-call findings changed")
+
+
+def _decides_by_callers(outcome) -> bool:
+    """Does the outcome hold a finding its callers' guards decide (``PASSED_GUARD``), or a
+    call passing a guard to be called back (``CallEdge.verdicts``)? Those are decided over
+    the whole run's calls (``ProjectAnalysis.decide_passed_guards``), not from the sites."""
+    return any(edge.verdicts for edge in outcome.edges) or any(
+        step.fact[:1] == (PASSED_GUARD,) for trace in outcome.findings.values() for step in trace)

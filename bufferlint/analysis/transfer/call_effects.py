@@ -302,6 +302,19 @@ class CallBack:
     step: TraceStep
     assume: frozenset
     returned: bool = False  # the callee returns what the callable returns: the call's value too
+    # The callee passes it an element of a stream it iterates (``for_each(stream, fn)``):
+    # the stream asks its producer for the next element after each call, so what the
+    # callable leaves pending is committed then (``Effects.commit_new``)
+    stepwise: bool = False
+
+
+@dataclass(frozen=True)
+class CommitStep:
+    """The producer may advance now for the work pending under these (new) entries only:
+    what a callback left in flight when the callee's loop takes its next element."""
+
+    pending: frozenset
+    step: TraceStep
 
 
 @dataclass(frozen=True)

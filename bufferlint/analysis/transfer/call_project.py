@@ -12,7 +12,8 @@ from typing import Callable, Iterable
 from bufferlint.analysis.frontend.dispatch import is_dispatcher
 from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.domain.conditions import (
-    CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, holds_by_default, surely_passed,
+    APPROVES, CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, exact_parameter, holds_by_default,
+    surely_passed,
 )
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed, stores_in_order
 from bufferlint.analysis.domain.values import (
@@ -309,7 +310,9 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg, binding)
         bound = bindings.get(signature)
         if bound is None:  # a record parameter's field is passed on as nothing (``values.Field``)
-            bound = bindings[signature] = {param: local_fields(value) for param, value in bind(call, info, binding).items()}
+            first = 1 if info.binds_receiver else 0
+            bound = bindings[signature] = {param: local_fields(value if param < first else _iterated(call, value))
+                                           for param, value in bind(call, info, binding).items()}
         if info.returns_parameter_call:
             _activate_for_callback(call, info, bound)
         for param, value in bound.items():
@@ -435,6 +438,28 @@ def _project_result(call: CallSite, targets: list[FunctionInfo], result: Value) 
     return result
 
 
+def _iterated(call: CallSite, value: Value) -> Value:
+    """An object built here of a project class defining ``__iter__`` (a re-iterable wrapper
+    around a producer), passed to a function: with what iterating it gives, as a ``for``
+    loop over it here would (``expressions.project_iterator``), so a helper iterating its
+    parameter (``for_each(Source(files), fn)``) gets the producer's elements."""
+    if not value.types or value.leaves or (value.elems is not None and value.fields is None):  # a record is no stream
+        return value
+    index, program = call.program.index, call.program
+    for type_name in sorted(value.types):
+        method = index.class_method(type_name, "__iter__") if type_name in index.classes else None
+        info = index.functions.get(method) if method is not None else None
+        if info is None:
+            continue
+        program.activate(info.qualname)
+        call.effects.append(Record("callee", info.qualname))
+        said = f"iterated by `{info.class_qualname.rsplit('.', 1)[-1] if info.class_qualname else ''}.__iter__`"
+        result, effects = property_result(call.frame, call.node, info, value, said)
+        call.effects.extend(effects)
+        value = join(value, result) or value
+    return value
+
+
 def property_result(frame: Frame, node: ast.expr, getter: FunctionInfo, receiver: Value,
                     said: str | None = None) -> tuple[Value, list]:
     """``pool.staging`` of a ``@property`` of a project class: what its getter's summary
@@ -557,7 +582,8 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     ``info`` (its receiver is of ``info``'s class only then): what it reaches and hands
     back holds only under them."""
     call_step = step or call.call_step
-    edge = CallEdge(info.qualname, bound, call.assume | when, call_step, call.frame.defaults, _synced(call))
+    edge = CallEdge(info.qualname, bound, call.assume | when, call_step, call.frame.defaults, _synced(call),
+                    guard_verdicts(call, summary, bound))
     call.effects.append(Record("edge", edge))
     for reach in summary.sinks:
         _apply_reach(call, edge, reach)
@@ -608,6 +634,28 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     return result
 
 
+def guard_verdicts(call: CallSite, summary: Summary, bound: dict[int, Value]) -> tuple:
+    """What each project function passed for a parameter the callee calls back would decide
+    as a guard there (``CallEdge.verdicts``): the argument positions at which it rejects
+    marked values (``Summary.guards``). A lambda, a bound method or a partial decides
+    nothing (their positions are not the call's, a lambda is never judged as a guard): the
+    callee's ``APPROVES`` test then holds."""
+    index = call.program.index
+    found = []
+    for param in sorted({called.param for called in summary.calls if not called.path}):
+        value = bound.get(param)
+        if value is None or value.preset is not None or value.leaves:
+            continue
+        for qualname in sorted(value.callables or ({value.ref} if value.ref is not None else set())):
+            info = index.functions.get(qualname)
+            if info is None or not isinstance(info.node, ast.FunctionDef) or info.binds_receiver:
+                continue
+            call.effects.append(Record("callee", qualname))  # decided again when its guard facts change
+            rejects = tuple(sorted({p for p, _ in call.program.summary(qualname).guards}))
+            found.append((param, qualname, rejects))
+    return tuple(found)
+
+
 def _with_closure(call: CallSite, returned: Value, result: Value, instantiate: Callable[[Value], Value]) -> Value:
     """A factory returns a function it defines (a nested ``def`` or a lambda, a closure):
     the value the call gives is that function, with what it captured instantiated
@@ -651,22 +699,24 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
             call.effects.append(Reach(reach_here))
 
 
-def call_parameter(call: CallSite) -> None:
+def call_parameter(call: CallSite) -> Value:
     """This function calls a value that is (a part of) one of its parameters: a callback.
     What it does is known only at each call site of this function, so the call becomes a
     fact of the summary (``Summary.calls``) with its arguments, when they may carry
-    borrowed values (else nothing the callback does can be about them)."""
+    borrowed values (else nothing the callback does can be about them). Its value, when it
+    is asked about such values, is the test that the callable approves them (``APPROVES``:
+    ``if decide(w):``, a guard passed to a shared loop, which each call decides)."""
     callee, st = call.callee, call.frame.st
     if callee is None or st is None:
-        return
+        return EMPTY
     called = sorted((leaf for leaf in callee.leaves if isinstance(leaf, ParamRef)), key=repr)
     if not called:
-        return
+        return EMPTY
     returned = call.frame.info.returns_call(call.node)
     concrete, params = call.args.origins(None)
     hot = is_hot(call.program, call.caller, concrete, params)
     if not returned and not hot:
-        return
+        return EMPTY
     positional, keywords = tuple(call.args.positional), tuple(call.args.keywords)
     if not hot:  # kept for its result alone: it hands the callback nothing borrowed
         positional = tuple((map_leaves(value, _drop_borrowed), starred) for value, starred in positional)
@@ -678,6 +728,18 @@ def call_parameter(call: CallSite) -> None:
         step = call.step(f"`{call.name}(...)` calls back what the caller passed as `{name}`")
         fact = ParamCall(leaf.index, leaf.path, positional, keywords, call.assume, (step,), returned)
         call.effects.append(CallParam(where, fact))
+    return _approval(call, callee, positional) if hot else EMPTY
+
+
+def _approval(call: CallSite, callee: Value, positional: tuple) -> Value:
+    """``decide(w)`` of a parameter ``decide``: the test that what the caller passes as
+    ``decide`` approves the borrowed values at these argument positions (``APPROVES``)."""
+    param = exact_parameter(callee)
+    asked = tuple(i for i, (value, starred) in enumerate(positional)
+                  if not starred and any(not program_memory(leaf) for leaf in deep_leaves(value)))
+    if param is None or not asked or any(starred for _, starred in positional[:max(asked)]):
+        return EMPTY
+    return Value(truth=ParamTest(param, APPROVES, asked).on(param, call.frame.defaults))
 
 
 def _drop_borrowed(leaf):
@@ -703,7 +765,11 @@ def _call_back(call: CallSite, called: ParamCall, bound: dict[int, Value], callk
     keywords = [(name, _instantiate(value, bound, step, callkey, defaults, entered, ancestors))
                 for name, value in called.keywords]
     function = resolve(function, called.path)
-    call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when, called.returned))
+    stepwise = any(isinstance(leaf, ParamRef) and "iter" in leaf.path  # an element of a stream it iterates
+                   for value in [v for v, _ in called.positional] + [v for _, v in called.keywords]
+                   for leaf in deep_leaves(value))
+    call.effects.append(CallBack(call.node, function, Args(positional, keywords, {}), step, here | when, called.returned,
+                                 stepwise))
 
 
 def _write_at_call(call: CallSite, edge: "CallEdge", reach, leaf, assume: frozenset) -> None:
@@ -820,12 +886,32 @@ class CallEdge:
     host on every path to the call (the copies the callee's previous call left reading the
     buffers its object keeps are done: ``ProjectAnalysis.covered_by_callers``)."""
 
-    __slots__ = ("callee", "bound", "assume", "step", "defaults", "synced")
+    __slots__ = ("callee", "bound", "assume", "step", "defaults", "synced", "verdicts")
 
     def __init__(self, callee: str, bound: dict, assume: frozenset, step: TraceStep, defaults: dict,
-                 synced: bool = False) -> None:
+                 synced: bool = False, verdicts: tuple = ()) -> None:
         self.callee, self.bound, self.assume, self.step, self.defaults = callee, bound, assume, step, defaults
         self.synced = synced
+        # (parameter, function, positions): a project function passed for a parameter the
+        # callee calls back, and the argument positions at which it rejects marked values
+        # (``guard_verdicts``): what decides the callee's ``APPROVES`` tests at this call
+        self.verdicts = verdicts
+
+    def approving(self, tests: frozenset) -> tuple[str, ...] | None:
+        """The functions passed here whose approval the callee's ``APPROVES`` tests in
+        ``tests`` ask for and that approve marked values (they decide the fact: ``DECIDED_BY``);
+        None when the functions passed for one of them all reject marked values where it
+        asks (the fact is ruled out: the callee's branch is taken only by unmarked values)."""
+        found: list[str] = []
+        for test in tests:
+            if test.test != APPROVES:
+                continue
+            passed = [(qualname, rejects) for param, qualname, rejects in self.verdicts if param == test.param]
+            approving = [qualname for qualname, rejects in passed if not set(test.operand) <= set(rejects)]
+            if passed and not approving:
+                return None
+            found += approving
+        return tuple(sorted(set(found)))
 
     def through(self, reach, passed: dict | None = None, ancestors: Ancestors | None = None):
         """For each leaf of the argument the reach's path selects: (leaf, payload, the
@@ -836,6 +922,9 @@ class CallEdge:
         ``passed``: every argument of the call, when ``bound`` holds only some parts."""
         cleaned: frozenset = frozenset()
         passed = self.bound if passed is None else passed
+        approving = self.approving(reach.assume) if self.verdicts else ()
+        if approving is None:
+            return
         here = decide_at_call(reach.assume, passed, self.defaults, ancestors)
         if here is None:
             return
@@ -862,7 +951,8 @@ class CallEdge:
         else:
             leaves = deep_leaves(payload)
         for leaf in set(leaves):
-            yield leaf, payload, assume, enablers
+            asked = frozenset({leaf.base})
+            yield leaf, payload, assume, enablers + [Value(origin=origin, asked=asked) for origin in approving]
 
 
 def by_name_summary(program: ProjectView, qualname: str, summary: Summary) -> Summary:

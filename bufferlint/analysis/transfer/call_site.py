@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Callable, Iterable
 
 from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
+from bufferlint.analysis.domain.summaries import returns_borrowed
 from bufferlint.analysis.domain.values import (
     Borrow, Leaf, ParamRef, Preset, Value, deep_leaves, index, map_leaves, program_memory,
 )
@@ -349,8 +350,20 @@ class CallSite:
         """Ask for the files defining ``name`` if what we pass it may be borrowed, or is a
         producer its construction decides about (``produced.parameter_produces``)."""
         concrete, params = self.args.origins(receiver)
-        if is_hot(self.program, self.caller, concrete, params) or any(value.built for value in self.args.flat()):
+        if is_hot(self.program, self.caller, concrete, params) or any(
+                value.built or self.iterates_to_borrowed(value) for value in self.args.flat()):
             self.effects.append(Record("demand", (kind, name)))
+
+    def iterates_to_borrowed(self, value: Value) -> bool:
+        """Is ``value`` an object built here of a project class whose ``__iter__`` hands out
+        borrowed values (a re-iterable wrapper around a producer)? A function it is passed to
+        may iterate it (``call_project._iterated``)."""
+        index, program = self.program.index, self.program
+        for type_name in value.types:
+            method = index.class_method(type_name, "__iter__") if type_name in index.classes else None
+            if method is not None and returns_borrowed(program.summary(method)):
+                return True
+        return False
 
     def note_guard_use(self, enabler: Value | None, payload: Value) -> None:
         """A project predicate deciding whether values are consumed async is used as a guard."""

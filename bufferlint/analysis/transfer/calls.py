@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.state import is_stand_in, issued_work
 from bufferlint.analysis.domain.values import (
@@ -24,7 +24,7 @@ from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
-from bufferlint.analysis.transfer.call_effects import Advance, CallBack, Drain, Ready, Record, RecordEvent, Settle, UseAfterRefill
+from bufferlint.analysis.transfer.call_effects import Advance, CallBack, CommitStep, Drain, Ready, Record, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import parameter_produces
@@ -109,6 +109,7 @@ class CallResolver:
         call = parts.site(self.frame, self.stores, effect.node, effect.args, name)  # type: ignore[arg-type]
         call.callee = function
         call.callback = (effect.step, frozenset(effect.assume))
+        before = self.frame.st.pending
         self.depth += 1
         try:
             value = dispatch(call)
@@ -116,6 +117,11 @@ class CallResolver:
                 value = self.apply_effect(one, value)
         finally:
             self.depth -= 1
+        st = self.frame.st
+        if effect.stepwise and st is not None and st.pending - before:
+            # the callee's loop asks its stream for the next element once the callable returns
+            step = replace(effect.step, note=f"{effect.step.note}, then takes the next element", fact=())
+            self.apply(CommitStep(st.pending - before, step))
         return value
 
 
@@ -368,7 +374,7 @@ def _method_by_name(call: CallSite) -> Value:
                 demand_receiver_origin(call)
             return result
     if method is None:
-        call_project.call_parameter(call)
+        return call_project.call_parameter(call)
     return EMPTY
 
 

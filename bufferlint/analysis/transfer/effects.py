@@ -8,7 +8,7 @@ import ast
 from dataclasses import replace
 from typing import Callable, cast
 
-from bufferlint.analysis.domain.conditions import holds_by_default, refuted
+from bufferlint.analysis.domain.conditions import APPROVES, holds_by_default, refuted, sort_key
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
     BEFORE_CALL, Pending, State, bounded_holders, event_field, is_event_stand_in, is_stand_in, issued_work,
@@ -35,7 +35,7 @@ from bufferlint.analysis.domain.values import (
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame, FunctionTables, node_key
 from bufferlint.analysis.frontend.syntax import short, walk
-from bufferlint.findings import TraceStep, preferred_trace
+from bufferlint.findings import PASSED_GUARD, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 
 
@@ -140,6 +140,8 @@ class Effects:
                 if refilled_buffer(leaf):
                     continue  # a buffer the program refills: only its next refill is its step (``refill``)
                 trace = leaf.trace + (pending.step,)
+                if isinstance(leaf, Borrow) and pending.assume:
+                    trace = leaf.trace + self.passed_guards(pending) + (pending.step,)
                 if pending.holder is not None:
                     facts.retained_in.setdefault(pending.holder[0], set()).add((pending.hazard, pending.site))
                 if isinstance(leaf, Borrow):
@@ -148,6 +150,31 @@ class Effects:
                     here = "iter" in leaf.path or not pending.hazard.lifted or pending.key in sited
                     site = pending.site if here else None
                     facts.add_reach(SinkReach(leaf.index, leaf.path, pending.assume | leaf.when, site, trace, pending.hazard))
+
+    def commit_new(self, pending: frozenset, step: TraceStep) -> None:
+        """Only the work of ``pending`` (still pending) meets a producer's step: a callback
+        the callee calls once per element of a stream it iterates left it in flight when the
+        callee takes the next element (``CallBack.stepwise``); the rest of this function's
+        work is not concerned."""
+        st = self.frame.st
+        if st is None:
+            return
+        mine = st.pending & pending
+        if mine:
+            only = st.copy()
+            only.pending = mine
+            self.commit(only, step)
+            st.pending = st.pending - mine
+
+    def passed_guards(self, pending: Pending) -> tuple[TraceStep, ...]:
+        """The steps saying that this function's own consumer is reached only when what its
+        callers pass approves the value (``conditions.APPROVES``), decided over its calls
+        when the findings are collected (``ProjectAnalysis.decide_passed_guards``)."""
+        qualname, names = self.frame.info.qualname, self.frame.info.params
+        return tuple(
+            replace(pending.step, note=f"consumed here when `{names[test.param]}(...)` approves it",
+                    fact=(PASSED_GUARD, qualname, test.param, test.operand))
+            for test in sorted(pending.assume, key=sort_key) if test.test == APPROVES and test.param < len(names))
 
     def commit_all(self, step: TraceStep | None) -> None:
         """Commit everything pending on this path; only the parameters' stand-ins stay, and

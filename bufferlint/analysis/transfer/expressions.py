@@ -343,9 +343,8 @@ class ExpressionEvaluator:
                 return part
         if any(name in project_classes for name in classes):
             part = records.field_of(base, node.attr)  # ``item.tensor`` of ``Item(name, w)``
-            if part is None:  # ``payload.value`` of a parameter ``payload: Payload``
-                receiver = 0 if self.frame.info.binds_receiver else None
-                part = records.parameter_field(program.index, base, node.attr, receiver,
+            if part is None:  # ``payload.value`` of a parameter ``payload: Payload``, or ``self.value``
+                part = records.parameter_field(program.index, base, node.attr,
                                                self.frame.step(node, f"field `.{node.attr}` of the record"))
             if part is not None:
                 return join(part, program.field_value(classes, node.attr)) or EMPTY

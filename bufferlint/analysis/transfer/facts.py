@@ -12,7 +12,7 @@ from bufferlint.analysis.domain.state import MAX_HOLDER_ATTRIBUTES, Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, NO_FACTS, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
 from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, has_field, join, local_fields, map_leaves
-from bufferlint.findings import TraceStep, preferred_trace
+from bufferlint.findings import PASSED_GUARD, TraceStep, preferred_trace
 from bufferlint.analysis.transfer.rotation import rotating_indices
 from bufferlint.hazards import Hazard
 
@@ -117,9 +117,14 @@ class FunctionFacts:
         return self._rotating
 
     def report(self, site: Site, trace: tuple, hazard: Hazard = Hazard.ASYNC_READ_AFTER_ADVANCE) -> None:
+        """A finding at ``site``; of several paths into it, one its callers' guards decide
+        (a ``PASSED_GUARD`` step) is kept only when no other path is."""
         key = (hazard, site)
         old = self.findings.get(key)
-        if preferred_trace(trace, old):
+        if old is not None and passed_guard(old) != passed_guard(trace):
+            if passed_guard(old):
+                self.findings[key] = trace
+        elif preferred_trace(trace, old):
             self.findings[key] = trace
 
     def add_reach(self, reach: SinkReach) -> None:
@@ -278,3 +283,8 @@ def _proven(cleaned_sets: list[frozenset]) -> frozenset:
         return frozenset()
     common = frozenset.intersection(*cleaned_sets)
     return frozenset((i[1], tag) for i, tag in common if i[0] == "p" and i[2] == ())
+
+
+def passed_guard(trace: tuple) -> bool:
+    """Is the consumer reached on this path only when a guard its callers pass approves?"""
+    return any(step.fact[:1] == (PASSED_GUARD,) for step in trace)

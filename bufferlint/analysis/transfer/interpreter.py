@@ -634,6 +634,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Record: lambda it, e: it.facts.record(e.kind, e.item),
     call_effects.CallParam: lambda it, e: it.facts.call_param(e.where, e.called),
     call_effects.CallBack: lambda it, e: it.evaluator.calls.call_back(e),
+    call_effects.CommitStep: lambda it, e: it.effects.commit_new(e.pending, e.step),
 }
 
 

@@ -53,14 +53,15 @@ def field_of(base: Value, attr: str) -> Value | None:
     return base.items[base.fields.index(attr)]
 
 
-def parameter_field(index_view: IndexView, base: Value, attr: str, receiver: int | None, step: TraceStep) -> Value | None:
-    """``payload.value`` where ``payload`` is a parameter annotated as a record class (not the
-    receiver: ``self.x`` of a record's own method is the heap's): the part the caller built
+def parameter_field(index_view: IndexView, base: Value, attr: str, step: TraceStep) -> Value | None:
+    """``payload.value`` where ``payload`` is a parameter annotated as a record class, or
+    ``self.value`` in a record's own method (``job.launch(pool)`` of ``Job(name, w)`` submits
+    the ``w`` that call built the record with): the part the caller built
     the record with, as a ``Field`` step of the parameter's path; None when ``base`` holds no
     such parameter or its one class is no record with a field ``attr``. The part stays local
     to the function (``values.local_fields``): it is for a helper that sends what it reads
     out of the record it is given (``send(sock, payload)`` reading ``payload.value``)."""
-    params = [leaf for leaf in base.leaves if isinstance(leaf, ParamRef) and leaf.index != receiver and not leaf.path]
+    params = [leaf for leaf in base.leaves if isinstance(leaf, ParamRef) and not leaf.path]
     classes = base.types | base.declared
     if not params or len(classes) != 1:
         return None

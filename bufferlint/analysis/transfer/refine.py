@@ -6,7 +6,7 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State
-from bufferlint.analysis.domain.conditions import ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
+from bufferlint.analysis.domain.conditions import APPROVES, ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Borrow, Value, clean, clear_leaf, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
@@ -52,6 +52,8 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
     param = exact_parameter(value)
     if param is not None:
         st.assume = st.assume | {ParamTest(param, TRUTHY if branch else FALSY).on(param, defaults)}
+    if branch and isinstance(value.truth, ParamTest) and value.truth.test == APPROVES:
+        st.assume = st.assume | {value.truth}  # ``if decide(w):``: each call decides by what it passes
     if isinstance(test, ast.Attribute) and st.flying:
         # ``if not self.overlap:``, a field of a parameter: what it says of a copy in flight
         # made with ``non_blocking=self.overlap`` (``conditions.refuted``); a path with none

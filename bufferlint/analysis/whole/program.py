@@ -45,7 +45,7 @@ from bufferlint.gcpause import paused_gc
 from bufferlint.lifetime import keep_until_exit, let_go
 from bufferlint.analysis.domain.limits import told_with
 from bufferlint.catalog.words import kind_of
-from bufferlint.findings import COVERS, DECIDED_BY, AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
+from bufferlint.findings import COVERS, DECIDED_BY, PASSED_GUARD, AnalysisResult, FileError, Finding, Span, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
 from bufferlint.internal import debugging, internal_error
 from bufferlint.packs import Vocabulary
@@ -549,7 +549,7 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
     while queue:
         callee, reach = queue.popleft()
         for caller, edge in incoming(callee):
-            for leaf, assume, materialized in _compose(composed, edge, reach):
+            for leaf, assume, materialized, decided in _compose(composed, edge, reach):
                 if isinstance(leaf, Borrow):  # a route into the site: read off the fixpoint below
                     meeting.setdefault((callee, reach), {})[id(edge)] = edge
                     continue
@@ -560,7 +560,7 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
                         f"parameters; only {MAX_CONDITIONS} are checked at each call, so findings through it may be more than there are"
                     )
                 new = evolve(reach, param=leaf.index, path=leaf.path, assume=conditions,
-                             trace=leaf.trace + (edge.step,) + reach.trace, materialized=materialized)
+                             trace=leaf.trace + decided + (edge.step,) + reach.trace, materialized=materialized)
                 reaches = sited.setdefault(caller, {})
                 known = reaches.get(new)
                 if known is None or preferred_trace(new.trace, known.trace):
@@ -571,24 +571,62 @@ def routes_to_sites(sited: dict[str, dict], incoming: Callable[[str], Iterable],
     for callee, reaches in sited.items():
         for reach in reaches.values():
             for edge in meeting.get((callee, reach), {}).values():
-                for leaf, _, _ in _compose(composed, edge, reach):
+                for leaf, _, _, decided in _compose(composed, edge, reach):
                     if isinstance(leaf, Borrow):
-                        routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + (edge.step,) + reach.trace)
+                        routes.setdefault((reach.hazard, reach.site), set()).add(leaf.trace + decided + (edge.step,) + reach.trace)
     return routes
 
 
 def _compose(composed: dict[tuple, list], edge, reach) -> list:
     """What a caller passes along ``edge`` into ``reach``: (leaf, assumptions,
-    materialized) per leaf; copies in flight from the device are only host reads, never
-    sited."""
+    materialized, the step naming the functions passed here that decided the reach's
+    consumer, ``CallEdge.approving``) per leaf; copies in flight from the device are only
+    host reads, never sited."""
     key = (id(edge), reach.param, reach.path, reach.materialized, reach.kept, reach.assume)
     if key not in composed:
+        origins = edge.approving(reach.assume) if edge.verdicts else ()
+        names = " or ".join(f"`{origin.rpartition('.')[2]}(...)`" for origin in origins or ())
+        decided = (TraceStep(edge.step.path, edge.step.line, f"consumed there when {names} approves it",
+                             (DECIDED_BY, origins)),) if origins else ()
         composed[key] = [
-            (leaf, assume, reach.materialized and not payload.lazy)
+            (leaf, assume, reach.materialized and not payload.lazy, decided)
             for leaf, payload, assume, _ in edge.through(reach)
             if not program_memory(leaf)
         ]
     return composed[key]
+
+
+def _decided_by_callers(trace: tuple, incoming: dict[str, list]) -> tuple | None:
+    """``trace`` with each ``PASSED_GUARD`` step decided by the calls into its function
+    (``ProjectAnalysis.decide_passed_guards``); None when the calls rule the path out."""
+    out = []
+    for step in trace:
+        if step.fact[:1] != (PASSED_GUARD,):
+            out.append(step)
+            continue
+        _, qualname, param, asked = step.fact
+        approving: set[str] = set()
+        known = True
+        edges = incoming.get(qualname, [])
+        for edge in edges:
+            passed = [(function, rejects) for p, function, rejects in edge.verdicts if p == param]
+            known = known and bool(passed)
+            approving |= {function for function, rejects in passed if not set(asked) <= set(rejects)}
+        if edges and known and not approving:
+            return None
+        if edges and known:
+            names = " or ".join(f"`{origin.rpartition('.')[2]}(...)`" for origin in sorted(approving))
+            out.append(replace(step, note=f"consumed here when {names} approves it",
+                               fact=(DECIDED_BY, tuple(sorted(approving)))))
+    return tuple(out)
+
+
+def passed_guards(routes: dict[tuple, dict]) -> set[str]:
+    """The functions a call passed to be called back as a guard that decided some route's
+    consumer (``CallEdge.approving``, named by a ``DECIDED_BY`` step of the route): used as
+    guards, judged as such (``ProjectAnalysis.collect_guards``)."""
+    return {origin for traces in routes.values() for trace in traces for step in trace
+            if step.fact[:1] == (DECIDED_BY,) for origin in step.fact[1]}
 
 
 def direct_routes(routes: dict[tuple, dict], qualname: str, outcome: Outcome, covered: Container[str]) -> None:
@@ -612,7 +650,7 @@ def findings_of(routes: dict[tuple, dict], reported: Container[Path]) -> list[Fi
                 if preferred_trace(trace, best):
                     best = trace
             site = sites[best]
-            shown = tuple(step for step in best or () if step.fact[:1] != (DECIDED_BY,))  # read by ``cover_decided`` only
+            shown = tuple(step for step in best or () if step.fact[:1] not in ((DECIDED_BY,), (PASSED_GUARD,)))  # not shown
             out.append(Finding(rule_for(hazard).code, site.span, "", site.function, shown, subject=site.subject,
                                sink=site.sink, other_paths=len(sites) - 1))
     return out
@@ -1033,12 +1071,42 @@ class ProjectAnalysis:
         for qualname, outcome in self.program.outcomes.items():
             used_as_guard |= outcome.used_as_guard
             direct_routes(routes, qualname, outcome, covered)
+        self.decide_passed_guards(routes)
+        used_as_guard |= passed_guards(routes)
         self.result.findings.extend(findings_of(routes, self.report_files))
         self.cover_decided(routes, self.collect_guards(used_as_guard))
         self.result.findings.sort(key=Finding.sort_key)
         self.result.file_notices.sort(key=str)
         told = {text for text, path in self.result.file_notices if path in self.report_files}
         self.result.notices = sorted(set(self.result.notices) | self.limits_told() | told)
+
+    def decide_passed_guards(self, routes: dict[tuple, dict]) -> None:
+        """A function's own consumer reached only when what its callers pass as a parameter
+        approves the value (a ``PASSED_GUARD`` step: ``if decide(w):``), decided over every
+        call of the function the analysis saw (``CallEdge.verdicts``): when each passes
+        project functions rejecting marked values there, the path is gone; when some pass
+        ones approving them, those decided it (``DECIDED_BY``: their BL002 stands for it);
+        when a call passes anything else (a lambda, its own parameter) or none is seen, the
+        path stands as it is."""
+        incoming: dict[str, list] | None = None
+        for key in list(routes):
+            kept = {}
+            for trace, site in routes[key].items():
+                if not any(step.fact[:1] == (PASSED_GUARD,) for step in trace):
+                    kept[trace] = site
+                    continue
+                if incoming is None:
+                    incoming = {}
+                    for outcome in self.program.outcomes.values():
+                        for edge in outcome.edges:
+                            incoming.setdefault(edge.callee, []).append(edge)
+                decided = _decided_by_callers(trace, incoming)
+                if decided is not None:
+                    kept[decided] = site
+            if kept:
+                routes[key] = kept
+            else:
+                del routes[key]
 
     def limits_told(self) -> set[str]:
         """The analysis limits hit, as notices. A marker check left unevaluated is told only
@@ -1125,7 +1193,7 @@ class ProjectAnalysis:
         marker; one only used as a guard names no kind. The findings made, by the guard's
         qualname."""
         program = self.program
-        checked: dict[str, tuple[int, str]] = {}
+        checked: dict[str, tuple[int | None, str]] = {}  # a used guard's parameter: ``_judged_params``
         for spec in program.raw_vocab.guards:
             for pattern in spec.calls:
                 if pattern.qualname:
@@ -1136,7 +1204,7 @@ class ProjectAnalysis:
         for used in sorted(used_as_guard):
             own, overrides = program.guard_dispatch(used)
             if own is not None:
-                checked.setdefault(own, (0, ""))
+                checked.setdefault(own, (None, ""))
             dispatched += overrides
         for qualname, judged_as in list(checked.items()):  # ``self.guard(w)`` may run an override
             for override in program.overrides(qualname):
@@ -1144,23 +1212,22 @@ class ProjectAnalysis:
                     checked.setdefault(override, judged_as)
         for override in dispatched:
             if override in program.outcomes:
-                checked.setdefault(override, (0, ""))
+                checked.setdefault(override, (None, ""))
         made: dict[str, Finding] = {}
         if not program.raw_vocab.markers:
             return made
-        for qualname, (param, kind) in checked.items():
+        for qualname, (declared, kind) in checked.items():
             info = program.index.functions.get(qualname)
             if info is None or info.module.path not in self.report_files or info.kind == "module":
                 continue
             if kind in program.raw_vocab.kinds and not program.raw_vocab.kinds[kind].lends:
                 continue  # its kind's values are owned in every version the project admits
-            param += 1 if info.binds_receiver else 0
             summary = program.summary(qualname)
-            tags = {tag for p, tag in summary.guards if p == param}
-            # A guard told the marker's name is wrong only when the name it falls back to is.
-            tags |= {tag for p, tag, tests in summary.guards_when if p == param and not fails_by_default(tests)}
-            if guards_kind(tags, kind, program.raw_vocab):
+            approving = [(p, tags) for p in self._judged_params(info, declared)
+                         if not guards_kind(tags := _rejected_tags(summary, p), kind, program.raw_vocab)]
+            if not approving:
                 continue
+            param, tags = approving[0]
             undecided = {tag: why for p, tag, why in sorted(summary.undecided, key=repr) if p == param}
             code = rule_for(Hazard.GUARD_APPROVES_MARKED).code
             if undecided and guards_kind(set(undecided), kind, program.raw_vocab):
@@ -1175,13 +1242,44 @@ class ProjectAnalysis:
             node = info.node
             span = program.span(info.module, node)
             span = Span(span.path, node.lineno, span.column, node.lineno, span.column + len("def ") + len(node.name))
-            trace = (TraceStep(info.module.path, node.lineno, _named_default(info, summary, param),
-                               ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
+            words = _named_default(info, summary, param) or _checks_another(info, summary, param, kind, program.raw_vocab)
+            trace = (TraceStep(info.module.path, node.lineno, words, ("sink", Hazard.GUARD_APPROVES_MARKED, node.name)),)
             if tags:  # it checks markers, of other kinds only
                 trace = (TraceStep(info.module.path, node.lineno, "", ("other-kinds", node.name, tuple(sorted(tags)))),) + trace
             made[qualname] = Finding(code, span, "", info.display, trace, sink=node.name, kind=kind)
             self.result.findings.append(made[qualname])
         return made
+
+    def _judged_params(self, info: FunctionInfo, declared: int | None) -> list[int]:
+        """The parameters a guard is judged at: a configured guard's declared one (after the
+        receiver); a function only used as a guard, those its callers pass borrowed values to
+        (``Program.hot``: a guard checking the marker on another parameter, the destination
+        rather than the weight, approves every marked weight), else its first."""
+        first = 1 if info.binds_receiver else 0
+        if declared is not None:
+            return [declared + first]
+        hot = self.program.hot
+        asked = [p for p in range(first, len(info.params))
+                 if p not in (info.vararg, info.kwarg) and (info.qualname, p) in hot]
+        return asked or [first]
+
+
+def _rejected_tags(summary: Summary, param: int) -> set:
+    """The kinds whose marked values the guard rejects at ``param``. A guard told the
+    marker's name is wrong only when the name it falls back to is."""
+    tags = {tag for p, tag in summary.guards if p == param}
+    return tags | {tag for p, tag, tests in summary.guards_when if p == param and not fails_by_default(tests)}
+
+
+def _checks_another(info: FunctionInfo, summary: Summary, param: int, kind: str, vocab) -> str:
+    """The words for a guard that rejects marked values at another parameter than the one
+    its callers pass borrowed values to ("" for any other guard)."""
+    first = 1 if info.binds_receiver else 0
+    for other in range(first, len(info.params)):
+        if other != param and guards_kind(_rejected_tags(summary, other), kind, vocab):
+            return (f"`{info.qualname.rpartition('.')[2]}` checks the marker on `{info.params[other]}`, not on `{info.params[param]}`, "
+                    "the value its callers ask about")
+    return ""
 
 
 _PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol"})
