@@ -202,7 +202,9 @@ def dispatch(call: CallSite) -> Value:
         call.effects.append(Ready(ready))
     advancing = tuple(vocab.matches("advances", call.shape))
     if advancing:
-        call.effects.append(Advance(call.node, call.name, advancing))
+        func = call.node.func
+        kept = isinstance(func, ast.Attribute) and call.frame.keeps_in_receiver(func.value)
+        call.effects.append(Advance(call.node, call.name, advancing, kept))
     if call.receiver is not None and (call.receiver.pending or call.receiver.alloc or call.receiver.recorded):
         result = wait_on_receiver(call)
         if result is not None:

@@ -464,6 +464,7 @@ class FunctionInterpreter:
         facts.exit_settled.append(facts.stood_in - waiting)
         facts.exit_kept.append(st.kept)
         returned = deep_pending(st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
+        self.effects.advance_next_call(node)
         receiver = self.frame.receiver_name
         handed = frozenset(
             p for p in st.pending
@@ -608,7 +609,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers, e.current_only, e.prior),
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
-    call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs),
+    call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs, e.kept),
     call_effects.Ready: lambda it, e: it.effects.ready(e.specs),
     call_effects.Reuse: lambda it, e: it.effects.reuse(e.sites, e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
