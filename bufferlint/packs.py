@@ -461,6 +461,9 @@ class Vocabulary:
     # Calls returning the current stream (``torch.cuda.current_stream()``): its synchronize,
     # outside a stream context, does not wait for copies issued under one.
     current_streams: list[CallPattern] = field(default_factory=list)
+    # Calls asking a stream whether the work queued on it is done (``side.query()``): true
+    # once the copies issued before it are complete, as an event recorded at the call.
+    stream_queries: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
     # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
@@ -916,6 +919,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("recorded-events", "calls returning an event recorded now: its synchronize waits for the work issued before"),
     _call_list("new-events", "calls constructing an event not recorded yet: its synchronize waits for nothing"),
     _call_list("current-streams", "calls returning the current stream: its synchronize waits for its own work only"),
+    _call_list("stream-queries", "calls asking a stream whether its work is done: true once the copies issued before are"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),
 )

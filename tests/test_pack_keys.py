@@ -51,6 +51,7 @@ EVERY_KEY = {
     "recorded-events": ["every.recorded_event"],
     "new-events": ["every.new_event"],
     "current-streams": ["every.current_stream"],
+    "stream-queries": ["every.stream_query"],
     "not-one-value": ["every.not_one"],
 }
 

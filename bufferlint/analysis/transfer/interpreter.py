@@ -48,7 +48,7 @@ from bufferlint.analysis.frontend.syntax import (
     annotations_of, assigned_names, holder_name, parameter_defaults, short, walk,
 )
 from bufferlint.analysis.transfer import call_effects
-from bufferlint.analysis.transfer.call_packs import shape_of
+from bufferlint.analysis.transfer.call_packs import queried_stream, shape_of, stream_work
 from bufferlint.analysis.transfer.effects import HANDED_BACK, Effects, refills_not_taken
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
@@ -274,7 +274,10 @@ class FunctionInterpreter:
         flags = self.program.vocab.done_flags
         keys: frozenset = frozenset()
         for node in walk(test):
-            if isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Name):
+            stream = queried_stream(self.frame, node)
+            if stream is not None:  # ``while not side.query():`` waits for the stream's copies
+                keys |= stream_work(self.frame, stream)
+            elif isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Name):
                 keys |= deep_pending(self.st.vars.get(node.value.id))
         return keys
 
