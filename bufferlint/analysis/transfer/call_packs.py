@@ -674,15 +674,21 @@ def acted_on(call: CallSite, pattern) -> Value | None:
 
 def on_view(call: CallSite, spec) -> Value:
     """A view of the value; made by a call a kind names (``numpy.frombuffer``: pack
-    ``made-by``), the view's step says so, and a copy of it is that kind's."""
+    ``made-by``), the view's step says so, and a copy of it is that kind's. A conversion
+    (pack ``dtype-conversions``: ``.float()``) of a tensor known to have another dtype
+    (``Value.dtype``) is a new tensor of its dtype."""
     subject = acted_on(call, spec)
     if subject is None:
+        return EMPTY
+    dtype = call.vocab.converts_to(spec)
+    if dtype is not None and subject.dtype != dtype and call.vocab.converts_from(subject.dtype):
         return EMPTY
     step = call.step(f"`{call.name}(...)` returns a view sharing the buffer")
     made = call.vocab.vocab.kind_made_by(call.qualname)
     if made:
         step = replace(step, fact=("view", made))
-    return view_of(subject, step)
+    view = view_of(subject, step)
+    return evolve(view, dtype=dtype) if dtype is not None else view
 
 
 def on_bind(call: CallSite, spec) -> Value:
