@@ -789,7 +789,7 @@ def stream_work(frame: Frame, stream: Value | None) -> frozenset:
     return frozenset(key for key in work if key in side)
 
 
-def queried_stream(frame: Frame, node: ast.expr) -> Value | None:
+def queried_stream(frame: Frame, node: ast.AST) -> Value | None:
     """The stream whose ``query()`` ``node`` calls (``side.query()``: a name holding a
     stream), from the value the name holds; None for any other expression."""
     st = frame.st
