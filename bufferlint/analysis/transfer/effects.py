@@ -267,15 +267,16 @@ class Effects:
             if kept is None:
                 continue
             site, store, holder = kept
-            handed = self.frame.step(stmt, "handed back to the caller after the producer may have refilled it")
-            if holder is not None and holder in facts.retained_in:
-                # the store is a finding already, whether or not the producer handed out a
-                # view since (``refresh``: a call that both advances and hands out)
-                facts.read_steps.setdefault(holder, handed)
-            elif leaf.site in steps:
-                facts.report(site, leaf.trace + (store, steps[leaf.site], handed), Hazard.KEPT_PAST_STEP)
-            else:
+            # A store that is a finding already stays the one report, whether or not the
+            # producer handed out a view since (``refresh``: a call that advances and hands out).
+            retained = holder if holder is not None and holder in facts.retained_in else None
+            if retained is None and leaf.site not in steps:
                 continue
+            handed = self.frame.step(stmt, "handed back to the caller after the producer may have refilled it")
+            if retained is not None:
+                facts.read_steps.setdefault(retained, handed)
+            else:
+                facts.report(site, leaf.trace + (store, steps[leaf.site], handed), Hazard.KEPT_PAST_STEP)
             reported.add(leaf)
         return frozenset(reported)
 
@@ -805,11 +806,13 @@ class Effects:
         again = facts.kept_advances
         left = set()
         for pending in st.pending:
-            in_receiver = pending.hazard.kept and pending.holder and pending.holder[0].startswith(receiver + ".")
-            refilled = frozenset(leaf for leaf in pending.leaves if isinstance(leaf, Borrow) and leaf.site in again) if in_receiver else frozenset()
+            holder = (pending.holder[0] or "") if pending.hazard.kept and pending.holder else ""
+            refilled = frozenset(
+                leaf for leaf in pending.leaves if isinstance(leaf, Borrow) and leaf.site in again
+            ) if holder.startswith(receiver + ".") else frozenset()
             for leaf in refilled:
                 note = f"`{frame.info.display}` returns: its next call calls `{again[leaf.site]}(...)` again, which refills the buffer"
-                facts.retained_in.setdefault(pending.holder[0], set()).add((pending.hazard, pending.site))
+                facts.retained_in.setdefault(holder, set()).add((pending.hazard, pending.site))
                 facts.report(pending.site, leaf.trace + (pending.step, frame.step(node, note)), pending.hazard)
             if pending.leaves - refilled:
                 left.add(replace(pending, leaves=pending.leaves - refilled) if refilled else pending)
