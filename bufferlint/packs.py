@@ -461,6 +461,9 @@ class Vocabulary:
     # Calls returning the current stream (``torch.cuda.current_stream()``): its synchronize,
     # outside a stream context, does not wait for copies issued under one.
     current_streams: list[CallPattern] = field(default_factory=list)
+    # Calls asking a stream whether the work queued on it is done (``side.query()``): true
+    # once the copies issued before it are complete, as an event recorded at the call.
+    stream_queries: list[CallPattern] = field(default_factory=list)
     kinds: dict[str, BorrowKind] = field(default_factory=dict)
     # Calls whose result is not one value a kind's copy applies to (a tuple of views, another
     # library's array): ``.chunk`` by method name, ``memoryview`` by qualified name, ``numpy.*``
@@ -472,6 +475,9 @@ class Vocabulary:
     # (``numpy.ndarray(shape, dtype, buffer=buf)`` views ``buffer``; its position is in
     # ``signatures``): a call that does not pass it makes a new value, not a view.
     view_parameters: dict[str, str] = field(default_factory=dict)
+    # Conversions that return the tensor itself when it already has the dtype they convert
+    # to, a new tensor otherwise (``.float()``): pattern -> that dtype's qualified name.
+    dtype_conversions: dict[str, str] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
     # origin -> "name: description" from a pack file's [pack] table, for --show-settings
     titles: dict[str, str] = field(default_factory=dict)
@@ -611,6 +617,16 @@ def _view_parameters(key: "PackKey", data: dict, origin: str, vocab: Vocabulary)
     if not isinstance(table, dict) or not all(isinstance(p, str) and p.isidentifier() for p in table.values()):
         raise PackError(f"{origin}: 'view-parameters' must be a table of qualname = \"parameter name\"")
     return dict(table)
+
+
+def _dtype_conversions(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, str]:
+    table = data.get(key.key, {})
+    if not isinstance(table, dict) or not all(isinstance(d, str) and d for d in table.values()):
+        raise PackError(f"{origin}: 'dtype-conversions' must be a table of call pattern = \"dtype qualname\"")
+    try:
+        return {str(CallPattern.parse(pattern)): dtype for pattern, dtype in table.items()}
+    except ValueError as exc:
+        raise PackError(f"{origin}: {exc}") from None
 
 
 def _sources(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[SourceSpec]:
@@ -893,6 +909,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _string_set, _union),
     PackKey("view-parameters", "view_parameters", "table",
             "the parameter a function-style view acts on when it is not the first", _view_parameters, _update),
+    PackKey("dtype-conversions", "dtype_conversions", "table",
+            "views that are the tensor itself only when it already has their dtype, else a copy", _dtype_conversions, _update),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",
@@ -916,6 +934,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("recorded-events", "calls returning an event recorded now: its synchronize waits for the work issued before"),
     _call_list("new-events", "calls constructing an event not recorded yet: its synchronize waits for nothing"),
     _call_list("current-streams", "calls returning the current stream: its synchronize waits for its own work only"),
+    _call_list("stream-queries", "calls asking a stream whether its work is done: true once the copies issued before are"),
     PackKey("not-one-value", "not_one_value", "strings", "calls whose result a kind's copy does not apply to",
             _not_one_value, _extend_new, names=list),
 )

@@ -25,6 +25,7 @@ EVERY_KEY = {
     "kinds": [{"name": "every", "markers": ["_every_kind_marker"], "copy": ".copy()", "doc": "d"}],
     "signatures": {"every.view": ["input"]},
     "view-parameters": {"every.view": "input"},
+    "dtype-conversions": {"every.view": "every.dtype"},
     "sources": [{"call": "every.source", "kind": "every", "advances": ".every_advance"}],
     "guards": [{"call": "every.guard"}],
     "sinks": [{"call": "every.sink"}],
@@ -51,6 +52,7 @@ EVERY_KEY = {
     "recorded-events": ["every.recorded_event"],
     "new-events": ["every.new_event"],
     "current-streams": ["every.current_stream"],
+    "stream-queries": ["every.stream_query"],
     "not-one-value": ["every.not_one"],
 }
 

@@ -401,6 +401,10 @@ class Value:
     # is absent. What ``f(**kwargs)`` passes by that name (``Args.argument``). None: the
     # keys are not known (any key may be there).
     keys: tuple | None = None
+    # The tensor's dtype (a qualified name, ``torch.bfloat16``) where a test proved it
+    # (``assert w.dtype == torch.bfloat16``) or a conversion made it (``w.float()``): a
+    # conversion to another dtype is a copy (pack ``dtype-conversions``). None: not known.
+    dtype: str | None = None
 
     def is_empty(self) -> bool:
         return self == EMPTY
@@ -494,6 +498,7 @@ def join(a: Value | None, b: Value | None) -> Value | None:
         built=a.built | b.built,
         objects=_join_objects(a, b),
         keys=_join_keys(a.keys, b.keys),
+        dtype=a.dtype if a.dtype == b.dtype else None,
         callables=a.callables if a.ref == b.ref and a.callables == b.callables else _callables(a) | _callables(b),
     )
 

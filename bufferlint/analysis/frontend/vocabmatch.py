@@ -77,6 +77,7 @@ class VocabIndex:
         self._classes: frozenset[str] | None = None  # classes pack patterns name methods of
         self.signatures = vocab.signatures
         self.view_parameters = vocab.view_parameters
+        self.dtype_conversions = vocab.dtype_conversions
         self.view_attributes = frozenset(vocab.view_attributes)
         self.done_flags = frozenset(pattern.last_name for pattern in vocab.done_flags)
 
@@ -97,6 +98,16 @@ class VocabIndex:
         """The name of a function's first parameter, from the packs' ``signatures``."""
         params = self.signatures.get(pattern.qualname or "")
         return params[0] if params else None
+
+    def converts_to(self, pattern: CallPattern) -> str | None:
+        """The dtype a view converts to (pack ``dtype-conversions``: ``.float`` ->
+        ``torch.float32``), None for a view that keeps the dtype or says none."""
+        return self.dtype_conversions.get(str(pattern))
+
+    def converts_from(self, dtype: str | None) -> bool:
+        """Is ``dtype`` one the conversions name (so told apart from theirs)? An alias
+        (``torch.half``) or a dtype not known is not: it may be theirs."""
+        return dtype is not None and dtype in self.dtype_conversions.values()
 
     def viewed_param(self, pattern: CallPattern) -> tuple[str, int | None] | None:
         """The parameter a function-style view acts on when the packs' ``view-parameters``

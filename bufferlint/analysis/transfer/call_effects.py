@@ -96,6 +96,7 @@ class Advance:
     node: ast.AST
     what: str
     specs: tuple = ()
+    kept: bool = False  # called on a field of the method's receiver (``self.enc.encode(...)``)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,11 @@ def builtin(call: CallSite, name: str) -> Value | None:
         call.effects.append(Materialize(node, first, f"{name}(...)"))
         if waits_when_exhausted(first):  # ``list(pool.map(fn, parts))`` waits for every task
             call.effects.append(Settle(Value(pending=waits_when_exhausted(first))))
+    if name in ("max", "min") and len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
+        # ``max(stream, key=...)`` holds the best element seen while it takes the next ones
+        call.effects.append(Materialize(node, first, f"{name}(...)", note=(
+            f"`{name}(...)` keeps the best element seen while the producer advances to the next ones")))
+        return join(iterate(first), args.keyword("default")) or EMPTY
     if name in ("list", "set", "sorted"):
         return collection(iterate(first))
     if name in ("tuple", "frozenset"):

@@ -38,7 +38,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
-from bufferlint.analysis.domain.state import event_stand_in
+from bufferlint.analysis.domain.state import event_stand_in, issued_work
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -62,6 +62,7 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
 from bufferlint.analysis.transfer.call_tasks import hand_to_task, judge_task
+from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
 from bufferlint.analysis.world import ProjectView
 from bufferlint.packs import HostWriteSpec, OwnedIf, RegistrarSpec, SinkSpec, SourceSpec
@@ -544,6 +545,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
         # the call returns: the copy reads nothing after it
         payload = map_leaves(payload, lambda leaf: None if isinstance(leaf, Borrow) and leaf.pageable else leaf)
         device_copy_reads(call, spec, payload)
+        if call.frame.contexts:  # issued on a side stream: what its ``query()`` waits for (``stream_work``)
+            call.frame.side_issued.add((call.node.lineno, call.node.col_offset))
     if spec.hazard.read_on_host:
         payload = call.stores.effects.with_fills(payload)
     if spec.task is not None and spec.hazard.read_on_host and any(in_flight(leaf) for leaf in deep_leaves(payload)):
@@ -671,15 +674,21 @@ def acted_on(call: CallSite, pattern) -> Value | None:
 
 def on_view(call: CallSite, spec) -> Value:
     """A view of the value; made by a call a kind names (``numpy.frombuffer``: pack
-    ``made-by``), the view's step says so, and a copy of it is that kind's."""
+    ``made-by``), the view's step says so, and a copy of it is that kind's. A conversion
+    (pack ``dtype-conversions``: ``.float()``) of a tensor known to have another dtype
+    (``Value.dtype``) is a new tensor of its dtype."""
     subject = acted_on(call, spec)
     if subject is None:
+        return EMPTY
+    dtype = call.vocab.converts_to(spec)
+    if dtype is not None and subject.dtype != dtype and call.vocab.converts_from(subject.dtype):
         return EMPTY
     step = call.step(f"`{call.name}(...)` returns a view sharing the buffer")
     made = call.vocab.vocab.kind_made_by(call.qualname)
     if made:
         step = replace(step, fact=("view", made))
-    return view_of(subject, step)
+    view = view_of(subject, step)
+    return evolve(view, dtype=dtype) if dtype is not None else view
 
 
 def on_bind(call: CallSite, spec) -> Value:
@@ -762,6 +771,35 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("groupers", on_grouper),
     ("metadata-reads", on_metadata_read),
 )
+
+
+def stream_work(frame: Frame, stream: Value | None) -> frozenset:
+    """What ``stream.query()`` found true has waited for (pack ``stream-queries``), as an
+    event recorded there: the current stream asked outside a stream context (pack
+    ``current-streams``), the device work issued on this path outside one; any other
+    stream, the copies issued under a stream context (``Frame.side_issued``, the pending
+    copies marked ``side-stream``), whichever stream that was."""
+    st = frame.st
+    if st is None:
+        return frozenset()
+    side = frame.side_issued | {p.key for p in st.pending if "side-stream" in p.key}
+    work = issued_work(st)
+    if stream is not None and stream.objects == CURRENT_STREAM and not frame.contexts:
+        return frozenset(key for key in work if key not in side)
+    return frozenset(key for key in work if key in side)
+
+
+def queried_stream(frame: Frame, node: ast.AST) -> Value | None:
+    """The stream whose ``query()`` ``node`` calls (``side.query()``: a name holding a
+    stream), from the value the name holds; None for any other expression."""
+    st = frame.st
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)):
+        return None
+    if st is None:
+        return None
+    value = st.vars.get(node.func.value.id, EMPTY)
+    shape = CallShape(None, node.func.attr, value.types | value.declared, _no_arguments)
+    return value if frame.vocab.match("stream-queries", shape) is not None else None
 
 
 def shape_of(program: ProjectView, node: ast.expr, values: dict[int, Value]) -> CallShape | None:

@@ -208,7 +208,12 @@ def dispatch(call: CallSite) -> Value:
         call.effects.append(Ready(ready))
     advancing = tuple(vocab.matches("advances", call.shape))
     if advancing:
-        call.effects.append(Advance(call.node, call.name, advancing))
+        func = call.node.func
+        kept = isinstance(func, ast.Attribute) and call.frame.keeps_in_receiver(func.value)
+        call.effects.append(Advance(call.node, call.name, advancing, kept))
+    if vocab.match("stream-queries", call.shape) is not None and call.frame.st is not None:
+        # before a parameter's stand-in for a future (``wait_on_receiver``)
+        return Value(cond=Cond(settles_if_true=call_packs.stream_work(call.frame, call.receiver)))
     if call.receiver is not None and (call.receiver.pending or call.receiver.alloc or call.receiver.recorded):
         result = wait_on_receiver(call)
         if result is not None:

@@ -291,12 +291,17 @@ class Effects:
         reported = set()
         for leaf in held:
             kept = facts.kept_at.get(leaf.site) if isinstance(leaf, Borrow) and leaf in through else None
-            if kept is None or leaf.site not in steps:
+            if kept is None:
                 continue
             site, store, holder = kept
+            # A store that is a finding already stays the one report, whether or not the
+            # producer handed out a view since (``refresh``: a call that advances and hands out).
+            retained = holder if holder is not None and holder in facts.retained_in else None
+            if retained is None and leaf.site not in steps:
+                continue
             handed = self.frame.step(stmt, "handed back to the caller after the producer may have refilled it")
-            if holder is not None and holder in facts.retained_in:
-                facts.read_steps.setdefault(holder, handed)  # the store is a finding already
+            if retained is not None:
+                facts.read_steps.setdefault(retained, handed)
             else:
                 facts.report(site, leaf.trace + (store, steps[leaf.site], handed), Hazard.KEPT_PAST_STEP)
             reported.add(leaf)
@@ -665,13 +670,18 @@ class Effects:
             fresh = {leaf.site for leaf in deep_leaves(value) if isinstance(leaf, Borrow)}
             st.refilled = frozenset(entry for entry in st.refilled if entry[0] not in fresh)
 
-    def advance(self, node: ast.AST, what: str, specs: tuple = ()) -> None:
+    def advance(self, node: ast.AST, what: str, specs: tuple = (), kept: bool = False) -> None:
         """``ring.release(slot)``: the producer may refill its buffer now, as when its loop
         advances: work still reading a view is a race, and the views in hand are stale
-        (until a ``ready-after`` call of every source in ``specs``, the ones declaring it)."""
+        (until a ``ready-after`` call of every source in ``specs``, the ones declaring it).
+        ``kept``: the call is made on a field of the receiver (``self.enc.encode(out)``), so
+        the method's next call makes it again (``advance_next_call``)."""
         st = self.frame.st
         if st is None:
             return
+        if kept:
+            site = (self.frame.info.qualname, node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            self.facts.kept_advances[site] = what
         self.facts.advanced = True  # and so may a call of this function (``Summary.advances``)
         step = self.frame.step(node, f"the producer may refill its buffer after `{what}(...)`")
         self.facts.advanced_by[step] = specs
@@ -808,6 +818,32 @@ class Effects:
         for site, text in sorted(facts.kept_refills.items(), key=lambda item: repr(item[0])):
             step = frame.step(node, f"`{frame.info.display}` returns: its next call refills `{text}`")
             self.commit_refilled(st, {site}, step)
+
+    def advance_next_call(self, node: ast.AST) -> None:
+        """The method ends with views kept in its receiver's containers that a call on one of
+        its receiver's fields handed out, a call that also advances their producer
+        (``kept_advances``: an encoder writing each frame into one buffer): the method's next
+        call makes it again and refills them, whatever the caller does. Kept there, they
+        would otherwise be handed to the caller, whose own producer's step ends them."""
+        frame, facts = self.frame, self.facts
+        st = frame.st
+        receiver = frame.receiver_name
+        if st is None or not facts.kept_advances or not receiver:
+            return
+        again = facts.kept_advances
+        left = set()
+        for pending in st.pending:
+            holder = (pending.holder[0] or "") if pending.hazard.kept and pending.holder else ""
+            refilled = frozenset(
+                leaf for leaf in pending.leaves if isinstance(leaf, Borrow) and leaf.site in again
+            ) if holder.startswith(receiver + ".") else frozenset()
+            for leaf in refilled:
+                note = f"`{frame.info.display}` returns: its next call calls `{again[leaf.site]}(...)` again, which refills the buffer"
+                facts.retained_in.setdefault(holder, set()).add((pending.hazard, pending.site))
+                facts.report(pending.site, leaf.trace + (pending.step, frame.step(node, note)), pending.hazard)
+            if pending.leaves - refilled:
+                left.add(replace(pending, leaves=pending.leaves - refilled) if refilled else pending)
+        st.pending = frozenset(left)
 
     def use_after_refill(self, node: ast.AST, value: Value, what: str) -> None:
         """A call reads a view whose producer may have refilled the buffer (a view kept past

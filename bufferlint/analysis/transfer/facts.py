@@ -95,6 +95,10 @@ class FunctionFacts:
         # Refills (``Effects.refill``) of a buffer the receiver keeps in a field: site -> what
         # the next call refills; work still reading it when the function ends races with that.
         self.kept_refills: dict[tuple, str] = {}
+        # Calls that both hand out views and advance their producer, made on a field of the
+        # receiver (``self.enc.encode(out)``): site -> the call; the method's next call
+        # refills what this one handed out (``Effects.advance_next_call``).
+        self.kept_advances: dict[tuple, str] = {}
         self.released: set = set()  # (".attr", key): receiver containers this method empties
         self.exit_kept: list[frozenset] = []  # per exit: (param, attr), parameters' futures kept in the receiver's fields
         self.advanced = False  # an ``advances`` call (or a callee's) may run: ``Summary.advances``

@@ -113,7 +113,9 @@ class Frame:
         self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
         self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
         # the device-to-host copies issued here under a stream context (their allocation
-        # sites): a wait for the current stream does not cover them (``Effects.synchronize``)
+        # sites): a wait for the current stream does not cover them (``Effects.synchronize``);
+        # and the non-blocking copies to the device issued under one (their keys), which a
+        # side stream's ``query()`` waits for (``call_packs.stream_work``)
         self.side_issued: set[tuple] = set()
         # parameter index -> its default's constant value (``devices`` of conditions: see call_site)
         self.defaults: dict[int, object] = {}

@@ -48,7 +48,7 @@ from bufferlint.analysis.frontend.syntax import (
     annotations_of, assigned_names, holder_name, parameter_defaults, short, walk,
 )
 from bufferlint.analysis.transfer import call_effects
-from bufferlint.analysis.transfer.call_packs import shape_of
+from bufferlint.analysis.transfer.call_packs import queried_stream, shape_of, stream_work
 from bufferlint.analysis.transfer.effects import HANDED_BACK, Effects, refills_not_taken
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
@@ -274,7 +274,10 @@ class FunctionInterpreter:
         flags = self.program.vocab.done_flags
         keys: frozenset = frozenset()
         for node in walk(test):
-            if isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Name):
+            stream = queried_stream(self.frame, node)
+            if stream is not None:  # ``while not side.query():`` waits for the stream's copies
+                keys |= stream_work(self.frame, stream)
+            elif isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Name):
                 keys |= deep_pending(self.st.vars.get(node.value.id))
         return keys
 
@@ -464,6 +467,7 @@ class FunctionInterpreter:
         facts.exit_settled.append(facts.stood_in - waiting)
         facts.exit_kept.append(st.kept)
         returned = deep_pending(st.vars.get("<return>")) if isinstance(node, ast.Return) else frozenset()
+        self.effects.advance_next_call(node)
         receiver = self.frame.receiver_name
         handed = frozenset(
             p for p in st.pending
@@ -608,7 +612,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers, e.current_only, e.prior),
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
-    call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs),
+    call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs, e.kept),
     call_effects.Ready: lambda it, e: it.effects.ready(e.specs),
     call_effects.Reuse: lambda it, e: it.effects.reuse(e.sites, e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),

@@ -31,6 +31,7 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
             if refined is None:
                 return None
         return st
+    refine_dtype(st, test, branch, values)
     compared = parameter_compared(test, values, defaults)
     if compared is not None:
         st.assume = st.assume | {compared if branch else compared.negate()}
@@ -63,6 +64,24 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         if owner is not None:
             st.assume = st.assume | {ParamTest(owner, ATTR, (test.attr, branch))}
     return st
+
+
+def refine_dtype(st: State, test: ast.expr, branch: bool, values: dict[int, Value]) -> None:
+    """``w.dtype == torch.bfloat16`` (``is``; ``!=``, ``is not`` on the false branch) of a
+    variable: on the paths where it holds, the variable's tensor has that dtype
+    (``Value.dtype``), so a conversion to another one copies."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return
+    op = test.ops[0]
+    if not ((isinstance(op, (ast.Eq, ast.Is)) and branch) or (isinstance(op, (ast.NotEq, ast.IsNot)) and not branch)):
+        return
+    for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if isinstance(side, ast.Attribute) and side.attr == "dtype" and isinstance(side.value, ast.Name):
+            dtype = values.get(id(other))
+            name = side.value.id
+            if dtype is not None and dtype.ref is not None and not dtype.leaves and name in st.vars:
+                st.vars[name] = replace(st.vars[name], dtype=dtype.ref)
+            return
 
 
 def predicate_tested(origin: str, test: ast.Call, values: dict[int, Value]) -> frozenset[tuple[str, tuple[object, ...]]]:
