@@ -38,6 +38,9 @@ class VocabIndex:
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self._by_name: dict[str, list[tuple[str, object, CallPattern]]] = {}
+        # Patterns naming every function of a module (``torch.*``), tried on the calls whose
+        # qualified name starts with their prefix
+        self._by_prefix: list[tuple[str, object, CallPattern]] = []
         self._attributes: dict[str, list[tuple[str, object]]] = {}  # attr -> (owner class, source)
         for key in PACK_KEYS:  # entries by their call patterns' last names
             if key.matched == "calls":
@@ -110,7 +113,20 @@ class VocabIndex:
 
     def _add(self, kind: str, spec: object, patterns) -> None:
         for pattern in patterns:
-            self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
+            if pattern.prefix is not None:
+                self._by_prefix.append((kind, spec, pattern))
+            else:
+                self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
+
+    def _candidates(self, call: CallShape) -> list[tuple[str, object, CallPattern]]:
+        """The entries whose pattern may match the call: by its last name, and those naming
+        every function of a module it is in (``torch.*`` for ``torch.cat``)."""
+        named = self._by_name.get(call.last_name or "", [])
+        qualname = call.qualname
+        if not self._by_prefix or qualname is None:
+            return named
+        prefixed = [entry for entry in self._by_prefix if qualname.startswith(entry[2].prefix or "")]
+        return named + prefixed if prefixed else named
 
     def is_users(self, spec: object) -> bool:
         """Declared by the project (its ``[tool.bufferlint]`` or its own rule packs), not
@@ -142,7 +158,10 @@ class VocabIndex:
     def names(self, call: CallShape) -> bool:
         """Does any pattern name the called function or method? (Most calls: no, and then
         no kind of pattern needs to be tried.)"""
-        return call.last_name in self._by_name
+        if call.last_name in self._by_name:
+            return True
+        qualname = call.qualname
+        return qualname is not None and any(qualname.startswith(p.prefix or "") for _, _, p in self._by_prefix)
 
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
@@ -151,10 +170,9 @@ class VocabIndex:
 
     def matches(self, kind: str, call: CallShape, contexts: frozenset = frozenset()) -> Iterator:
         """Every spec of ``kind`` whose pattern matches the call, in the packs' order."""
-        name = call.last_name
-        if name is None:
+        if call.last_name is None:
             return
-        for spec_kind, spec, pattern in self._by_name.get(name, ()):
+        for spec_kind, spec, pattern in self._candidates(call):
             if spec_kind != kind or not self._matches(pattern, spec, call, _mode(kind, spec)):
                 continue
             within = getattr(spec, "within", ())
@@ -189,7 +207,8 @@ class VocabIndex:
     def pattern_of(self, kind: str, spec: object, call: CallShape) -> CallPattern | None:
         """Which of ``spec``'s patterns the call matches (for the words of its trace)."""
         for pattern in getattr(spec, "calls", ()):
-            if pattern.last_name == call.last_name and self._matches(pattern, spec, call, _mode(kind, spec)):
+            named = pattern.last_name == call.last_name or pattern.prefix is not None
+            if named and self._matches(pattern, spec, call, _mode(kind, spec)):
                 return pattern
         return None
 
@@ -219,7 +238,8 @@ class VocabIndex:
         if pattern.method is not None:
             return call.method == pattern.method
         if call.qualname is not None:
-            return call.qualname == pattern.qualname
+            prefix = pattern.prefix
+            return call.qualname == pattern.qualname if prefix is None else call.qualname.startswith(prefix)
         if call.method is None:
             return False
         owner, _, method = pattern.name.rpartition(".")

@@ -134,14 +134,16 @@ def read_host(call: CallSite, pattern) -> None:
 
 
 def write_host(call: CallSite, spec: HostWriteSpec) -> None:
-    """``buf.copy_(x)``, ``f.readinto(buf)``, ``os.preadv(fd, [buf], offset)``: the call
-    writes the bytes of its receiver, of one argument or of every buffer among its
-    arguments, now."""
+    """``buf.copy_(x)``, ``f.readinto(buf)``, ``os.preadv(fd, [buf], offset)``,
+    ``torch.cat(parts, out=buf)``: the call writes the bytes of its receiver, of one
+    argument (by position or keyword) or of every buffer among its arguments, now."""
     targets: Sequence[Value | None]
     if spec.writes == "receiver":
         targets = [call.receiver]
     elif spec.writes == "args":
         targets = call.args.flat()
+    elif isinstance(spec.writes, str):  # "out=": the argument passed by that keyword, if any
+        targets = [call.args.keyword(spec.writes[:-1])]
     else:
         targets = [call.args.arg(int(spec.writes))]
     by_device = spec.writes == "receiver" and filled_by_device(call)
@@ -175,6 +177,10 @@ def refilled_buffers(call: CallSite, writes: str | int) -> list[tuple[ast.expr, 
     if writes == "receiver":
         receiver = call.receiver
         return [(node.func.value, receiver)] if isinstance(node.func, ast.Attribute) and receiver is not None else []
+    if isinstance(writes, str) and writes.endswith("="):  # ``out=buf``
+        expr = next((k.value for k in node.keywords if k.arg == writes[:-1]), None)
+        value = call.args.keyword(writes[:-1])
+        return [(expr, value)] if expr is not None and value is not None else []
     positions = range(len(node.args)) if writes == "args" else [int(writes)]
     out: list[tuple[ast.expr, Value]] = []
     for position in positions:
