@@ -165,6 +165,13 @@ def issued_work(st: State) -> frozenset:
     return st.flying | {p.key for p in st.pending if p.hazard.settled_by_sync} | {BEFORE_CALL}
 
 
+def current_stream_work(st: State, side_issued: set | frozenset) -> frozenset:
+    """The device work issued so far on the current stream, which an event recorded there
+    waits for: ``issued_work`` without the copies issued under a stream context (their
+    in-flight sites, ``side_issued``, and the pending copies whose keys say ``side-stream``)."""
+    return frozenset(key for key in issued_work(st) if key not in side_issued and "side-stream" not in key)
+
+
 def _unissued(st: State, other: State) -> frozenset:
     """The device work issued on ``other``'s path and not on ``st``'s."""
     return issued_work(other) - issued_work(st)

@@ -787,3 +787,12 @@ def shape_of(program: ProjectView, node: ast.expr, values: dict[int, Value]) -> 
 
 def _no_arguments(name: str, position: int | None = None) -> tuple[str, object]:
     return "absent", None
+
+
+def records_on_current_stream(call: CallSite) -> bool:
+    """Does ``event.record()`` record on the current stream: no stream given (torch 2.x:
+    ``Event.record(stream=None)`` "uses torch.cuda.current_stream() if no stream is
+    specified") and outside a stream context? An event recorded on a stream given (``side``)
+    is taken to follow every copy issued so far: which stream that is, is not known."""
+    node = call.node
+    return not node.args and not any(k.arg in ("stream", None) for k in node.keywords) and not call.frame.contexts

@@ -11,7 +11,7 @@ from typing import Callable, cast
 from bufferlint.analysis.domain.conditions import holds_by_default, refuted
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
-    BEFORE_CALL, Pending, State, bounded_holders, event_field, is_event_stand_in, is_stand_in, issued_work,
+    BEFORE_CALL, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in, is_stand_in, issued_work,
 )
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
@@ -538,13 +538,16 @@ class Effects:
                 facts.report(found, trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
                 facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, found))
 
-    def record_event(self, name: str) -> None:
+    def record_event(self, name: str, current_only: bool = False) -> None:
         """``event.record()``: the event waits for the device work issued so far, no later
-        (``issued_work``). ``name``: the variable holding the event, or the stand-in for an
-        event held in a field (``call_packs.event_holder``)."""
+        (``issued_work``); recorded on the current stream (``current_only``), not for the
+        copies issued under a stream context (``current_stream_work``): streams are ordered
+        only within themselves. ``name``: the variable holding the event, or the stand-in for
+        an event held in a field (``call_packs.event_holder``)."""
         st = self.frame.st
         if st is not None:
-            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=issued_work(st))
+            work = current_stream_work(st, self.frame.side_issued) if current_only else issued_work(st)
+            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=work)
 
     def forget_records(self, keys: frozenset) -> None:
         """Device work issued again at ``keys`` (the same copy in the next round of a loop):

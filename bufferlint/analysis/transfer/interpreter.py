@@ -606,7 +606,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
     call_effects.Reown: lambda it, e: it.effects.reown(e.keys, e.owners),
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers, e.current_only, e.prior),
-    call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
+    call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target, e.current_only),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs),
     call_effects.Ready: lambda it, e: it.effects.ready(e.specs),
