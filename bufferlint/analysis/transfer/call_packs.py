@@ -38,7 +38,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
-from bufferlint.analysis.domain.state import event_stand_in
+from bufferlint.analysis.domain.state import PRIOR_WAIT, current_stream_work, event_stand_in, issued_work
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -796,3 +796,33 @@ def records_on_current_stream(call: CallSite) -> bool:
     is taken to follow every copy issued so far: which stream that is, is not known."""
     node = call.node
     return not node.args and not any(k.arg in ("stream", None) for k in node.keywords) and not call.frame.contexts
+
+
+def polled_device(call: CallSite) -> Value | None:
+    """``event.query()``, ``stream.query()``: a done flag asked of an object whose class the
+    packs name a synchroniser of (``torch.cuda.Event.synchronize``) is true once what that
+    synchroniser waits for is done (CUDA: a stream's query succeeding "is equivalent to having
+    called" its synchronize), so the branch where it is true (the exit of a ``while not
+    ev.query():`` poll) has waited as the synchroniser would: for the copies an event
+    recorded here followed, for the current stream's own work, or for everything (an event
+    whose records are not tracked here, such as a field recorded by the previous call).
+    None for another receiver (``other.done()`` of a future says nothing of the device)."""
+    receiver, st = call.receiver, call.frame.st
+    if receiver is None or st is None or not _device_waitable(call, receiver):
+        return None
+    covers = _recorded(call)
+    if covers is None and receiver.objects == CURRENT_STREAM and not call.frame.contexts:
+        covers = current_stream_work(st, call.frame.side_issued)
+    elif covers is None:
+        prior = _prior_record(call)
+        covers = issued_work(st) | ({(PRIOR_WAIT, prior)} if prior is not None else frozenset())
+    return Value(cond=Cond(settles_if_true=covers | receiver.pending))
+
+
+def _device_waitable(call: CallSite, receiver: Value) -> bool:
+    """Is the receiver the current stream, or of a class the packs name a synchroniser
+    method of (``torch.cuda.Event.synchronize``, ``torch.cuda.Stream.synchronize``)?"""
+    if receiver.objects == CURRENT_STREAM:
+        return True
+    owners = {p.qualname.rpartition(".")[0] for p in call.vocab.vocab.synchronizers if p.qualname}
+    return not owners.isdisjoint(receiver.types | receiver.declared)

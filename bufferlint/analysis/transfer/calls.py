@@ -203,6 +203,10 @@ def dispatch(call: CallSite) -> Value:
     advancing = tuple(vocab.matches("advances", call.shape))
     if advancing:
         call.effects.append(Advance(call.node, call.name, advancing))
+    if call.receiver is not None and vocab.match("done-flags", call.shape) is not None:
+        polled = call_packs.polled_device(call)  # ``event.query()``: before a parameter's futures' ``done()``
+        if polled is not None:
+            return polled
     if call.receiver is not None and (call.receiver.pending or call.receiver.alloc or call.receiver.recorded):
         result = wait_on_receiver(call)
         if result is not None:

@@ -11,7 +11,7 @@ from typing import Callable, cast
 from bufferlint.analysis.domain.conditions import holds_by_default, refuted
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
-    BEFORE_CALL, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in, is_stand_in, issued_work,
+    BEFORE_CALL, Pending, State, bounded_holders, current_stream_work, waited_for, event_field, is_event_stand_in, is_stand_in, issued_work,
 )
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
@@ -293,11 +293,7 @@ class Effects:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
             st.synced, st.waits = True, frozenset()
         elif st is not None and covers is not None:
-            st.landed = st.landed | (st.flying & covers)
-            st.flying = st.flying - covers
-            st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
-            if BEFORE_CALL in covers:  # recorded here on every path: after the callers' work
-                st.synced, st.waits = True, frozenset()
+            waited_for(st, covers)  # recorded here on every path: after the callers' work too
         elif st is not None:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
             st.waits = st.waits | {prior} if prior is not None and (not st.synced or st.waits) else frozenset()
