@@ -61,7 +61,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
-from bufferlint.analysis.transfer.call_tasks import hand_to_task, judge_task
+from bufferlint.analysis.transfer.call_tasks import device_wait, hand_to_task, judge_task
 from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
 from bufferlint.analysis.world import ProjectView
 from bufferlint.packs import HostWriteSpec, OwnedIf, RegistrarSpec, SinkSpec, SourceSpec
@@ -525,6 +525,15 @@ def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: obje
 # -- consumers ------------------------------------------------------------------------------------
 
 def sink(call: CallSite, spec: SinkSpec) -> Value:
+    """What a sink's call hands back (a future, a task), its submissions made effects; a
+    task that waits for the device (``asyncio.to_thread(torch.cuda.synchronize)``) makes
+    waiting for its handle a synchronisation (``call_tasks.device_wait``)."""
+    handle = _submitted(call, spec)
+    wait = device_wait(call, spec.task, spec.params) if spec.task is not None else None
+    return evolve(handle, pending=handle.pending | {wait}) if wait is not None else handle
+
+
+def _submitted(call: CallSite, spec: SinkSpec) -> Value:
     assume: frozenset = frozenset()
     cleaned: frozenset = frozenset()
     enabler = None

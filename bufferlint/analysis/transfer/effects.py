@@ -167,6 +167,9 @@ class Effects:
             if timed:
                 self.frame.unsettled_if_raised |= {p for p in st.pending if p.key in keys}
             st.pending = frozenset(p for p in st.pending if p.key not in keys)
+            waits = self.frame.device_waits
+            for key in sorted(keys & waits.keys()) if waits and not timed else ():
+                self.synchronize(waits[key])  # the task synchronised the device: its handle is done
 
     def store_futures(self, holder: str, value: Value) -> None:
         """``self.pending.append(future)``, ``self.by_name[k] = future``: the submissions of

@@ -115,6 +115,10 @@ class Frame:
         # the device-to-host copies issued here under a stream context (their allocation
         # sites): a wait for the current stream does not cover them (``Effects.synchronize``)
         self.side_issued: set[tuple] = set()
+        # the keys of the handles of tasks that wait for the device (``call_tasks.device_wait``)
+        # -> what that wait covers (an event's records; None: everything): waiting for the
+        # handle synchronises (``Effects.settle``)
+        self.device_waits: dict[tuple, frozenset | None] = {}
         # parameter index -> its default's constant value (``devices`` of conditions: see call_site)
         self.defaults: dict[int, object] = {}
         # id(call node) -> (the node, its value, the project functions it reached): read by
