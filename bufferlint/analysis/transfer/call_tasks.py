@@ -175,7 +175,6 @@ def _in_flight_part(value: Value) -> Value | None:
     return map_leaves(value, lambda leaf: leaf if in_flight(leaf) else None)
 
 
-
 def device_wait(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> tuple | None:
     """The key standing, in the handle of a sink whose task waits for the device
     (``asyncio.to_thread(torch.cuda.synchronize)``, ``pool.submit(stream.synchronize)``, a

@@ -11,7 +11,8 @@ from typing import Callable, cast
 from bufferlint.analysis.domain.conditions import holds_by_default, refuted
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
-    BEFORE_CALL, Pending, State, bounded_holders, current_stream_work, waited_for, event_field, is_event_stand_in, is_stand_in, issued_work,
+    BEFORE_CALL, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in, is_stand_in,
+    issued_work, waited_for,
 )
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
