@@ -38,9 +38,9 @@ class VocabIndex:
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self._by_name: dict[str, list[tuple[str, object, CallPattern]]] = {}
-        # Patterns naming every function of a module (``torch.*``), tried on the calls whose
-        # qualified name starts with their prefix
-        self._by_prefix: list[tuple[str, object, CallPattern]] = []
+        # Patterns naming every function of a module (``torch.*``), by kind, tried on the
+        # calls whose qualified name starts with their prefix
+        self._by_prefix: dict[str, list[tuple[object, CallPattern]]] = {}
         self._attributes: dict[str, list[tuple[str, object]]] = {}  # attr -> (owner class, source)
         for key in PACK_KEYS:  # entries by their call patterns' last names
             if key.matched == "calls":
@@ -114,19 +114,21 @@ class VocabIndex:
     def _add(self, kind: str, spec: object, patterns) -> None:
         for pattern in patterns:
             if pattern.prefix is not None:
-                self._by_prefix.append((kind, spec, pattern))
+                self._by_prefix.setdefault(kind, []).append((spec, pattern))
             else:
                 self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
 
-    def _candidates(self, call: CallShape) -> list[tuple[str, object, CallPattern]]:
-        """The entries whose pattern may match the call: by its last name, and those naming
-        every function of a module it is in (``torch.*`` for ``torch.cat``)."""
-        named = self._by_name.get(call.last_name or "", [])
+    def _candidates(self, kind: str, call: CallShape) -> Iterator[tuple[object, CallPattern]]:
+        """The entries of ``kind`` whose pattern may match the call: by its last name, then
+        those naming every function of a module it is in (``torch.*`` for ``torch.cat``)."""
+        for spec_kind, spec, pattern in self._by_name.get(call.last_name or "", ()):
+            if spec_kind == kind:
+                yield spec, pattern
         qualname = call.qualname
-        if not self._by_prefix or qualname is None:
-            return named
-        prefixed = [entry for entry in self._by_prefix if qualname.startswith(entry[2].prefix or "")]
-        return named + prefixed if prefixed else named
+        if qualname is not None and kind in self._by_prefix:
+            for spec, pattern in self._by_prefix[kind]:
+                if qualname.startswith(pattern.prefix or ""):
+                    yield spec, pattern
 
     def is_users(self, spec: object) -> bool:
         """Declared by the project (its ``[tool.bufferlint]`` or its own rule packs), not
@@ -161,7 +163,8 @@ class VocabIndex:
         if call.last_name in self._by_name:
             return True
         qualname = call.qualname
-        return qualname is not None and any(qualname.startswith(p.prefix or "") for _, _, p in self._by_prefix)
+        return qualname is not None and any(
+            qualname.startswith(p.prefix or "") for entries in self._by_prefix.values() for _, p in entries)
 
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
@@ -172,8 +175,8 @@ class VocabIndex:
         """Every spec of ``kind`` whose pattern matches the call, in the packs' order."""
         if call.last_name is None:
             return
-        for spec_kind, spec, pattern in self._candidates(call):
-            if spec_kind != kind or not self._matches(pattern, spec, call, _mode(kind, spec)):
+        for spec, pattern in self._candidates(kind, call):
+            if not self._matches(pattern, spec, call, _mode(kind, spec)):
                 continue
             within = getattr(spec, "within", ())
             if within and not any(str(w) in contexts for w in within):
