@@ -57,7 +57,7 @@ class PackError(Exception):
 # Call patterns
 
 
-_PATTERN = re.compile(r"^(?P<name>\.?[A-Za-z_][\w.]*)(?:\((?P<cond>.*)\))?$")
+_PATTERN = re.compile(r"^(?P<name>\.?[A-Za-z_][\w.]*(?<=\w)(?:\.\*)?)(?:\((?P<cond>.*)\))?$")
 _CONDITION = re.compile(r"^(?P<key>[A-Za-z_]\w*)(?:@(?P<position>\d+))?(?P<op>\??=)(?P<value>.+)$")
 _LENGTH = re.compile(r"^len\((?P<key>[A-Za-z_]\w*)(?:@(?P<position>\d+))?\)=(?P<value>\d+)$")
 
@@ -128,6 +128,12 @@ class CallPattern:
     @property
     def last_name(self) -> str:
         return self.method if self.method else self.name.rsplit(".", 1)[-1]
+
+    @property
+    def prefix(self) -> str | None:
+        """``torch.`` for ``torch.*``, a pattern naming every function of a module (and of
+        its submodules); None for a pattern naming one."""
+        return self.name[:-1] if self.name.endswith(".*") else None
 
     @property
     def name(self) -> str:
@@ -306,7 +312,9 @@ class HostWriteSpec:
     borrowed until it is refilled again."""
 
     calls: tuple[CallPattern, ...]
-    writes: str | int = "receiver"  # "receiver", "args" (every argument, in containers too), or a position
+    # "receiver", "args" (every argument, in containers too), a position, or "kw=": the
+    # argument passed by that keyword (``torch.cat(parts, out=buf)``)
+    writes: str | int = "receiver"
     origin: str = ""
     refills: bool = False
 
@@ -698,8 +706,10 @@ def _host_writes(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> 
     writes_list = []
     for where, table in _tables(key, data, origin):
         writes = table.get("writes", "receiver")
-        if writes not in ("receiver", "args") and not (type(writes) is int and writes >= 0):
-            raise PackError(f"{where}: 'writes' must be \"receiver\", \"args\" or an argument's position (0, 1, ...)")
+        keyword = isinstance(writes, str) and re.fullmatch(r"[A-Za-z_]\w*=", writes) is not None
+        if writes not in ("receiver", "args") and not keyword and not (type(writes) is int and writes >= 0):
+            raise PackError(f"{where}: 'writes' must be \"receiver\", \"args\", an argument's position (0, 1, ...)"
+                            " or a keyword (\"out=\")")
         refills = table.get("refills", False)
         if not isinstance(refills, bool):
             raise PackError(f"{where}: 'refills' must be true or false")

@@ -165,6 +165,33 @@ def issued_work(st: State) -> frozenset:
     return st.flying | {p.key for p in st.pending if p.hazard.settled_by_sync} | {BEFORE_CALL}
 
 
+# In what a device wait covers (a polled ``query()``'s ``Cond.settles_if_true``): the event field
+# (its stand-in) not recorded here yet that the wait was on (``Effects.synchronize``'s ``prior``).
+PRIOR_WAIT = "prior-wait"
+
+
+def waited_for(st: State, covers: frozenset) -> None:
+    """``st`` (in place) once a device wait covering ``covers`` has returned (an event's
+    ``synchronize()``, a polled ``query()`` found true): those copies have landed and no
+    longer read their buffers; covering the work issued before the function began
+    (``BEFORE_CALL``), it is the path's synchronisation, noted in ``State.waits`` when it was
+    on an event field not recorded here yet (a ``PRIOR_WAIT`` key)."""
+    st.landed = st.landed | (st.flying & covers)
+    st.flying = st.flying - covers
+    st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
+    if BEFORE_CALL in covers:
+        prior = frozenset(key[1] for key in covers if key[:1] == (PRIOR_WAIT,))
+        st.waits = st.waits | prior if prior and (not st.synced or st.waits) else frozenset()
+        st.synced = True
+
+
+def current_stream_work(st: State, side_issued: set | frozenset) -> frozenset:
+    """The device work issued so far on the current stream, which an event recorded there
+    waits for: ``issued_work`` without the copies issued under a stream context (their
+    in-flight sites, ``side_issued``, and the pending copies whose keys say ``side-stream``)."""
+    return frozenset(key for key in issued_work(st) if key not in side_issued and "side-stream" not in key)
+
+
 def _unissued(st: State, other: State) -> frozenset:
     """The device work issued on ``other``'s path and not on ``st``'s."""
     return issued_work(other) - issued_work(st)

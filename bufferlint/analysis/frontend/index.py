@@ -1559,6 +1559,15 @@ def decorator_names(node: ast.AST) -> set[str]:
     return {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in getattr(node, "decorator_list", ())}
 
 
+_GENERATOR_CONTEXTS = frozenset({"contextmanager", "asynccontextmanager"})
+
+
+def generator_context(function: ast.AST) -> bool:
+    """Is ``function`` decorated ``@contextlib.contextmanager`` (or the async one), by its
+    imported or qualified name?"""
+    return not _GENERATOR_CONTEXTS.isdisjoint(decorator_names(function))
+
+
 def is_property(info: FunctionInfo | None) -> bool:
     """Is this method a property's getter (``@property``, ``@functools.cached_property``),
     read as an attribute: its return annotation is the attribute's class."""

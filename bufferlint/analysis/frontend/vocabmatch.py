@@ -38,6 +38,9 @@ class VocabIndex:
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
         self._by_name: dict[str, list[tuple[str, object, CallPattern]]] = {}
+        # Patterns naming every function of a module (``torch.*``), by kind, tried on the
+        # calls whose qualified name starts with their prefix
+        self._by_prefix: dict[str, list[tuple[object, CallPattern]]] = {}
         self._attributes: dict[str, list[tuple[str, object]]] = {}  # attr -> (owner class, source)
         for key in PACK_KEYS:  # entries by their call patterns' last names
             if key.matched == "calls":
@@ -121,7 +124,22 @@ class VocabIndex:
 
     def _add(self, kind: str, spec: object, patterns) -> None:
         for pattern in patterns:
-            self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
+            if pattern.prefix is not None:
+                self._by_prefix.setdefault(kind, []).append((spec, pattern))
+            else:
+                self._by_name.setdefault(pattern.last_name, []).append((kind, spec, pattern))
+
+    def _candidates(self, kind: str, call: CallShape) -> Iterator[tuple[object, CallPattern]]:
+        """The entries of ``kind`` whose pattern may match the call: by its last name, then
+        those naming every function of a module it is in (``torch.*`` for ``torch.cat``)."""
+        for spec_kind, spec, pattern in self._by_name.get(call.last_name or "", ()):
+            if spec_kind == kind:
+                yield spec, pattern
+        qualname = call.qualname
+        if qualname is not None and kind in self._by_prefix:
+            for spec, pattern in self._by_prefix[kind]:
+                if qualname.startswith(pattern.prefix or ""):
+                    yield spec, pattern
 
     def is_users(self, spec: object) -> bool:
         """Declared by the project (its ``[tool.bufferlint]`` or its own rule packs), not
@@ -153,7 +171,11 @@ class VocabIndex:
     def names(self, call: CallShape) -> bool:
         """Does any pattern name the called function or method? (Most calls: no, and then
         no kind of pattern needs to be tried.)"""
-        return call.last_name in self._by_name
+        if call.last_name in self._by_name:
+            return True
+        qualname = call.qualname
+        return qualname is not None and any(
+            qualname.startswith(p.prefix or "") for entries in self._by_prefix.values() for _, p in entries)
 
     def match(self, kind: str, call: CallShape, contexts: frozenset = frozenset()):
         """The first spec of ``kind`` whose pattern matches the call, else None.
@@ -162,11 +184,10 @@ class VocabIndex:
 
     def matches(self, kind: str, call: CallShape, contexts: frozenset = frozenset()) -> Iterator:
         """Every spec of ``kind`` whose pattern matches the call, in the packs' order."""
-        name = call.last_name
-        if name is None:
+        if call.last_name is None:
             return
-        for spec_kind, spec, pattern in self._by_name.get(name, ()):
-            if spec_kind != kind or not self._matches(pattern, spec, call, _mode(kind, spec)):
+        for spec, pattern in self._candidates(kind, call):
+            if not self._matches(pattern, spec, call, _mode(kind, spec)):
                 continue
             within = getattr(spec, "within", ())
             if within and not any(str(w) in contexts for w in within):
@@ -200,7 +221,8 @@ class VocabIndex:
     def pattern_of(self, kind: str, spec: object, call: CallShape) -> CallPattern | None:
         """Which of ``spec``'s patterns the call matches (for the words of its trace)."""
         for pattern in getattr(spec, "calls", ()):
-            if pattern.last_name == call.last_name and self._matches(pattern, spec, call, _mode(kind, spec)):
+            named = pattern.last_name == call.last_name or pattern.prefix is not None
+            if named and self._matches(pattern, spec, call, _mode(kind, spec)):
                 return pattern
         return None
 
@@ -230,7 +252,8 @@ class VocabIndex:
         if pattern.method is not None:
             return call.method == pattern.method
         if call.qualname is not None:
-            return call.qualname == pattern.qualname
+            prefix = pattern.prefix
+            return call.qualname == pattern.qualname if prefix is None else call.qualname.startswith(prefix)
         if call.method is None:
             return False
         owner, _, method = pattern.name.rpartition(".")

@@ -74,9 +74,12 @@ class Synchronize:
 
 @dataclass(frozen=True)
 class RecordEvent:
-    """``event.record()``: the event now stands for the device work issued before it."""
+    """``event.record()``: the event now stands for the device work issued before it; on
+    the current stream (``current_only``: no stream given, outside a stream context), for
+    that stream's work only."""
 
     target: str
+    current_only: bool = False
 
 
 @dataclass(frozen=True)

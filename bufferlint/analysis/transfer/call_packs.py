@@ -38,7 +38,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
-from bufferlint.analysis.domain.state import event_stand_in, issued_work
+from bufferlint.analysis.domain.state import PRIOR_WAIT, current_stream_work, event_stand_in, issued_work
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -61,7 +61,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
-from bufferlint.analysis.transfer.call_tasks import hand_to_task, judge_task
+from bufferlint.analysis.transfer.call_tasks import device_wait, hand_to_task, judge_task
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
 from bufferlint.analysis.world import ProjectView
@@ -135,14 +135,16 @@ def read_host(call: CallSite, pattern) -> None:
 
 
 def write_host(call: CallSite, spec: HostWriteSpec) -> None:
-    """``buf.copy_(x)``, ``f.readinto(buf)``, ``os.preadv(fd, [buf], offset)``: the call
-    writes the bytes of its receiver, of one argument or of every buffer among its
-    arguments, now."""
+    """``buf.copy_(x)``, ``f.readinto(buf)``, ``os.preadv(fd, [buf], offset)``,
+    ``torch.cat(parts, out=buf)``: the call writes the bytes of its receiver, of one
+    argument (by position or keyword) or of every buffer among its arguments, now."""
     targets: Sequence[Value | None]
     if spec.writes == "receiver":
         targets = [call.receiver]
     elif spec.writes == "args":
         targets = call.args.flat()
+    elif isinstance(spec.writes, str):  # "out=": the argument passed by that keyword, if any
+        targets = [call.args.keyword(spec.writes[:-1])]
     else:
         targets = [call.args.arg(int(spec.writes))]
     by_device = spec.writes == "receiver" and filled_by_device(call)
@@ -176,6 +178,10 @@ def refilled_buffers(call: CallSite, writes: str | int) -> list[tuple[ast.expr, 
     if writes == "receiver":
         receiver = call.receiver
         return [(node.func.value, receiver)] if isinstance(node.func, ast.Attribute) and receiver is not None else []
+    if isinstance(writes, str) and writes.endswith("="):  # ``out=buf``
+        expr = next((k.value for k in node.keywords if k.arg == writes[:-1]), None)
+        value = call.args.keyword(writes[:-1])
+        return [(expr, value)] if expr is not None and value is not None else []
     positions = range(len(node.args)) if writes == "args" else [int(writes)]
     out: list[tuple[ast.expr, Value]] = []
     for position in positions:
@@ -520,6 +526,15 @@ def receiver_called_with(call: CallSite, method: str, kwarg: str, expected: obje
 # -- consumers ------------------------------------------------------------------------------------
 
 def sink(call: CallSite, spec: SinkSpec) -> Value:
+    """What a sink's call hands back (a future, a task), its submissions made effects; a
+    task that waits for the device (``asyncio.to_thread(torch.cuda.synchronize)``) makes
+    waiting for its handle a synchronisation (``call_tasks.device_wait``)."""
+    handle = _submitted(call, spec)
+    wait = device_wait(call, spec.task, spec.params) if spec.task is not None else None
+    return evolve(handle, pending=handle.pending | {wait}) if wait is not None else handle
+
+
+def _submitted(call: CallSite, spec: SinkSpec) -> Value:
     assume: frozenset = frozenset()
     cleaned: frozenset = frozenset()
     enabler = None
@@ -819,3 +834,42 @@ def shape_of(program: ProjectView, node: ast.expr, values: dict[int, Value]) -> 
 
 def _no_arguments(name: str, position: int | None = None) -> tuple[str, object]:
     return "absent", None
+
+
+def records_on_current_stream(call: CallSite) -> bool:
+    """Does ``event.record()`` record on the current stream: no stream given (torch 2.x:
+    ``Event.record(stream=None)`` "uses torch.cuda.current_stream() if no stream is
+    specified") and outside a stream context? An event recorded on a stream given (``side``)
+    is taken to follow every copy issued so far: which stream that is, is not known."""
+    node = call.node
+    return not node.args and not any(k.arg in ("stream", None) for k in node.keywords) and not call.frame.contexts
+
+
+def polled_device(call: CallSite) -> Value | None:
+    """``event.query()``, ``stream.query()``: a done flag asked of an object whose class the
+    packs name a synchroniser of (``torch.cuda.Event.synchronize``) is true once what that
+    synchroniser waits for is done (CUDA: a stream's query succeeding "is equivalent to having
+    called" its synchronize), so the branch where it is true (the exit of a ``while not
+    ev.query():`` poll) has waited as the synchroniser would: for the copies an event
+    recorded here followed, for the current stream's own work, or for everything (an event
+    whose records are not tracked here, such as a field recorded by the previous call).
+    None for another receiver (``other.done()`` of a future says nothing of the device)."""
+    receiver, st = call.receiver, call.frame.st
+    if receiver is None or st is None or not _device_waitable(call, receiver):
+        return None
+    covers = _recorded(call)
+    if covers is None and receiver.objects == CURRENT_STREAM and not call.frame.contexts:
+        covers = current_stream_work(st, call.frame.side_issued)
+    elif covers is None:
+        prior = _prior_record(call)
+        covers = issued_work(st) | ({(PRIOR_WAIT, prior)} if prior is not None else frozenset())
+    return Value(cond=Cond(settles_if_true=covers | receiver.pending))
+
+
+def _device_waitable(call: CallSite, receiver: Value) -> bool:
+    """Is the receiver the current stream, or of a class the packs name a synchroniser
+    method of (``torch.cuda.Event.synchronize``, ``torch.cuda.Stream.synchronize``)?"""
+    if receiver.objects == CURRENT_STREAM:
+        return True
+    owners = {p.qualname.rpartition(".")[0] for p in call.vocab.vocab.synchronizers if p.qualname}
+    return not owners.isdisjoint(receiver.types | receiver.declared)

@@ -596,7 +596,7 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
         if actual is not None and has_leaves(actual):  # nothing to keep otherwise
             kept = _append_trace(resolve(actual, store.path), (call_step,) + store.trace)
             call.effects.append(KeepInField(store.owner, store.attr, kept, store.element, None))
-    if summary.synchronizes:
+    if summary.synchronizes and not info.is_generator:  # a generator's body runs when iterated
         call.effects.append(Synchronize())
     if summary.advances:  # ``release_slot(ring)`` around ``ring.release(...)``
         call.effects.append(Advance(call.node, call.name))

@@ -174,3 +174,31 @@ def _in_flight_part(value: Value) -> Value | None:
         return None
     return map_leaves(value, lambda leaf: leaf if in_flight(leaf) else None)
 
+
+def device_wait(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> tuple | None:
+    """The key standing, in the handle of a sink whose task waits for the device
+    (``asyncio.to_thread(torch.cuda.synchronize)``, ``pool.submit(stream.synchronize)``, a
+    project function that synchronises on every path), for that wait: once the handle is
+    waited for (``await``, ``.result()``), the device has been synchronised
+    (``Frame.device_waits``, ``Effects.settle``). None for any other task. Only the task's
+    own wait counts: run on another thread, it is no wait of this function's until then."""
+    function = _parameter(call, params, task.function)
+    if function is None:
+        return None
+    synchronizers = [p for p in call.vocab.vocab.synchronizers if not p.required_kwargs]
+    named = function.ref is not None and function.method is None
+    method, bound = (None, None) if named else _bound_method(call, params, task.function, function)
+    waits = named and any(p.qualname == function.ref for p in synchronizers) \
+        or method is not None and any(p.method == method for p in synchronizers)
+    if not waits and not function.leaves:
+        found = task_site(call, task, params)
+        targets = found[1] if found is not None else []
+        for info in targets:
+            call.effects.append(Record("callee", info.qualname))  # decided again once it is summarised
+            call.program.consider(info)
+        waits = bool(targets) and all(call.program.summary(info.qualname).synchronizes for info in targets)
+    if not waits:
+        return None
+    key = ("device-wait", call.node.lineno, call.node.col_offset)
+    call.frame.device_waits[key] = bound.recorded if bound is not None else None
+    return key

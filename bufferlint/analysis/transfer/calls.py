@@ -15,7 +15,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from bufferlint.analysis.domain.state import is_stand_in, issued_work
+from bufferlint.analysis.domain.state import current_stream_work, is_stand_in, issued_work
 from bufferlint.analysis.domain.values import (
     CURRENT_STREAM, EMPTY, Borrow, Cond, Preset, Value, const, deep_leaves, evolve, join, join_all, map_leaves,
     pinned_buffer,
@@ -202,7 +202,7 @@ def dispatch(call: CallSite) -> Value:
     if vocab.match("event-records", call.shape) is not None and isinstance(call.node.func, ast.Attribute):
         holder = call_packs.event_holder(call.node.func.value)
         if holder is not None:
-            call.effects.append(RecordEvent(holder))
+            call.effects.append(RecordEvent(holder, call_packs.records_on_current_stream(call)))
     ready = tuple(vocab.matches("ready-after", call.shape))
     if ready:
         call.effects.append(Ready(ready))
@@ -214,6 +214,10 @@ def dispatch(call: CallSite) -> Value:
     if vocab.match("stream-queries", call.shape) is not None and call.frame.st is not None:
         # before a parameter's stand-in for a future (``wait_on_receiver``)
         return Value(cond=Cond(settles_if_true=call_packs.stream_work(call.frame, call.receiver)))
+    if call.receiver is not None and vocab.match("done-flags", call.shape) is not None:
+        polled = call_packs.polled_device(call)  # ``event.query()``: before a parameter's futures' ``done()``
+        if polled is not None:
+            return polled
     if call.receiver is not None and (call.receiver.pending or call.receiver.alloc or call.receiver.recorded):
         result = wait_on_receiver(call)
         if result is not None:
@@ -233,7 +237,9 @@ def dispatch(call: CallSite) -> Value:
     if vocab.match("array-allocations", call.shape) is not None:
         result = evolve(result, array=True)
     if vocab.match("recorded-events", call.shape) is not None and call.frame.st is not None:
-        result = evolve(result, recorded=issued_work(call.frame.st))  # ``stream.record_event()``
+        current = call.receiver is not None and call.receiver.objects == CURRENT_STREAM and not call.frame.contexts
+        work = current_stream_work(call.frame.st, call.frame.side_issued) if current else issued_work(call.frame.st)
+        result = evolve(result, recorded=work)  # ``stream.record_event()``
     if vocab.match("new-events", call.shape) is not None:
         result = evolve(result, recorded=frozenset())  # ``torch.cuda.Event()``: covers nothing yet
     if vocab.match("current-streams", call.shape) is not None and not call.frame.contexts:

@@ -11,7 +11,8 @@ from typing import Callable, cast
 from bufferlint.analysis.domain.conditions import APPROVES, holds_by_default, refuted, sort_key
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
-    BEFORE_CALL, Pending, State, bounded_holders, event_field, is_event_stand_in, is_stand_in, issued_work,
+    BEFORE_CALL, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in, is_stand_in,
+    issued_work, waited_for,
 )
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
@@ -194,6 +195,9 @@ class Effects:
             if timed:
                 self.frame.unsettled_if_raised |= {p for p in st.pending if p.key in keys}
             st.pending = frozenset(p for p in st.pending if p.key not in keys)
+            waits = self.frame.device_waits
+            for key in sorted(keys & waits.keys()) if waits and not timed else ():
+                self.synchronize(waits[key])  # the task synchronised the device: its handle is done
 
     def store_futures(self, holder: str, value: Value) -> None:
         """``self.pending.append(future)``, ``self.by_name[k] = future``: the submissions of
@@ -325,11 +329,7 @@ class Effects:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
             st.synced, st.waits = True, frozenset()
         elif st is not None and covers is not None:
-            st.landed = st.landed | (st.flying & covers)
-            st.flying = st.flying - covers
-            st.pending = frozenset(p for p in st.pending if not (p.hazard.settled_by_sync and p.key in covers))
-            if BEFORE_CALL in covers:  # recorded here on every path: after the callers' work
-                st.synced, st.waits = True, frozenset()
+            waited_for(st, covers)  # recorded here on every path: after the callers' work too
         elif st is not None:
             st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
             st.waits = st.waits | {prior} if prior is not None and (not st.synced or st.waits) else frozenset()
@@ -570,13 +570,16 @@ class Effects:
                 facts.report(found, trace + (sink,), Hazard.HOST_WRITTEN_IN_FLIGHT)
                 facts.next_call.add((Hazard.HOST_WRITTEN_IN_FLIGHT, found))
 
-    def record_event(self, name: str) -> None:
+    def record_event(self, name: str, current_only: bool = False) -> None:
         """``event.record()``: the event waits for the device work issued so far, no later
-        (``issued_work``). ``name``: the variable holding the event, or the stand-in for an
-        event held in a field (``call_packs.event_holder``)."""
+        (``issued_work``); recorded on the current stream (``current_only``), not for the
+        copies issued under a stream context (``current_stream_work``): streams are ordered
+        only within themselves. ``name``: the variable holding the event, or the stand-in for
+        an event held in a field (``call_packs.event_holder``)."""
         st = self.frame.st
         if st is not None:
-            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=issued_work(st))
+            work = current_stream_work(st, self.frame.side_issued) if current_only else issued_work(st)
+            st.vars[name] = evolve(st.vars.get(name, EMPTY), recorded=work)
 
     def forget_records(self, keys: frozenset) -> None:
         """Device work issued again at ``keys`` (the same copy in the next round of a loop):

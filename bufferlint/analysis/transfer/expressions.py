@@ -29,7 +29,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, globals_owner, is_property
+from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, generator_context, globals_owner, is_property
 from bufferlint.analysis.frontend.syntax import holder_name, short, walk
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.produced import borrowed_from
@@ -623,6 +623,11 @@ class ExpressionEvaluator:
             value = self.facts.handed_back(value, self.frame.st.assume)
         self.facts.yields = join(self.facts.yields, value)
         self.effects.commit_all(step)
+        if self.frame.st is not None and generator_context(self.frame.info.node):
+            # a context manager's yield runs the ``with`` block, which may issue device work:
+            # what it synchronised before does not cover that (``Summary.synchronizes`` is
+            # then whether its exit synchronises)
+            self.frame.st.synced, self.frame.st.waits = False, frozenset()
 
     def expr_ListComp(self, node: ast.ListComp | ast.SetComp) -> Value:
         what = "[... for ...]" if isinstance(node, ast.ListComp) else "{... for ...}"

@@ -117,6 +117,10 @@ class Frame:
         # and the non-blocking copies to the device issued under one (their keys), which a
         # side stream's ``query()`` waits for (``call_packs.stream_work``)
         self.side_issued: set[tuple] = set()
+        # the keys of the handles of tasks that wait for the device (``call_tasks.device_wait``)
+        # -> what that wait covers (an event's records; None: everything): waiting for the
+        # handle synchronises (``Effects.settle``)
+        self.device_waits: dict[tuple, frozenset | None] = {}
         # parameter index -> its default's constant value (``devices`` of conditions: see call_site)
         self.defaults: dict[int, object] = {}
         # id(call node) -> (the node, its value, the project functions it reached): read by

@@ -43,7 +43,7 @@ from bufferlint.analysis.domain.values import (
     waits_when_exhausted,
 )
 from bufferlint.analysis.flow import cfg
-from bufferlint.analysis.frontend.index import FunctionInfo, decorator_names, import_bindings
+from bufferlint.analysis.frontend.index import FunctionInfo, generator_context, import_bindings
 from bufferlint.analysis.frontend.syntax import (
     annotations_of, assigned_names, holder_name, parameter_defaults, short, walk,
 )
@@ -371,6 +371,8 @@ class FunctionInterpreter:
         exits = self.project_exits(value, exit_name)
         if exits and len(exits) == len(value.types) and all(self.program.summary(m).synchronizes for m in exits):
             self.effects.synchronize()
+        elif self.generator_exit_synchronizes(value):
+            self.effects.synchronize()
         for exit_method in exits:
             settled = [s for s in self.program.summary(exit_method).settles if isinstance(s, tuple)]
             item = cast(ast.With | ast.AsyncWith, op.node).items[cast(int, op.extra)]
@@ -378,6 +380,19 @@ class FunctionInterpreter:
             for _, attr in settled:
                 for name in sorted(n for n in names if n):
                     self.effects.settle_stored(f"{name}.{attr}")
+
+    def generator_exit_synchronizes(self, context: Value) -> bool:
+        """Does leaving the block of a project generator made a context manager
+        (``with fenced(side):`` of an ``@contextmanager``) wait for the device: does the
+        generator synchronise after its ``yield`` on every path (a ``finally:`` doing
+        ``stream.synchronize()``)? It is analysed, and this function again once it is."""
+        origin = context.origin
+        info = self.program.index.functions.get(origin) if origin else None
+        if info is None or not generator_context(info.node):
+            return False
+        self.program.activate(info.qualname)
+        self.facts.record("callee", info.qualname)
+        return self.program.summary(info.qualname).synchronizes
 
     def freed_at_exit(self, context: Value, stmt: ast.AST) -> None:
         """``return t`` inside ``with safe_open(..., copy=False) as f:``: the object frees its
@@ -610,7 +625,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.Drain: lambda it, e: it.effects.settle_owned_by(e.executor),
     call_effects.Reown: lambda it, e: it.effects.reown(e.keys, e.owners),
     call_effects.Synchronize: lambda it, e: it.effects.synchronize(e.covers, e.current_only, e.prior),
-    call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target),
+    call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target, e.current_only),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs, e.kept),
     call_effects.Ready: lambda it, e: it.effects.ready(e.specs),
@@ -667,9 +682,6 @@ def may_wait(function: ast.AST, words: frozenset[str]) -> bool:
     return found
 
 
-_GENERATOR_CONTEXTS = frozenset({"contextmanager", "asynccontextmanager"})
-
-
 def _handed_itself(value: Value):
     """The leaves a ``return`` hands back as themselves or in a tuple (``return t``, ``return
     name, t``): a container's elements were put there by a store or a materialisation
@@ -677,12 +689,6 @@ def _handed_itself(value: Value):
     yield from value.leaves
     for item in value.items or ():
         yield from _handed_itself(item)
-
-
-def generator_context(function: ast.AST) -> bool:
-    """Is ``function`` decorated ``@contextlib.contextmanager`` (or the async one), by its
-    imported or qualified name?"""
-    return not _GENERATOR_CONTEXTS.isdisjoint(decorator_names(function))
 
 
 def emptied_by_test(test: ast.expr) -> ast.expr | None:

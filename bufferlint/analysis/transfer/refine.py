@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from bufferlint.analysis.domain.state import State
+from bufferlint.analysis.domain.state import State, waited_for
 from bufferlint.analysis.domain.conditions import APPROVES, ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
 from bufferlint.analysis.domain.values import Borrow, Value, clean, clear_leaf, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
@@ -47,8 +47,7 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         done = value.cond.settles_if_true if branch else value.cond.settles_if_false
         if done:  # ``if tracker.done:``, ``if event.query():``: that work is finished on this branch
             st.pending = frozenset(p for p in st.pending if p.key not in done)
-            st.landed = st.landed | (st.flying & done)
-            st.flying = st.flying - done
+            waited_for(st, done)
         assume_clean(st, value.cond.clean_if_true if branch else value.cond.clean_if_false)
     param = exact_parameter(value)
     if param is not None:
