@@ -182,6 +182,9 @@ def short(node: ast.AST) -> str:
         return node.id
     if isinstance(node, ast.Tuple):
         return ", ".join(short(e) for e in node.elts)
+    if isinstance(node, ast.Subscript) and dotted_name(node.value) is not None:  # ``params[name]``
+        key = ast.unparse(node.slice)
+        return f"{dotted_name(node.value)}[{key if len(key) <= 24 else '...'}]"
     return dotted_name(node) or "..."
 
 

@@ -345,6 +345,9 @@ class RecordingIndex:
     def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
         return self._log.read(("class_values", qualname), self._index.class_values(qualname))
 
+    def partial_binding(self, qualname: str) -> tuple[str, tuple, tuple] | None:
+        return self._log.read(("partial_binding", qualname), self._index.partial_binding(qualname))
+
     def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]:
         return self._log.read(("class_constant", class_qualname, attr), self._index.class_constant(class_qualname, attr))
 
@@ -707,6 +710,9 @@ class ReplayIndex:
 
     def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
         return self._program.answer(("class_values", qualname))
+
+    def partial_binding(self, qualname: str) -> tuple[str, tuple, tuple] | None:
+        return self._program.answer(("partial_binding", qualname))
 
     def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]:
         return self._program.answer(("class_constant", class_qualname, attr))
