@@ -416,6 +416,13 @@ class Vocabulary:
     sanitizers: list[SanitizerSpec] = field(default_factory=list)
     views: list[CallPattern] = field(default_factory=list)
     view_attributes: set[str] = field(default_factory=set)
+    # Views laid out out of order (a transpose: ``w.t()``, ``w.T``): methods, or attributes
+    # named as methods. A ``contiguous-copies`` call written on one copies.
+    strided_views: list[CallPattern] = field(default_factory=list)
+    # Views that return their receiver when it is laid out in order, else a contiguous copy
+    # (``.contiguous()``): a view in general, a copy when written on a ``strided-views``
+    # result (``w.t().contiguous()``).
+    contiguous_copies: list[CallPattern] = field(default_factory=list)
     sinks: list[SinkSpec] = field(default_factory=list)
     registrars: list[RegistrarSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
@@ -891,6 +898,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("views", "calls returning an alias of their input"),
     PackKey("view-attributes", "view_attributes", "strings", "attributes that are views of their object",
             _string_set, _union),
+    _call_list("strided-views", "views laid out out of order (a transpose): methods, or attributes named as methods"),
+    _call_list("contiguous-copies", "views that copy a receiver written as a strided view (`w.t().contiguous()`)"),
     PackKey("view-parameters", "view_parameters", "table",
             "the parameter a function-style view acts on when it is not the first", _view_parameters, _update),
     _call_list("settlers", "calls that wait for submitted work"),

@@ -32,6 +32,8 @@ EVERY_KEY = {
     "sanitizers": [{"call": "every.sanitizer"}],
     "views": ["every.view"],
     "view-attributes": ["every_attribute"],
+    "strided-views": [".every_strided_view"],
+    "contiguous-copies": [".every_contiguous_copy"],
     "settlers": ["every.settler"],
     "drains": ["every.drain"],
     "done-flags": [".every_done"],

@@ -81,8 +81,28 @@ def vocabulary(call: CallSite, skip: str = "") -> Value | None:
                 aliasing = _aliasing_with_arguments(call)
                 if aliasing is not None:
                     return aliasing
+            if kind == "views" and _copies_strided(call):
+                return EMPTY  # ``w.t().contiguous()``: a new tensor laid out in order
             return handler(call, spec)
     return None
+
+
+def _copies_strided(call: CallSite) -> bool:
+    """Is this a ``contiguous-copies`` call written on a ``strided-views`` result
+    (``w.t().contiguous()``, ``w.T.contiguous()``), which is laid out out of order, so the
+    call copies? Read from the syntax: a strided view kept in a variable first is not seen."""
+    vocab = call.vocab
+    func = call.node.func
+    if not isinstance(func, ast.Attribute) or vocab.match("contiguous-copies", call.shape) is None:
+        return False
+    inner = func.value
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
+        name = inner.func.attr
+    elif isinstance(inner, ast.Attribute):
+        name = inner.attr
+    else:
+        return False
+    return any(pattern.method == name for pattern in vocab.vocab.strided_views)
 
 
 def _aliasing_with_arguments(call: CallSite) -> Value | None:
