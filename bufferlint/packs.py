@@ -479,6 +479,10 @@ class Vocabulary:
     # (``numpy.ndarray(shape, dtype, buffer=buf)`` views ``buffer``; its position is in
     # ``signatures``): a call that does not pass it makes a new value, not a view.
     view_parameters: dict[str, str] = field(default_factory=dict)
+    # qualname -> the parameter of a function-style retainer that keeps the others when it is
+    # not the first (``torch.nn.utils.vector_to_parameters(vec, parameters)`` makes each of
+    # ``parameters`` a view of ``vec``; its position is in ``signatures``).
+    retained_in: dict[str, str] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
     # origin -> "name: description" from a pack file's [pack] table, for --show-settings
     titles: dict[str, str] = field(default_factory=dict)
@@ -616,7 +620,7 @@ def _signatures(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> d
 def _view_parameters(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, str]:
     table = data.get(key.key, {})
     if not isinstance(table, dict) or not all(isinstance(p, str) and p.isidentifier() for p in table.values()):
-        raise PackError(f"{origin}: 'view-parameters' must be a table of qualname = \"parameter name\"")
+        raise PackError(f"{origin}: '{key.key}' must be a table of qualname = \"parameter name\"")
     return dict(table)
 
 
@@ -902,6 +906,9 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("contiguous-copies", "views that copy a receiver written as a strided view (`w.t().contiguous()`)"),
     PackKey("view-parameters", "view_parameters", "table",
             "the parameter a function-style view acts on when it is not the first", _view_parameters, _update),
+    PackKey("retained-in", "retained_in", "table",
+            "the parameter a function-style retainer keeps the others in when it is not the first", _view_parameters,
+            _update),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",

@@ -25,6 +25,7 @@ EVERY_KEY = {
     "kinds": [{"name": "every", "markers": ["_every_kind_marker"], "copy": ".copy()", "doc": "d"}],
     "signatures": {"every.view": ["input"]},
     "view-parameters": {"every.view": "input"},
+    "retained-in": {"every.retainer": "into"},
     "sources": [{"call": "every.source", "kind": "every", "advances": ".every_advance"}],
     "guards": [{"call": "every.guard"}],
     "sinks": [{"call": "every.sink"}],

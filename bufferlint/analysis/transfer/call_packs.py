@@ -642,12 +642,15 @@ def _split_last_part(call: CallSite, payload: Value) -> tuple[Value, Value]:
 def on_retainer(call: CallSite, spec) -> Value:
     """A method keeps its arguments in its receiver (``module.register_buffer(name, t)``); a
     function in its first argument, as ``append`` does (``heapq.heappush(heap, item)``,
-    ``bisect.insort(a, x)``)."""
+    ``bisect.insort(a, x)``), or in the one the packs' ``retained-in`` name
+    (``vector_to_parameters(vec, module.parameters())``)."""
     node = call.node
     if spec.method is None and call.receiver is None:
-        if node.args and not isinstance(node.args[0], ast.Starred):
-            for value, _ in call.args.positional[1:]:
-                call.effects.append(Store(node.args[0], value, node))
+        at = call.vocab.holder_position(spec)
+        if at is not None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
+            for position, (value, _) in enumerate(call.args.positional):
+                if position != at:
+                    call.effects.append(Store(node.args[at], value, node))
         return EMPTY
     holder = node.func.value if isinstance(node.func, ast.Attribute) else None
     if holder is not None and call.stores.outlives_step(holder, attribute=True):
