@@ -305,6 +305,11 @@ class ClassInfo:
         return self._readers
 
 
+# What a module's ``NAME = functools.partial(target, ...)`` binds: the target's name, the
+# positional and the keyword arguments it presets, each ``(known, literal)``.
+PartialBinding = tuple[str, tuple[tuple[bool, object], ...], tuple[tuple[str, tuple[bool, object]], ...]]
+
+
 @dataclass
 class ModuleInfo:
     name: str
@@ -328,7 +333,7 @@ class ModuleInfo:
     # own alias of a callable with arguments preset (``open_streaming = partial(safe_open,
     # copy=False)``): (the target's dotted name through the imports, the positional and the
     # keyword arguments, each ``(known, literal)``). None for a name bound again.
-    partials: dict[str, tuple[str, tuple, tuple] | None] = field(default_factory=dict)
+    partials: dict[str, PartialBinding | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The syntax tree counts "\r\n", "\r" and "\n" as line ends; the engine finds
@@ -1004,7 +1009,7 @@ class ProjectIndex:
             return True, module.constants[name]
         return False, None
 
-    def partial_binding(self, qualname: str) -> tuple[str, tuple, tuple] | None:
+    def partial_binding(self, qualname: str) -> PartialBinding | None:
         """What a module name bound to ``functools.partial(target, ...)`` is (``ModuleInfo.partials``):
         the target's canonical name and the arguments it presets; None for any other name."""
         qualname = self.canonical(qualname)
@@ -1309,7 +1314,7 @@ def _bind_partial(module: ModuleInfo, name: str, value: ast.expr) -> None:
         return (True, literal[0]) if literal is not None else (False, None)
 
     module.partials[name] = (target, tuple(argument(a) for a in value.args[1:]),
-                             tuple((k.arg, argument(k.value)) for k in value.keywords))
+                             tuple((k.arg, argument(k.value)) for k in value.keywords if k.arg is not None))
 
 
 def _collect_class_constants(info: ClassInfo) -> dict[str, object]:

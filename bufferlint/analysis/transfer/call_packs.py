@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bufferlint.analysis.frontend.syntax import walk
+from bufferlint.analysis.frontend.syntax import parameter_defaults, walk
 from bufferlint.analysis.domain.values import (
     CURRENT_STREAM,
     EMPTY,
@@ -62,6 +62,7 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
 from bufferlint.analysis.transfer.call_tasks import hand_to_task, judge_task
+from bufferlint.analysis.transfer.construction import field_of_call
 from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
 from bufferlint.analysis.world import ProjectView
 from bufferlint.packs import HostWriteSpec, OwnedIf, RegistrarSpec, SinkSpec, SourceSpec
@@ -503,7 +504,32 @@ def built_with(call: CallSite, cond: OwnedIf) -> bool | BuiltByParameter:
     if how == "parameter" and isinstance(value, tuple):
         index, known, default = value
         return BuiltByParameter(index, known and default == cond.equals)
+    if how == "unknown":
+        by_field = _built_by_field(call, cond)
+        if by_field is not None:
+            return by_field
     return passes(call, cond)
+
+
+def _built_by_field(call: CallSite, cond: OwnedIf) -> BuiltByParameter | None:
+    """``copy=cfg.copy`` or ``copy=not cfg.zero_copy`` with ``cfg`` a parameter of this
+    function: the field of the object each caller passes decides; a caller that passes none
+    gets the parameter's default (``cfg: SwapConfig = SwapConfig()``), whose field is read
+    from its construction (``construction.field_of_call``)."""
+    expr = next((k.value for k in call.node.keywords if k.arg == cond.kwarg), None)
+    negated = isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)
+    if negated:
+        expr = expr.operand  # type: ignore[union-attr]
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+        return None
+    info, st = call.frame.info, call.frame.st
+    position = exact_parameter(st.vars.get(expr.value.id)) if st is not None else None
+    if position is None:
+        return None
+    default = parameter_defaults(info.node).get(position)
+    known, held = field_of_call(call.program.index, info.module, default, expr.attr) if default is not None else (False, None)
+    owned_by_default = known and ((not held) if negated else held) == cond.equals
+    return BuiltByParameter(position, owned_by_default, expr.attr, negated)
 
 
 def passes(call: CallSite, cond: OwnedIf) -> bool:

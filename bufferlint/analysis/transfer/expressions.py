@@ -30,7 +30,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, globals_owner, is_property
+from bufferlint.analysis.frontend.index import FunctionInfo, PartialBinding, dotted_name, globals_owner, is_property
 from bufferlint.analysis.frontend.syntax import holder_name, short, walk
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.produced import borrowed_from
@@ -726,7 +726,7 @@ def _under(value: Value, tests: frozenset) -> Value:
     return map_leaves(value, lambda leaf: leaf.under(leaf.when | tests))
 
 
-def partial_value(bound: tuple[str, tuple, tuple] | None) -> Value | None:
+def partial_value(bound: PartialBinding | None) -> Value | None:
     """A module's ``NAME = functools.partial(target, ...)`` as a value (``index.partial_binding``):
     the target with its preset arguments, as a local partial is (``call_packs.on_bind``), so a
     call of the name is a call of the target; an argument not known is an unknown value."""
