@@ -424,6 +424,13 @@ class Vocabulary:
     sanitizers: list[SanitizerSpec] = field(default_factory=list)
     views: list[CallPattern] = field(default_factory=list)
     view_attributes: set[str] = field(default_factory=set)
+    # Views laid out out of order (a transpose: ``w.t()``, ``w.T``): methods, or attributes
+    # named as methods. A ``contiguous-copies`` call written on one copies.
+    strided_views: list[CallPattern] = field(default_factory=list)
+    # Views that return their receiver when it is laid out in order, else a contiguous copy
+    # (``.contiguous()``): a view in general, a copy when written on a ``strided-views``
+    # result (``w.t().contiguous()``).
+    contiguous_copies: list[CallPattern] = field(default_factory=list)
     sinks: list[SinkSpec] = field(default_factory=list)
     registrars: list[RegistrarSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
@@ -486,6 +493,10 @@ class Vocabulary:
     # Conversions that return the tensor itself when it already has the dtype they convert
     # to, a new tensor otherwise (``.float()``): pattern -> that dtype's qualified name.
     dtype_conversions: dict[str, str] = field(default_factory=dict)
+    # qualname -> the parameter of a function-style retainer that keeps the others when it is
+    # not the first (``torch.nn.utils.vector_to_parameters(vec, parameters)`` makes each of
+    # ``parameters`` a view of ``vec``; its position is in ``signatures``).
+    retained_in: dict[str, str] = field(default_factory=dict)
     packs: list[str] = field(default_factory=list)
     # origin -> "name: description" from a pack file's [pack] table, for --show-settings
     titles: dict[str, str] = field(default_factory=dict)
@@ -623,7 +634,7 @@ def _signatures(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> d
 def _view_parameters(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[str, str]:
     table = data.get(key.key, {})
     if not isinstance(table, dict) or not all(isinstance(p, str) and p.isidentifier() for p in table.values()):
-        raise PackError(f"{origin}: 'view-parameters' must be a table of qualname = \"parameter name\"")
+        raise PackError(f"{origin}: '{key.key}' must be a table of qualname = \"parameter name\"")
     return dict(table)
 
 
@@ -917,10 +928,15 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("views", "calls returning an alias of their input"),
     PackKey("view-attributes", "view_attributes", "strings", "attributes that are views of their object",
             _string_set, _union),
+    _call_list("strided-views", "views laid out out of order (a transpose): methods, or attributes named as methods"),
+    _call_list("contiguous-copies", "views that copy a receiver written as a strided view (`w.t().contiguous()`)"),
     PackKey("view-parameters", "view_parameters", "table",
             "the parameter a function-style view acts on when it is not the first", _view_parameters, _update),
     PackKey("dtype-conversions", "dtype_conversions", "table",
             "views that are the tensor itself only when it already has their dtype, else a copy", _dtype_conversions, _update),
+    PackKey("retained-in", "retained_in", "table",
+            "the parameter a function-style retainer keeps the others in when it is not the first", _view_parameters,
+            _update),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",

@@ -53,6 +53,8 @@ def make_base() -> Base:
 
 HANDLERS = {"on_load": helper}
 DEFAULT_LOADER = Loader
+import functools
+OPEN_FAST = functools.partial(helper, 1)
 
 
 class Item(NamedTuple):
@@ -107,6 +109,7 @@ INDEX: dict[str, Question] = {
     "record_shape": lambda view: view.index.record_shape("pkg.Item"),
     "return_types": lambda view: view.index.return_types("pkg.make_base"),
     "class_values": lambda view: view.index.class_values("pkg.DEFAULT_LOADER"),
+    "partial_binding": lambda view: view.index.partial_binding("pkg.OPEN_FAST"),
     "class_constant": lambda view: view.index.class_constant("pkg.Loader", "mode"),
 }
 TABLE: dict[str, Callable[[Table[object], str], object]] = {

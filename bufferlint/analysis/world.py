@@ -26,7 +26,7 @@ from typing import Container, Iterable, Protocol, Sequence, TypeVar
 from bufferlint.analysis.domain.summaries import Summary
 from bufferlint.analysis.domain.values import Value
 from bufferlint.analysis.frontend.imports import Reached
-from bufferlint.analysis.frontend.index import AttachedCallable, ClassInfo, FunctionInfo, ModuleInfo
+from bufferlint.analysis.frontend.index import AttachedCallable, ClassInfo, FunctionInfo, ModuleInfo, PartialBinding
 from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.vocabmatch import VocabIndex
 from bufferlint.findings import Span
@@ -79,6 +79,8 @@ class IndexView(Protocol):
     def return_types(self, qualname: str) -> frozenset[str]: ...
 
     def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None: ...
+
+    def partial_binding(self, qualname: str) -> PartialBinding | None: ...
 
     def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]: ...
 

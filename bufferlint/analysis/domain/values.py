@@ -302,22 +302,34 @@ class Preset:
 class BuiltByParameter:
     """In ``Value.built``: a construction whose argument is the building function's parameter
     ``index``, passed on: owned where the caller passes ``equals`` (``owned_by_default``:
-    where it leaves it to a default that is). Decided at each call (``decide_built``)."""
+    where it leaves it to a default that is). Decided at each call (``decide_built``).
+    With ``attr``: the argument is a field of the parameter, ``negated`` or not
+    (``copy=not cfg.zero_copy``): what the caller's object holds there decides."""
 
     index: int
     owned_by_default: bool
+    attr: str = ""
+    negated: bool = False
 
 
-def decide_built(built: frozenset, bound: dict) -> frozenset:
+# What a value's object holds in a field, when known (``construction.field_at_construction``)
+FieldOf = Callable[["Value", str], tuple[bool, object]]
+
+
+def decide_built(built: frozenset, bound: dict, field: FieldOf | None = None) -> frozenset:
     """``Value.built`` of a callee's result at a call: each construction that depends on a
     parameter decided by the argument bound to it (``bound``), a constant compared with the
-    condition's ``equals`` (``packs.OwnedIf``); an argument not known lends."""
+    condition's ``equals`` (``packs.OwnedIf``), or for a field of it, the constant the
+    argument's object holds there (``field``); an argument not known lends."""
     out = set()
     for cond, owned in built:
         if isinstance(owned, BuiltByParameter):
             actual = bound.get(owned.index)
             if actual is None:
                 owned = owned.owned_by_default
+            elif owned.attr:
+                known, held = field(actual, owned.attr) if field is not None else (False, None)
+                owned = known and ((not held) if owned.negated else held) == cond.equals
             else:
                 owned = actual.has_const and actual.const == cond.equals
         out.add((cond, owned))

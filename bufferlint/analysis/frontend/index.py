@@ -305,6 +305,11 @@ class ClassInfo:
         return self._readers
 
 
+# What a module's ``NAME = functools.partial(target, ...)`` binds: the target's name, the
+# positional and the keyword arguments it presets, each ``(known, literal)``.
+PartialBinding = tuple[str, tuple[tuple[bool, object], ...], tuple[tuple[str, tuple[bool, object]], ...]]
+
+
 @dataclass
 class ModuleInfo:
     name: str
@@ -324,6 +329,11 @@ class ModuleInfo:
     # of that name or annotated with it (``OUT = queue.Queue()``, ``q: queue.Queue = ...``):
     # what the functions reading it may call on it. "" for a name bound otherwise or again.
     variable_classes: dict[str, str] = field(default_factory=dict)
+    # NAME -> what a top-level ``NAME = functools.partial(target, ...)`` binds, the module's
+    # own alias of a callable with arguments preset (``open_streaming = partial(safe_open,
+    # copy=False)``): (the target's dotted name through the imports, the positional and the
+    # keyword arguments, each ``(known, literal)``). None for a name bound again.
+    partials: dict[str, PartialBinding | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The syntax tree counts "\r\n", "\r" and "\n" as line ends; the engine finds
@@ -338,7 +348,7 @@ class ModuleInfo:
 # there; ``NOT_FACTS`` says why each other field of an entry is none (tests/test_interface.py
 # holds every field of an entry to one of the two).
 FACTS: dict[type, tuple[str, ...]] = {
-    ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names", "variable_classes"),
+    ModuleInfo: ("imports", "globals", "constants", "variables", "bound_names", "variable_classes", "partials"),
     FunctionInfo: ("qualname", "kind", "params", "n_positional", "n_required", "required_kwonly", "vararg", "kwarg",
                    "class_qualname", "outer", "local_defs", "returns_closure", "returned_globals"),
     ClassInfo: ("qualname", "bases", "methods", "fields", "readers", "constants", "held", "stores", "makers"),
@@ -869,6 +879,7 @@ class ProjectIndex:
                     if isinstance(target, ast.Name):
                         _bind_name(module, target.id, stmt.value)
                         _bind_class(module, target.id, stmt.value.func if isinstance(stmt.value, ast.Call) else None)
+                        _bind_partial(module, target.id, stmt.value)
                         module.variables.add(target.id)
                         literal = literal_constant(module, stmt.value)
                         if literal is not None:
@@ -877,6 +888,7 @@ class ProjectIndex:
                 _bind_name(module, stmt.target.id, stmt.value)
                 annotation = stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation
                 _bind_class(module, stmt.target.id, annotation)
+                _bind_partial(module, stmt.target.id, stmt.value)
                 module.variables.add(stmt.target.id)
                 literal = literal_constant(module, stmt.value)
                 if literal is not None:
@@ -996,6 +1008,18 @@ class ProjectIndex:
         if module is not None and name in module.constants:
             return True, module.constants[name]
         return False, None
+
+    def partial_binding(self, qualname: str) -> PartialBinding | None:
+        """What a module name bound to ``functools.partial(target, ...)`` is (``ModuleInfo.partials``):
+        the target's canonical name and the arguments it presets; None for any other name."""
+        qualname = self.canonical(qualname)
+        module_name, _, name = qualname.rpartition(".")
+        module = self.modules.get(module_name)
+        bound = module.partials.get(name) if module is not None else None
+        if bound is None:
+            return None
+        target, positional, keywords = bound
+        return self.canonical(target), positional, keywords
 
     def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
         """The project classes a name is: a class itself, or a module name bound once to
@@ -1267,6 +1291,30 @@ def _bind_name(module: ModuleInfo, name: str, value: ast.expr) -> None:
         names = [base_name(module, e) for e in value.elts]
         bound = (True, tuple(n for n in names if n is not None)) if all(names) else bound
     module.bound_names[name] = bound
+
+
+def _bind_partial(module: ModuleInfo, name: str, value: ast.expr) -> None:
+    """Keep what a top-level ``name = functools.partial(target, ...)`` presets
+    (``ModuleInfo.partials``): each argument a literal (``(True, value)``) or not known
+    (``(False, None)``); bound again, or with ``*args``/``**kwargs`` (which arguments it
+    binds is not known), it is no partial known."""
+    if name in module.variables or name in module.partials:
+        if name in module.partials:
+            module.partials[name] = None
+        return
+    if not (isinstance(value, ast.Call) and value.args and base_name(module, value.func) == "functools.partial"):
+        return
+    target = base_name(module, value.args[0])
+    if target is None or any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
+        module.partials[name] = None
+        return
+
+    def argument(node: ast.expr) -> tuple[bool, object]:
+        literal = literal_constant(module, node)
+        return (True, literal[0]) if literal is not None else (False, None)
+
+    module.partials[name] = (target, tuple(argument(a) for a in value.args[1:]),
+                             tuple((k.arg, argument(k.value)) for k in value.keywords if k.arg is not None))
 
 
 def _collect_class_constants(info: ClassInfo) -> dict[str, object]:

@@ -182,6 +182,11 @@ def short(node: ast.AST) -> str:
         return node.id
     if isinstance(node, ast.Tuple):
         return ", ".join(short(e) for e in node.elts)
+    if isinstance(node, ast.Subscript) and dotted_name(node.value) is not None:  # ``params[name]``
+        key = ast.unparse(node.slice)
+        return f"{dotted_name(node.value)}[{key if len(key) <= 24 else '...'}]"
+    if isinstance(node, ast.Call) and dotted_name(node.func) is not None:  # ``module.parameters()``
+        return f"{dotted_name(node.func)}(...)" if node.args or node.keywords else f"{dotted_name(node.func)}()"
     return dotted_name(node) or "..."
 
 

@@ -81,6 +81,7 @@ class VocabIndex:
         self.signatures = vocab.signatures
         self.view_parameters = vocab.view_parameters
         self.dtype_conversions = vocab.dtype_conversions
+        self.retained_in = vocab.retained_in
         self.view_attributes = frozenset(vocab.view_attributes)
         self.done_flags = frozenset(pattern.last_name for pattern in vocab.done_flags)
 
@@ -121,6 +122,16 @@ class VocabIndex:
             return None
         params = self.signatures.get(pattern.qualname or "", ())
         return name, params.index(name) if name in params else None
+
+    def holder_position(self, pattern: CallPattern) -> int | None:
+        """Where a function-style retainer keeps its other arguments: its first (0), or the
+        parameter the packs' ``retained-in`` name (its position from ``signatures``; None
+        when they do not list it)."""
+        name = self.retained_in.get(pattern.qualname or "")
+        if name is None:
+            return 0
+        params = self.signatures.get(pattern.qualname or "", ())
+        return params.index(name) if name in params else None
 
     def _add(self, kind: str, spec: object, patterns) -> None:
         for pattern in patterns:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from bufferlint.analysis.incremental.codec import CLASSES, FIELDS, Decoder, Encoder, Unencodable, digest
 from bufferlint.analysis.frontend.imports import Reached
-from bufferlint.analysis.frontend.index import AttachedCallable, ClassInfo, FunctionInfo, ModuleInfo, ProjectIndex
+from bufferlint.analysis.frontend.index import AttachedCallable, ClassInfo, FunctionInfo, ModuleInfo, PartialBinding, ProjectIndex
 from bufferlint.analysis.frontend.records import RecordShape
 from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
@@ -344,6 +344,9 @@ class RecordingIndex:
 
     def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
         return self._log.read(("class_values", qualname), self._index.class_values(qualname))
+
+    def partial_binding(self, qualname: str) -> PartialBinding | None:
+        return self._log.read(("partial_binding", qualname), self._index.partial_binding(qualname))
 
     def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]:
         return self._log.read(("class_constant", class_qualname, attr), self._index.class_constant(class_qualname, attr))
@@ -707,6 +710,9 @@ class ReplayIndex:
 
     def class_values(self, qualname: str) -> tuple[bool, tuple[str, ...]] | None:
         return self._program.answer(("class_values", qualname))
+
+    def partial_binding(self, qualname: str) -> PartialBinding | None:
+        return self._program.answer(("partial_binding", qualname))
 
     def class_constant(self, class_qualname: str, attr: str) -> tuple[bool, object]:
         return self._program.answer(("class_constant", class_qualname, attr))

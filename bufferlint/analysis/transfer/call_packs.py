@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from bufferlint.analysis.frontend.syntax import walk
+from bufferlint.analysis.frontend.syntax import parameter_defaults, walk
 from bufferlint.analysis.domain.values import (
     CURRENT_STREAM,
     EMPTY,
@@ -62,6 +62,7 @@ from bufferlint.analysis.transfer.call_effects import (
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
 from bufferlint.analysis.transfer.call_tasks import device_wait, hand_to_task, judge_task
+from bufferlint.analysis.transfer.construction import field_of_call
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
 from bufferlint.analysis.world import ProjectView
@@ -82,8 +83,28 @@ def vocabulary(call: CallSite, skip: str = "") -> Value | None:
                 aliasing = _aliasing_with_arguments(call)
                 if aliasing is not None:
                     return aliasing
+            if kind == "views" and _copies_strided(call):
+                return EMPTY  # ``w.t().contiguous()``: a new tensor laid out in order
             return handler(call, spec)
     return None
+
+
+def _copies_strided(call: CallSite) -> bool:
+    """Is this a ``contiguous-copies`` call written on a ``strided-views`` result
+    (``w.t().contiguous()``, ``w.T.contiguous()``), which is laid out out of order, so the
+    call copies? Read from the syntax: a strided view kept in a variable first is not seen."""
+    vocab = call.vocab
+    func = call.node.func
+    if not isinstance(func, ast.Attribute) or vocab.match("contiguous-copies", call.shape) is None:
+        return False
+    inner = func.value
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
+        name = inner.func.attr
+    elif isinstance(inner, ast.Attribute):
+        name = inner.attr
+    else:
+        return False
+    return any(pattern.method == name for pattern in vocab.vocab.strided_views)
 
 
 def _aliasing_with_arguments(call: CallSite) -> Value | None:
@@ -490,7 +511,32 @@ def built_with(call: CallSite, cond: OwnedIf) -> bool | BuiltByParameter:
     if how == "parameter" and isinstance(value, tuple):
         index, known, default = value
         return BuiltByParameter(index, known and default == cond.equals)
+    if how == "unknown":
+        by_field = _built_by_field(call, cond)
+        if by_field is not None:
+            return by_field
     return passes(call, cond)
+
+
+def _built_by_field(call: CallSite, cond: OwnedIf) -> BuiltByParameter | None:
+    """``copy=cfg.copy`` or ``copy=not cfg.zero_copy`` with ``cfg`` a parameter of this
+    function: the field of the object each caller passes decides; a caller that passes none
+    gets the parameter's default (``cfg: SwapConfig = SwapConfig()``), whose field is read
+    from its construction (``construction.field_of_call``)."""
+    expr = next((k.value for k in call.node.keywords if k.arg == cond.kwarg), None)
+    negated = isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)
+    if negated:
+        expr = expr.operand  # type: ignore[union-attr]
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
+        return None
+    info, st = call.frame.info, call.frame.st
+    position = exact_parameter(st.vars.get(expr.value.id)) if st is not None else None
+    if position is None:
+        return None
+    default = parameter_defaults(info.node).get(position)
+    known, held = field_of_call(call.program.index, info.module, default, expr.attr) if default is not None else (False, None)
+    owned_by_default = known and ((not held) if negated else held) == cond.equals
+    return BuiltByParameter(position, owned_by_default, expr.attr, negated)
 
 
 def passes(call: CallSite, cond: OwnedIf) -> bool:
@@ -640,12 +686,15 @@ def _split_last_part(call: CallSite, payload: Value) -> tuple[Value, Value]:
 def on_retainer(call: CallSite, spec) -> Value:
     """A method keeps its arguments in its receiver (``module.register_buffer(name, t)``); a
     function in its first argument, as ``append`` does (``heapq.heappush(heap, item)``,
-    ``bisect.insort(a, x)``)."""
+    ``bisect.insort(a, x)``), or in the one the packs' ``retained-in`` name
+    (``vector_to_parameters(vec, module.parameters())``)."""
     node = call.node
     if spec.method is None and call.receiver is None:
-        if node.args and not isinstance(node.args[0], ast.Starred):
-            for value, _ in call.args.positional[1:]:
-                call.effects.append(Store(node.args[0], value, node))
+        at = call.vocab.holder_position(spec)
+        if at is not None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
+            for position, (value, _) in enumerate(call.args.positional):
+                if position != at:
+                    call.effects.append(Store(node.args[at], value, node))
         return EMPTY
     holder = node.func.value if isinstance(node.func, ast.Attribute) else None
     if holder is not None and call.stores.outlives_step(holder, attribute=True):

@@ -18,6 +18,7 @@ from bufferlint.analysis.domain.conditions import (
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed, stores_in_order
 from bufferlint.analysis.domain.values import (
     EMPTY,
+    FieldOf,
     NOTHING,
     Borrow,
     best_of_equal,
@@ -47,6 +48,7 @@ from bufferlint.analysis.domain.values import (
     resolve,
 )
 from bufferlint.analysis.transfer.construction import field_at_construction
+from bufferlint.analysis.transfer.records import field_of as record_field
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name, is_cached_property
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
@@ -610,19 +612,22 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     def produce(receiver: Value, method: str) -> Value:
         return produced(call, receiver, method)
 
+    index = call.program.index
+
+    def field(value: Value, attr: str) -> tuple[bool, object]:
+        part = record_field(value, attr)  # a record holds what it was built with
+        if part is not None and part.has_const:
+            return True, part.const
+        return field_at_construction(index, value.types, value.objects, attr)
+
     result = _instantiate(summary.returns, bound, call.returned_step, callkey, call.frame.defaults, ancestors=ancestors,
-                          produce=produce)
+                          produce=produce, field=field)
     result = _with_closure(call, summary.returns, result,
                            lambda value: _instantiate(value, bound, call.returned_step, callkey, call.frame.defaults,
                                                       ancestors=ancestors))
     guards = {fact for p, tag in summary.guards if p in bound for fact in checked(bound[p], (tag,))}
     checks = {fact for p, tag in summary.marker_checks if p in bound for fact in checked(bound[p], (tag,))}
     if summary.guards_when or summary.checks_when:
-        index = call.program.index
-
-        def field(value: Value, attr: str) -> tuple[bool, object]:
-            return field_at_construction(index, value.types, value.objects, attr)
-
         guards |= {fact for p, tag, tests in summary.guards_when if p in bound and surely_passed(tests, bound, field)
                    for fact in checked(bound[p], (tag,))}
         checks |= {fact for p, tag, tests in summary.checks_when if p in bound and surely_passed(tests, bound, field)
@@ -971,14 +976,16 @@ def _drop_params(leaf):
 
 
 def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey: tuple, defaults: dict,
-                 entered: tuple = (), ancestors: Ancestors | None = None, produce: Producer | None = None) -> Value:
+                 entered: tuple = (), ancestors: Ancestors | None = None, produce: Producer | None = None,
+                 field: FieldOf | None = None) -> Value:
     """A callee's result at this call: parameters replaced by the arguments, the callee's own
     borrowed objects re-identified per call site (what it hands back under conditions on
     its arguments kept only where they may hold, under what is left of them: ``defaults``,
     the caller's parameters' defaults, for those it passes on). ``entered``: the steps into
     the callee that an argument's trace takes before the callee's own (a call-back's).
     ``ancestors``: what decides a condition on the receiver's class (``decide_at_call``).
-    ``produce``: what a source's method hands out for an argument (``values.Produced``)."""
+    ``produce``: what a source's method hands out for an argument (``values.Produced``).
+    ``field``: what an argument's object holds in a field (a construction decided by one)."""
     if value == EMPTY:
         return EMPTY
     own: list = []
@@ -997,9 +1004,9 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
             if when is not None:
                 own.append(leaf.at_call(callkey, leaf.trace + (step,), when))
     types, type_when = _types_at_call(value, bound, defaults, ancestors)
-    elems = _instantiate(value.elems, bound, step, callkey, defaults, entered, ancestors, produce) \
+    elems = _instantiate(value.elems, bound, step, callkey, defaults, entered, ancestors, produce, field) \
         if value.elems is not None else None
-    items = tuple(_instantiate(i, bound, step, callkey, defaults, entered, ancestors, produce) for i in value.items) \
+    items = tuple(_instantiate(i, bound, step, callkey, defaults, entered, ancestors, produce, field) for i in value.items) \
         if value.items is not None else None
     base = Value(
         leaves=best_of_equal(own),
@@ -1014,7 +1021,7 @@ def _instantiate(value: Value, bound: dict[int, Value], step: TraceStep, callkey
         not_none=value.not_none,
         # what built the object it hands back (a helper that opens a reader), with what
         # this call passes for the parameters the construction took its arguments from
-        built=decide_built(value.built, bound) if value.built else frozenset(),
+        built=decide_built(value.built, bound, field) if value.built else frozenset(),
         # A parameter's stand-in means nothing here: the argument's own futures came back
         # through ``resolve`` above.
         pending=frozenset(_future_key(callkey, key) for key in value.pending if key[:1] != ("param",)),

@@ -49,6 +49,20 @@ def field_by_default(index: IndexView, class_qualname: str, attr: str) -> tuple[
     return _built(index, class_qualname, attr, {}, 0)
 
 
+def field_of_call(index: IndexView, module: ModuleInfo, node: ast.expr, attr: str) -> tuple[bool, object]:
+    """The constant ``self.<attr>`` holds in the object the expression ``node`` of ``module``
+    builds, when it is a call of a project class with constant arguments (a parameter's
+    default, ``cfg: SwapConfig = SwapConfig()``); else not known."""
+    if not isinstance(node, ast.Call):
+        return UNKNOWN
+    name = base_name(module, node.func)
+    class_qualname = index.canonical(name) if name is not None else None
+    if class_qualname is None or class_qualname not in index.classes:
+        return UNKNOWN
+    arguments = _arguments(node, lambda expr: _module_constant(index, module, expr))
+    return UNKNOWN if arguments is None else _built(index, class_qualname, attr, arguments, 1)
+
+
 def _at_site(index: IndexView, class_qualname: str, site: tuple, attr: str) -> tuple[bool, object]:
     caller, line, column = site
     info = index.functions.get(caller)
@@ -78,7 +92,7 @@ def _built(index: IndexView, class_qualname: str, attr: str, arguments: dict, de
         return UNKNOWN
     init = _init_of(index, class_qualname)
     if init is None:
-        return UNKNOWN
+        return _record_field(index, class_qualname, attr, arguments)
     info, owner = init
     node = info.node
     params = info.params
@@ -120,6 +134,25 @@ def _built(index: IndexView, class_qualname: str, attr: str, arguments: dict, de
             if inherited[0] or _sets_field(index, base_class, attr):
                 value = inherited
     return value
+
+
+def _record_field(index: IndexView, class_qualname: str, attr: str, arguments: dict) -> tuple[bool, object]:
+    """A record class's field (a ``@dataclass`` or named tuple: no ``__init__`` in the
+    source, the language writes it from the fields, ``index.record_shape``): the argument
+    passed for it, by position or by name, else its default when the class body gives it a
+    literal (``zero_copy: bool = True``)."""
+    shape = index.record_shape(class_qualname)
+    if shape is None:
+        return UNKNOWN
+    fields, positional = shape
+    if attr not in fields:
+        return UNKNOWN
+    position = fields.index(attr) + 1  # the arguments count from 1 (after the receiver)
+    if position <= positional and position in arguments:
+        return arguments[position]
+    if attr in arguments:
+        return arguments[attr]
+    return index.class_constant(class_qualname, attr)
 
 
 def _sets_field(index: IndexView, class_qualname: str, attr: str) -> bool:

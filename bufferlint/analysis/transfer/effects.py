@@ -105,7 +105,11 @@ class Effects:
         if not leaves:
             return EMPTY
         col = node.col_offset  # type: ignore[attr-defined]
-        key = (node.lineno, (col, "untracked") if untracked else col)  # type: ignore[attr-defined]
+        if untracked:
+            col = (col, "untracked")
+        elif hazard.settled_by_sync and frame.contexts:
+            col = (col, SIDE_STREAM)  # a device copy issued on a side stream: the current stream's sync misses it
+        key = (node.lineno, col)  # type: ignore[attr-defined]
         step = replace(frame.step(node, ""), fact=sink_fact(hazard, sink, form))  # the hazard's rule words it
         pending = Pending(key, leaves, frame.site(node, sink, subject), st.assume | assume, step, hazard, holder, owners)
         st.pending = st.pending | {pending}
@@ -326,7 +330,7 @@ class Effects:
         if st is not None and current_only:
             side = self.frame.side_issued
             st.flying = frozenset(site for site in st.flying if site in side)
-            st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or "side-stream" in p.key)
+            st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync or on_side_stream(p.key))
             st.synced, st.waits = True, frozenset()
         elif st is not None and covers is not None:
             waited_for(st, covers)  # recorded here on every path: after the callers' work too
@@ -425,7 +429,7 @@ class Effects:
         )
         # No future's key; one issued on a side stream is marked: a device write on the current
         # stream is not ordered after it (``_on_current_stream``).
-        stream: tuple = ("side-stream",) if frame.contexts else ()
+        stream: tuple = (SIDE_STREAM,) if frame.contexts else ()
         key = ("staged", *stream, node.lineno, node.col_offset)  # type: ignore[attr-defined]
         site = frame.site(node, what)
         self.forget_records(frozenset({key}))
@@ -1037,3 +1041,12 @@ def handed_records(value: Value) -> frozenset:
         if part is not None:
             found = found | handed_records(part)
     return found
+
+
+SIDE_STREAM = "side-stream"  # in a pending key: the work was issued under a stream context
+
+
+def on_side_stream(key: tuple) -> bool:
+    """Was the pending work of ``key`` issued on a side stream (a staged copy's key holds the
+    mark, a device-copy sink's its column)?"""
+    return SIDE_STREAM in key or (len(key) > 1 and isinstance(key[1], tuple) and SIDE_STREAM in key[1])

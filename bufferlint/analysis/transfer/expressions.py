@@ -11,6 +11,7 @@ from bufferlint.analysis.domain.conditions import ParamTest, captured_variable
 from bufferlint.analysis.domain.state import State, join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
+    Preset,
     Cond,
     Value,
     checked,
@@ -29,7 +30,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.frontend.constants import static_constant
-from bufferlint.analysis.frontend.index import FunctionInfo, dotted_name, generator_context, globals_owner, is_property
+from bufferlint.analysis.frontend.index import FunctionInfo, PartialBinding, dotted_name, generator_context, globals_owner, is_property
 from bufferlint.analysis.frontend.syntax import holder_name, short, walk
 from bufferlint.analysis.transfer.assign import Assignment
 from bufferlint.analysis.transfer.produced import borrowed_from
@@ -184,11 +185,16 @@ class ExpressionEvaluator:
             known, literal = project.constant(qualname)
             if known:
                 return Value(ref=qualname, const=literal, has_const=True)
-            return self.as_class(Value(ref=qualname), qualname)
+            value = self.as_class(Value(ref=qualname), qualname)
+            if value.classes:
+                return value
+            return partial_value(project.partial_binding(qualname)) or value
         if name in module.constants:
             return const(module.constants[name])
         if module.bound_names.get(name, (False, ()))[1]:
             return self.as_class(EMPTY, f"{module.name}.{name}")
+        if module.partials.get(name) is not None:
+            return partial_value(project.partial_binding(f"{module.name}.{name}")) or EMPTY
         if name in module.variables:
             # module state: an object of the class it is built as, if known, and the pinned
             # buffers the module keeps there
@@ -723,3 +729,18 @@ def _under(value: Value, tests: frozenset) -> Value:
         return value
     return map_leaves(value, lambda leaf: leaf.under(leaf.when | tests))
 
+
+def partial_value(bound: PartialBinding | None) -> Value | None:
+    """A module's ``NAME = functools.partial(target, ...)`` as a value (``index.partial_binding``):
+    the target with its preset arguments, as a local partial is (``call_packs.on_bind``), so a
+    call of the name is a call of the target; an argument not known is an unknown value."""
+    if bound is None:
+        return None
+    target, positional, keywords = bound
+
+    def argument(known_literal) -> Value:
+        known, literal = known_literal
+        return const(literal) if known else EMPTY
+
+    preset = Preset(tuple(argument(a) for a in positional), tuple((k, argument(a)) for k, a in keywords))
+    return Value(ref=target, preset=preset, not_none=True)

@@ -11,7 +11,7 @@ new record of the same shape.
 
 from __future__ import annotations
 
-from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Field, ParamRef, Value, cap, container, evolve, index, join
+from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Field, ParamRef, Value, cap, const, container, evolve, index, join
 from bufferlint.analysis.transfer.call_site import CallSite
 from bufferlint.analysis.world import IndexView
 from bufferlint.findings import TraceStep
@@ -37,6 +37,11 @@ def construct(call: CallSite, qualname: str) -> Value | None:
             rest = join(rest, index(value, None))
         elif key in names:
             parts[names.index(key)] = value
+    if rest is None:  # a field not passed holds its default: a literal the class body gives it
+        for i, name in enumerate(names):
+            if parts[i] is None:
+                known, literal = call.program.index.class_constant(qualname, name)
+                parts[i] = const(literal) if known else None
     # Each part is capped as a container's elements are (``values.cap``): a record built
     # from the results of calls that return records nests no deeper than any container, so
     # a summary returning one converges.

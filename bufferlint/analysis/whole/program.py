@@ -991,6 +991,8 @@ class ProjectAnalysis:
                 returned = summary.returns.types | summary.returns.declared
                 if short not in self.trigger_names and not short.startswith("<") and returned & self.iterable_producers:
                     producers.add(short)
+        partials = self.partial_aliases()
+        producers |= {name for name, target in partials.items() if target in self.trigger_names}
         producers -= self.trigger_names
         if producers:
             self.trigger_names |= producers
@@ -1002,6 +1004,15 @@ class ProjectAnalysis:
             self.activate_mentioning_all(self.functions, groups)
             wanted |= self.files_mentioning_all(groups)
         return {p for p in wanted if p not in self.parsed}
+
+    def partial_aliases(self) -> dict[str, str]:
+        """Module names bound to ``functools.partial`` of something (``open_streaming =
+        partial(safe_open, copy=False)``, ``ModuleInfo.partials``) -> the last name of what
+        they call: a call of the alias is a call of it, so its mentions matter as the
+        target's do (a producer, a constructor whose methods lend)."""
+        return {name: bound[0].rsplit(".", 1)[-1]
+                for module in self.program.index.modules.values()
+                for name, bound in module.partials.items() if bound is not None}
 
     def defining_a_wait(self, method: str) -> set[Path]:
         """The module of ``method`` (``pkg.mod.Class.name``) when its text has a ``def name``
@@ -1016,7 +1027,10 @@ class ProjectAnalysis:
         """Helpers that turned out to return an object a ``built-by`` construction made (``def
         open_reader(path): return safe_open(path, copy=False)``) make it too: their callers'
         files matter, and there the producer's methods (``seed_names``)."""
-        helpers: dict[str, set[str]] = {}
+        helpers: dict[str, set[str]] = {
+            name: self.built_methods[target] for name, target in self.partial_aliases().items()
+            if target in self.built_methods and name not in self.built_methods
+        }
         for qualname, summary in self.program.summaries.items():
             short = qualname.rsplit(".", 1)[-1]
             if short in self.built_methods or short.startswith("<") or not summary.returns.built:
