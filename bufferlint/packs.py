@@ -299,14 +299,15 @@ class SourceSpec:
 @dataclass(frozen=True)
 class HostWriteSpec:
     """A call that writes the bytes of a buffer now: its receiver (``buf.copy_(x)``,
-    ``buf.fill_(0)``), one argument (``f.readinto(buf)``, position 0), or every buffer among
-    its arguments (``os.preadv(fd, [buf], offset)``). A pinned buffer a copy to the device
+    ``buf.fill_(0)``), one argument (``f.readinto(buf)``, position 0), the one passed by a
+    keyword (``numpy.multiply(a, b, out=buf)``: ``"out="``), or every buffer among its
+    arguments (``os.preadv(fd, [buf], offset)``). A pinned buffer a copy to the device
     still reads must not be written (BL006). A call that ``refills`` its buffer reads the next
     records into it (``sock.recv_into(buf)``): the buffer is reused, and the views of it are
     borrowed until it is refilled again."""
 
     calls: tuple[CallPattern, ...]
-    writes: str | int = "receiver"  # "receiver", "args" (every argument, in containers too), or a position
+    writes: str | int = "receiver"  # "receiver", "args" (every argument, in containers too), a position, or "kw="
     origin: str = ""
     refills: bool = False
 
@@ -678,12 +679,18 @@ def _guards(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[
     return guards
 
 
+def _is_keyword_target(writes: object) -> bool:
+    """``"out="``: the buffer passed by that keyword (NumPy's and torch's output arrays)."""
+    return isinstance(writes, str) and writes.endswith("=") and writes[:-1].isidentifier()
+
+
 def _host_writes(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[HostWriteSpec]:
     writes_list = []
     for where, table in _tables(key, data, origin):
         writes = table.get("writes", "receiver")
-        if writes not in ("receiver", "args") and not (type(writes) is int and writes >= 0):
-            raise PackError(f"{where}: 'writes' must be \"receiver\", \"args\" or an argument's position (0, 1, ...)")
+        if writes not in ("receiver", "args") and not (type(writes) is int and writes >= 0) and not _is_keyword_target(writes):
+            raise PackError(f"{where}: 'writes' must be \"receiver\", \"args\", an argument's position (0, 1, ...)"
+                            " or a keyword argument's name followed by '=' (\"out=\")")
         refills = table.get("refills", False)
         if not isinstance(refills, bool):
             raise PackError(f"{where}: 'refills' must be true or false")

@@ -142,6 +142,8 @@ def write_host(call: CallSite, spec: HostWriteSpec) -> None:
         targets = [call.receiver]
     elif spec.writes == "args":
         targets = call.args.flat()
+    elif isinstance(spec.writes, str):  # "out=": the buffer passed by that keyword
+        targets = [call.args.keyword(spec.writes[:-1])]
     else:
         targets = [call.args.arg(int(spec.writes))]
     by_device = spec.writes == "receiver" and filled_by_device(call)
@@ -175,6 +177,10 @@ def refilled_buffers(call: CallSite, writes: str | int) -> list[tuple[ast.expr, 
     if writes == "receiver":
         receiver = call.receiver
         return [(node.func.value, receiver)] if isinstance(node.func, ast.Attribute) and receiver is not None else []
+    if isinstance(writes, str) and writes != "args":  # "out=": the buffer passed by that keyword
+        value = call.args.keyword(writes[:-1])
+        exprs = [k.value for k in node.keywords if k.arg == writes[:-1]]
+        return [(exprs[0], value)] if exprs and value is not None else []
     positions = range(len(node.args)) if writes == "args" else [int(writes)]
     out: list[tuple[ast.expr, Value]] = []
     for position in positions:
