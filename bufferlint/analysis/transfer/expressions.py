@@ -67,6 +67,9 @@ COPIED_BY_SLICING = frozenset({"builtins.bytearray", "builtins.bytes"})
 # Annotations from these modules name no class a pack or the project defines (``Iterator[T]``,
 # ``list[T]``, ``Callable[..., T]``): no declared type.
 _NO_CLASS = ("builtins.", "typing.", "typing_extensions.", "collections.abc.")
+# ... except typing's file classes, which are the interface of the files a function is given
+# (``out: BinaryIO``: its ``write`` reads the bytes now, pack ``host-reads``).
+_TYPING_CLASSES = frozenset({"typing.BinaryIO", "typing.IO", "typing.TextIO"})
 
 
 class ExpressionEvaluator:
@@ -269,7 +272,7 @@ class ExpressionEvaluator:
         if name:
             head, _, rest = name.partition(".")
             ref = self.lookup(head).ref
-            if ref and not ref.startswith(_NO_CLASS):
+            if ref and (not ref.startswith(_NO_CLASS) or ref in _TYPING_CLASSES):
                 return frozenset({self.program.index.canonical(f"{ref}.{rest}" if rest else ref)})
         return frozenset()
 
