@@ -89,6 +89,8 @@ class Args:
             return "const", value.const
         if value.ref is not None and not value.leaves:
             return "const", value.ref
+        if name == "device" and value.host:  # ``t.to(cpu_tensor)``: that tensor's device and dtype
+            return "const", "cpu"
         return "unknown", None
 
     def unpacked(self, name: str) -> tuple[str, object]:
