@@ -305,8 +305,9 @@ class SourceSpec:
 @dataclass(frozen=True)
 class HostWriteSpec:
     """A call that writes the bytes of a buffer now: its receiver (``buf.copy_(x)``,
-    ``buf.fill_(0)``), one argument (``f.readinto(buf)``, position 0), or every buffer among
-    its arguments (``os.preadv(fd, [buf], offset)``). A pinned buffer a copy to the device
+    ``buf.fill_(0)``), one argument (``f.readinto(buf)``, position 0), the one passed by a
+    keyword (``numpy.multiply(a, b, out=buf)``: ``"out="``), or every buffer among its
+    arguments (``os.preadv(fd, [buf], offset)``). A pinned buffer a copy to the device
     still reads must not be written (BL006). A call that ``refills`` its buffer reads the next
     records into it (``sock.recv_into(buf)``): the buffer is reused, and the views of it are
     borrowed until it is refilled again."""

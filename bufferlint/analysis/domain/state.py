@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from bufferlint.analysis.domain.summaries import Site
-from bufferlint.analysis.domain.values import Value, evolve, join, quick_init
+from bufferlint.analysis.domain.values import Cond, Value, evolve, join, quick_init
 from bufferlint.findings import TraceStep
 from bufferlint.hazards import Hazard
 
@@ -208,6 +208,35 @@ def _vacuous(value: Value, unissued: frozenset) -> Value:
     return evolve(value, recorded=value.recorded | unissued)
 
 
+def _absent_if_none(value: Value | None, unissued: frozenset) -> frozenset | None:
+    """What a None this value may be says was never issued on its paths: None for an event
+    (never None), the work its path did not issue for the constant None, what an earlier
+    join said (``Cond.settles_if_false``) for a value that may be either."""
+    if value is None:  # not bound on that path: no test reads it there
+        return None
+    if value.has_const and value.const is None:
+        return unissued - {BEFORE_CALL}
+    if value.recorded is None:
+        return frozenset()
+    return value.cond.settles_if_false if value.cond is not None else None
+
+
+def _none_or_event(joined: Value, a: Value | None, b: Value, unissued: tuple[frozenset, frozenset]) -> Value:
+    """A variable that is None where no copy was issued yet and an event recorded after the
+    copies elsewhere (``fence = None`` before a loop whose round ends with ``fence =
+    stream.record_event()``): its test (``if fence is None``, ``if not fence``) tells the
+    paths apart, and where it is None the work the event covers was never issued on that
+    path (``Cond.settles_if_false``: what every path that may leave it None did not issue).
+    A None kept after a copy (``else: fence = None``) issued that copy: it settles nothing."""
+    if joined.recorded is None or (joined.has_const and joined.const is None):
+        return joined
+    sides = [_absent_if_none(a, unissued[0]), _absent_if_none(b, unissued[1])]
+    if all(side is None for side in sides):
+        return joined
+    absent = frozenset.intersection(*(side for side in sides if side is not None))
+    return evolve(joined, cond=Cond(settles_if_false=absent))
+
+
 def join_states(a: State | None, b: State | None) -> State | None:
     if a is None:
         return b.copy() if b is not None else None
@@ -233,6 +262,7 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
             if unissued is None:
                 unissued = _unissued(old, new), _unissued(new, old)
             joined = join(_vacuous(mine, unissued[0]) if mine is not None else None, _vacuous(value, unissued[1]))
+            joined = _none_or_event(joined, mine, value, unissued)
         else:
             joined = join(mine, value)
         if joined is mine or joined == mine:

@@ -90,6 +90,8 @@ class Args:
             return "const", value.const
         if value.ref is not None and not value.leaves:
             return "const", value.ref
+        if name == "device" and value.host:  # ``t.to(cpu_tensor)``: that tensor's device and dtype
+            return "const", "cpu"
         return "unknown", None
 
     def unpacked(self, name: str) -> tuple[str, object]:
@@ -197,6 +199,17 @@ class Args:
         parameters they derive from: the facts that decide whether the callee matters."""
         values = self.flat() + ([receiver] if receiver is not None else [])
         return origins(values)
+
+    def pinned_memory(self) -> bool:
+        """Do the arguments hold a pinned buffer of the caller's?"""
+        return pinned_memory(self.flat())
+
+
+def pinned_memory(values) -> bool:
+    """Do the values hold a pinned buffer (``origins`` leaves it out)? A copy in flight does
+    not ask for more files: on sglang 0.5.23 that doubled the cold run."""
+    return any(isinstance(leaf, Borrow) and leaf.pinned
+               for value in values for leaf in deep_leaves(value, through_lazy=True))
 
 
 def origins(values) -> tuple[bool, frozenset]:
@@ -348,10 +361,13 @@ class CallSite:
 
     def demand(self, kind: str, name: str, receiver: Value | None) -> None:
         """Ask for the files defining ``name`` if what we pass it may be borrowed, or is a
-        producer its construction decides about (``produced.parameter_produces``)."""
+        producer its construction decides about (``produced.parameter_produces``), or is a
+        pinned buffer of ours (a helper in another module that writes it before
+        synchronising: ``Program.pinned_hot``; only runs that enable BL006 make one)."""
         concrete, params = self.args.origins(receiver)
         if is_hot(self.program, self.caller, concrete, params) or any(
-                value.built or self.iterates_to_borrowed(value) for value in self.args.flat()):
+                value.built or self.iterates_to_borrowed(value) for value in self.args.flat()) \
+                or self.args.pinned_memory():
             self.effects.append(Record("demand", (kind, name)))
 
     def iterates_to_borrowed(self, value: Value) -> bool:

@@ -68,6 +68,9 @@ COPIED_BY_SLICING = frozenset({"builtins.bytearray", "builtins.bytes"})
 # Annotations from these modules name no class a pack or the project defines (``Iterator[T]``,
 # ``list[T]``, ``Callable[..., T]``): no declared type.
 _NO_CLASS = ("builtins.", "typing.", "typing_extensions.", "collections.abc.")
+# ... except typing's file classes, which are the interface of the files a function is given
+# (``out: BinaryIO``: its ``write`` reads the bytes now, pack ``host-reads``).
+_TYPING_CLASSES = frozenset({"typing.BinaryIO", "typing.IO", "typing.TextIO"})
 
 
 class ExpressionEvaluator:
@@ -275,7 +278,7 @@ class ExpressionEvaluator:
         if name:
             head, _, rest = name.partition(".")
             ref = self.lookup(head).ref
-            if ref and not ref.startswith(_NO_CLASS):
+            if ref and (not ref.startswith(_NO_CLASS) or ref in _TYPING_CLASSES):
                 return frozenset({self.program.index.canonical(f"{ref}.{rest}" if rest else ref)})
         return frozenset()
 
@@ -544,7 +547,13 @@ class ExpressionEvaluator:
             positive = isinstance(node.ops[0], (ast.Is, ast.Eq)) == rights[0].const
             return Value(cond=left.cond if positive else left.cond.negate())
         cond = None
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and left.pending:
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and left.recorded is not None \
+                and left.cond is not None and rights[0].has_const and rights[0].const is None:
+            # ``fence is None`` of an event that is None where its copies were never issued
+            # (``state._none_or_event``): that work is not in flight where the test is true
+            cond = Cond(settles_if_true=left.cond.settles_if_false)
+            cond = cond if isinstance(node.ops[0], ast.Is) else cond.negate()
+        elif len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and left.pending:
             if rights[0].has_const and rights[0].const is None:
                 # ``tracker is None``: the variable holds no handle, so the work it would stand
                 # for was never started on this path (``tracker = None; try: tracker =

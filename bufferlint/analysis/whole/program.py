@@ -22,7 +22,7 @@ from typing import Any, Callable, Container, Iterable
 
 
 from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
-from bufferlint.analysis.frontend.index import GLOBALS, FunctionInfo, ModuleInfo, ProjectIndex, module_name
+from bufferlint.analysis.frontend.index import GLOBALS, FunctionInfo, ModuleInfo, ProjectIndex, dotted_name, module_name
 from bufferlint.analysis.transfer.facts import Outcome
 from bufferlint.analysis.transfer.guard_expressions import names_marker
 from bufferlint.analysis.transfer.interpreter import FunctionInterpreter
@@ -695,6 +695,8 @@ class ProjectAnalysis:
         self.built_methods: dict[str, set[str]] = {}
         self.functions: list[FunctionInfo] = []
         self.callers_asked: set[str] = set()  # names of functions judged by their callers (activate_callers)
+        self.pinned_makers: set[str] = set()  # names of functions returning a pinned buffer (activate_keepers)
+        self.keepers_checked: set[str] = set()  # classes whose stores were matched against them
 
     def run(self) -> AnalysisResult:
         self.scan()
@@ -714,6 +716,7 @@ class ProjectAnalysis:
             self.program.solve(self.tick if self.progress is not None else None,
                                getattr(self.progress, "function_started", None))
             self.activate_callers()
+            self.activate_keepers()
             pending = self.next_files()
             for qualname in self.functions_to_revisit(pending):
                 self.program.enqueue(qualname)
@@ -946,6 +949,33 @@ class ProjectAnalysis:
         if names:
             self.callers_asked |= names
             self.activate_mentioning(self.functions, names)
+
+    def activate_keepers(self) -> None:
+        """A helper returning a pinned buffer (``return torch.empty(n, pin_memory=True)``)
+        makes no caller matter by itself (``returns_borrowed``), but a method keeping its
+        result in a field (``self.stage = pinned_stage(n)`` in ``__init__``) is where the
+        field gets the buffer the other methods copy into and read or write: analyse the
+        methods whose stores call such a helper."""
+        makers = {q.rsplit(".", 1)[-1] for q, s in self.program.summaries.items()
+                  if any(pinned_buffer(leaf) for leaf in deep_leaves(s.returns))}
+        new = makers - self.pinned_makers
+        self.pinned_makers |= new
+        if not self.pinned_makers:
+            return
+        index = self.program.index
+        for qualname, info in list(index.classes.items()):
+            if qualname in self.keepers_checked and not new:
+                continue
+            self.keepers_checked.add(qualname)
+            if info.node is None or not any(name in info.module.text for name in self.pinned_makers):
+                continue
+            for stores in info.stores.values():
+                for method, callee in stores:
+                    name = dotted_name(callee) if callee is not None else None
+                    if method and name and name.rsplit(".", 1)[-1] in self.pinned_makers:
+                        target = info.methods.get(method)
+                        if target is not None:
+                            self.program.activate(target)
 
     def guard_qualnames(self) -> set[str]:
         index = self.program.index
