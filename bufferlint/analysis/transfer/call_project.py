@@ -760,6 +760,7 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     cleaned = frozenset().union(*(enabling_condition(e, call.frame.defaults)[1] for e in enablers))
     found: list = []
     here = False
+    deciders = call.deciders(enablers) if enablers else {}
     for leaf in future.leaves:
         if isinstance(leaf, ParamRef):
             actual = bound.get(leaf.index)
@@ -769,8 +770,8 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
             payload = resolve(actual, leaf.path)
             for enabler in enablers:
                 call.note_guard_use(enabler, payload)
-            for mine in deep_leaves(clean(payload, cleaned)):
-                found.append(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
+            for mine in deep_leaves(clean(payload, cleaned)):  # the verdict's guard decided it (one finding per bug)
+                found.append(mine.with_trace(mine.trace + call.decided_step(deciders, mine) + (call_step,) + leaf.trace))
         else:
             here = True
             found.append(leaf.at_call(callkey, leaf.trace + (call_step,)))
