@@ -65,6 +65,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
+from bufferlint.analysis.transfer.call_threads import hand_to_thread, kept_by_thread, starts_thread
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import produced
 from bufferlint.analysis.transfer.registries import getter_lookup
@@ -299,6 +300,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     caller = call.caller
     call.targets += [info.qualname for info in targets]
     keeps_futures = _receiver_keeps_futures(call)
+    thread = starts_thread(call)
+    started = hand_to_thread(call) if thread else frozenset()
     for info in targets:
         call.effects.append(Record("callee", info.qualname))
         program.consider(info)
@@ -310,6 +313,9 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         bound = bindings.get(signature)
         if bound is None:  # a record parameter's field is passed on as nothing (``values.Field``)
             bound = bindings[signature] = {param: local_fields(value) for param, value in bind(call, info, binding).items()}
+            if thread:  # what ``__init__`` keeps is the started thread's to read (``call_threads``)
+                bound = bindings[signature] = {param: value if param == 0 else kept_by_thread(value)
+                                               for param, value in bound.items()}
         if info.returns_parameter_call:
             _activate_for_callback(call, info, bound)
         for param, value in bound.items():
@@ -359,7 +365,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
             continue
         for bound in bounds:
             call.effects.append(Settle(bound[param]))
-    return _project_result(call, targets, join_all(results))
+    result = _project_result(call, targets, join_all(results))
+    return evolve(result, pending=result.pending | started) if started else result
 
 
 def keep_futures(call: CallSite, summary: Summary, bound: dict[int, Value]) -> None:
