@@ -275,17 +275,13 @@ class ExpressionFolder:
         return out
 
     def expr_Compare(self, node: ast.Compare, path: Path) -> list[tuple[Abstract, Path]]:
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and self.instance_dict(node.comparators[0], path):
-            present = self.entry(self.one(node.left, path), const(False))  # ``M in vars(w)``
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and (
+                self.instance_dict(node.comparators[0], path) or self.attribute_names(node.comparators[0], path)):
+            present = self.entry(self.one(node.left, path), const(False))  # ``M in vars(w)``, ``M in dir(w)``
             if present.kind == "const" and present.value is True:
                 present = const(True)
             elif present.kind not in ("const", "raise", "unknown"):
                 present = BLIND
-            if isinstance(node.ops[0], ast.NotIn) and present.kind == "const":
-                present = const(not present.value)
-            return [(present, path)]
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and self.attribute_names(node.comparators[0], path):
-            present = self.listed(self.one(node.left, path))  # ``M in dir(w)``
             if isinstance(node.ops[0], ast.NotIn) and present.kind == "const":
                 present = const(not present.value)
             return [(present, path)]
@@ -359,17 +355,6 @@ class ExpressionFolder:
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dir"
                 and node.func.id not in path.env and self.is_builtin("dir") and len(node.args) == 1
                 and not node.keywords and self.one(node.args[0], path).kind == "subject")
-
-    def listed(self, key: Abstract) -> Abstract:
-        """Is ``key`` among the subject's attribute names: the marker is, another marker is
-        not, any other name is blind; a name not known is unknown."""
-        if key.kind == "raise":
-            return key
-        if key.kind != "const" or not isinstance(key.value, str):
-            self.unknowns += 1
-            return UNKNOWN
-        got = self.attribute(Abstract("subject"), key.value)
-        return const(False) if got.kind == "raise" else const(True) if got.kind == "const" else BLIND
 
     def entry(self, key: Abstract, missing: Abstract) -> Abstract:
         """The subject's instance dictionary at ``key``: the marker's entry, or ``missing``
