@@ -18,6 +18,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "advances"
 PACK = {
     "sources": [
         {"call": ["ringbuf.Ring.read"], "advances": ["ringbuf.Ring.release", ".send_ack"]},
+        {"call": ["ringbuf.Packer.pack"], "kind": "memoryview", "advances": ["ringbuf.Packer.pack"]},
         {
             "attribute": ["multiprocessing.shared_memory.SharedMemory.buf"],
             "kind": "memoryview",

@@ -68,6 +68,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition, origins
+from bufferlint.analysis.transfer.call_threads import hand_to_thread, kept_by_thread, starts_thread
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import produced
 from bufferlint.analysis.transfer.registries import getter_lookup
@@ -302,6 +303,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     caller = call.caller
     call.targets += [info.qualname for info in targets]
     keeps_futures = _receiver_keeps_futures(call)
+    thread = starts_thread(call)
+    started = hand_to_thread(call) if thread else frozenset()
     for info in targets:
         call.effects.append(Record("callee", info.qualname))
         program.consider(info)
@@ -315,6 +318,9 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
             first = 1 if info.binds_receiver else 0
             bound = bindings[signature] = {param: local_fields(value if param < first else _iterated(call, value))
                                            for param, value in bind(call, info, binding).items()}
+            if thread:  # what ``__init__`` keeps is the started thread's to read (``call_threads``)
+                bound = bindings[signature] = {param: value if param == 0 else kept_by_thread(value)
+                                               for param, value in bound.items()}
         if info.returns_parameter_call:
             _activate_for_callback(call, info, bound)
         for param, value in bound.items():
@@ -364,7 +370,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
             continue
         for bound in bounds:
             call.effects.append(Settle(bound[param]))
-    return _project_result(call, targets, join_all(results))
+    result = _project_result(call, targets, join_all(results))
+    return evolve(result, pending=result.pending | started) if started else result
 
 
 def keep_futures(call: CallSite, summary: Summary, bound: dict[int, Value]) -> None:
@@ -831,6 +838,7 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     cleaned = frozenset().union(*(enabling_condition(e, call.frame.defaults)[1] for e in enablers))
     found: list = []
     here = False
+    deciders = call.deciders(enablers) if enablers else {}
     for leaf in future.leaves:
         if isinstance(leaf, ParamRef):
             actual = bound.get(leaf.index)
@@ -840,8 +848,8 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
             payload = resolve(actual, leaf.path)
             for enabler in enablers:
                 call.note_guard_use(enabler, payload)
-            for mine in deep_leaves(clean(payload, cleaned)):
-                found.append(mine.with_trace(mine.trace + (call_step,) + leaf.trace))
+            for mine in deep_leaves(clean(payload, cleaned)):  # the verdict's guard decided it (one finding per bug)
+                found.append(mine.with_trace(mine.trace + call.decided_step(deciders, mine) + (call_step,) + leaf.trace))
         else:
             here = True
             found.append(leaf.at_call(callkey, leaf.trace + (call_step,)))

@@ -11,9 +11,10 @@ from functools import cached_property
 from typing import Callable, Iterable
 
 from bufferlint.analysis.domain.conditions import TRUTHY, ParamTest, exact_parameter
+from bufferlint.analysis.domain.state import is_stand_in
 from bufferlint.analysis.domain.summaries import returns_borrowed
 from bufferlint.analysis.domain.values import (
-    Borrow, Leaf, ParamRef, Preset, Value, deep_leaves, index, map_leaves, program_memory,
+    Borrow, Leaf, ParamRef, Preset, Value, deep_leaves, deep_pending, index, map_leaves, program_memory,
 )
 from bufferlint.analysis.frontend.constants import fold_device
 from bufferlint.analysis.frontend.imports import Reached
@@ -363,11 +364,12 @@ class CallSite:
         """Ask for the files defining ``name`` if what we pass it may be borrowed, or is a
         producer its construction decides about (``produced.parameter_produces``), or is a
         pinned buffer of ours (a helper in another module that writes it before
-        synchronising: ``Program.pinned_hot``; only runs that enable BL006 make one)."""
+        synchronising: ``Program.pinned_hot``; only runs that enable BL006 make one), or is a
+        future of work still in flight (``await_sent(tracker)``: it may wait for it)."""
         concrete, params = self.args.origins(receiver)
         if is_hot(self.program, self.caller, concrete, params) or any(
                 value.built or self.iterates_to_borrowed(value) for value in self.args.flat()) \
-                or self.args.pinned_memory():
+                or self.args.pinned_memory() or self.passes_work():
             self.effects.append(Record("demand", (kind, name)))
 
     def iterates_to_borrowed(self, value: Value) -> bool:
@@ -380,6 +382,13 @@ class CallSite:
             if method is not None and returns_borrowed(program.summary(method)):
                 return True
         return False
+
+    def passes_work(self) -> bool:
+        """Does an argument hold a future of this function's work still pending (not a
+        stand-in for its callers')?"""
+        st = self.frame.st
+        live = frozenset(p.key for p in st.pending if not is_stand_in(p)) if st is not None else frozenset()
+        return bool(live) and any(deep_pending(value) & live for value in self.args.flat())
 
     def note_guard_use(self, enabler: Value | None, payload: Value) -> None:
         """A project predicate deciding whether values are consumed async is used as a guard."""

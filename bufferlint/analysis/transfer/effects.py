@@ -292,7 +292,9 @@ class Effects:
         """Of the out-of-date views ``held`` that a ``return`` hands back through a container
         (``return trajectory`` after ``trajectory.append(obs)`` and an advance), those put
         there by a store of this function: one finding each, where the view escaped into the
-        container, the return a step of its trace (as for a read, ``use_after_refill``)."""
+        container, the return a step of its trace (as for a read, ``use_after_refill``). A
+        store reported already (its holder outlives the step: ``kept.append(frame[:n])``
+        before ``return kept``) is that finding, whatever advanced the producer."""
         facts = self.facts
         steps = {site: step for site, step in self.frame.st.refilled} if self.frame.st is not None else {}
         through = frozenset(deep_leaves(value)) - value.leaves
@@ -308,10 +310,12 @@ class Effects:
             if retained is None and leaf.site not in steps:
                 continue
             handed = self.frame.step(stmt, "handed back to the caller after the producer may have refilled it")
-            if retained is not None:
-                facts.read_steps.setdefault(retained, handed)
-            else:
+            if holder is not None and holder in facts.retained_in:
+                facts.read_steps.setdefault(holder, handed)  # the store is a finding already
+            elif leaf.site in steps:
                 facts.report(site, leaf.trace + (store, steps[leaf.site], handed), Hazard.KEPT_PAST_STEP)
+            else:
+                continue
             reported.add(leaf)
         return frozenset(reported)
 

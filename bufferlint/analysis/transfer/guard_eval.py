@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bufferlint.analysis.frontend.index import dotted_name
-from bufferlint.analysis.transfer.guard_expressions import ExpressionFolder
+from bufferlint.analysis.transfer.guard_expressions import NO_CALLS, ExpressionFolder, _argument_at
 from bufferlint.analysis.transfer.guard_values import (
     BLIND,
     NONE,
@@ -59,6 +59,7 @@ from bufferlint.analysis.transfer.guard_values import (
 REJECTS, ACCEPTS, APPROVES, UNDECIDED, IGNORES = "rejects", "accepts", "approves", "undecided", "ignores"
 
 MAX_PATHS = 64  # paths alive at once
+MAX_INLINE = 2  # project helpers run inside a guard's evaluation, nested (``inline_helper``)
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,46 @@ class GuardEvaluator(ExpressionFolder):
         if any(t in ("true", "blind") and certain for t, certain in truths):
             return Verdict(APPROVES)
         return Verdict(UNDECIDED, self.undecided_why(exits))
+
+    def inline_helper(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]] | None:
+        """``classify(w) is LoadMode.DEFERRED``: a project function (the one the call
+        reaches) given the subject is run here, its parameters bound to what the call
+        passes, and each value it may return is an alternative: a helper that returns
+        other things than a truth (an enum member, a string) is followed where its
+        summary's facts, which speak of truth only, are not enough. Its own calls are
+        opaque (its calls' facts are its frame's); helpers of helpers are run up to
+        ``MAX_INLINE`` deep. None (the call's facts decide, as before) when a path of it
+        returns anything but a constant, or it cannot be run."""
+        qualname = self.calls.helpers.get(id(node))
+        info = self.index.functions.get(qualname) if qualname is not None else None
+        if info is None or self.depth >= MAX_INLINE or not isinstance(info.node, ast.FunctionDef) \
+                or info.is_generator or info.vararg is not None or info.kwarg is not None:
+            return None
+        env: dict[str, Abstract] = {}
+        for i, name in enumerate(info.params):
+            argument = _argument_at(node, info, i)
+            if argument is None and i == 0 and info.binds_receiver and isinstance(node.func, ast.Attribute):
+                argument = node.func.value
+            env[name] = self.one(argument, path.fork()) if argument is not None else BLIND
+        if not any(v.kind == "subject" for v in env.values()) or any(v.kind in ("raise", "unknown") for v in env.values()):
+            return None
+        inner = GuardEvaluator(info, self.index, self.vocab, NO_CALLS)
+        inner.param, inner.marker, inner.tags, inner.depth = self.param, self.marker, self.tags, self.depth + 1
+        inner.steps = self.steps
+        try:
+            exits = inner.block(info.node.body, Path(env))
+        except GiveUp:
+            return None
+        self.steps = inner.steps
+        out = []
+        for e in exits:
+            value = e.value if e.how in ("return", "raise") else NONE
+            if value.kind not in ("const", "raise"):
+                return None
+            out.append((value, path.fork(e.path.certain)))
+        self.touched = self.touched or inner.touched
+        self.may_raise = True
+        return out or None
 
     def undecided_why(self, exits: list[Exit]) -> str:
         for e in exits:

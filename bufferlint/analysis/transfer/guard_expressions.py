@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from dataclasses import dataclass
 from typing import Any
 
 from bufferlint.analysis.frontend.index import FunctionInfo, base_name, dotted_name
@@ -38,13 +39,18 @@ class CallFacts:
     false (``clean_if_false``), and for each argument expression, the tags the targets'
     summaries are undecided for at the parameter it binds to."""
 
-    def __init__(self, frame: Any) -> None:
+    def __init__(self, frame: Any = None) -> None:
         self.true_proves: dict[int, dict[int, set]] = {}
         self.false_proves: dict[int, dict[int, set]] = {}
         self.undecided: dict[int, list[tuple[ast.expr, set]]] = {}
+        self.helpers: dict[int, str] = {}  # call -> the one project function it reaches
+        if frame is None:  # no call resolved (a helper run inside a guard: ``inline_helper``)
+            return
         program = frame.program
         params = set(frame.info.params)
         for key, (node, value, targets) in frame.calls.items():
+            if len(targets) == 1:
+                self.helpers[key] = next(iter(targets))
             if value.cond is not None:
                 _by_param(self.true_proves.setdefault(key, {}), value.cond.clean_if_true)
                 _by_param(self.false_proves.setdefault(key, {}), value.cond.clean_if_false)
@@ -57,6 +63,9 @@ class CallFacts:
                     argument = _argument_at(node, info, param)
                     if argument is not None:
                         self.undecided.setdefault(key, []).append((argument, {tag}))
+
+
+NO_CALLS = CallFacts()
 
 
 def _passes_parameter(node: ast.Call, params: set[str]) -> bool:
@@ -102,6 +111,7 @@ class ExpressionFolder:
         self.marker = ""
         self.given_fields: dict[str, object] = {}  # the receiver's fields taken as constants (``evaluate``)
         self.tags: frozenset = frozenset()
+        self.depth = 0  # helpers run inside one another (``inline_helper``)
         self.may_raise = False  # an opaque call was met (it may raise anything)
         self.unknowns = 0  # unknown values made so far (a loop whose body made one decides nothing)
         self.touched = False  # the marker was read (or a call's facts spoke for it)
@@ -193,7 +203,23 @@ class ExpressionFolder:
             known, literal = self.index.constant(self.index.canonical(module.imports[head] + name[len(head):]))  # type: ignore[index]
             if known:
                 return [(_constant(literal), path)]
+        member = self.enum_member(node, path)
+        if member is not None:
+            return [(member, path)]
         return [(self.attribute(base, node.attr), p) if base.kind != "raise" else (base, p) for base, p in self.expr(node.value, path)]
+
+    def enum_member(self, node: ast.Attribute, path: Path) -> Abstract | None:
+        """``LoadMode.INLINE`` of a project ``enum.Enum`` class: a constant of its own, the
+        same object wherever it is named (``is`` compares members), truthy, equal to
+        nothing but itself (a plain ``Enum``'s members are not their values)."""
+        base = dotted_name(node.value)
+        if base is None or base.split(".", 1)[0] in path.env:
+            return None
+        qualname = base_name(self.info.module, node.value)
+        info = self.index.classes.get(self.index.canonical(qualname)) if qualname is not None else None
+        if info is None or "enum.Enum" not in info.bases or node.attr not in info.constants:
+            return None
+        return const(enum_member(f"{info.qualname}.{node.attr}"))
 
     def attribute(self, base: Abstract, attr: str) -> Abstract:
         if base.kind == "subject":
@@ -249,8 +275,9 @@ class ExpressionFolder:
         return out
 
     def expr_Compare(self, node: ast.Compare, path: Path) -> list[tuple[Abstract, Path]]:
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and self.instance_dict(node.comparators[0], path):
-            present = self.entry(self.one(node.left, path), const(False))  # ``M in vars(w)``
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) and (
+                self.instance_dict(node.comparators[0], path) or self.attribute_names(node.comparators[0], path)):
+            present = self.entry(self.one(node.left, path), const(False))  # ``M in vars(w)``, ``M in dir(w)``
             if present.kind == "const" and present.value is True:
                 present = const(True)
             elif present.kind not in ("const", "raise", "unknown"):
@@ -322,6 +349,13 @@ class ExpressionFolder:
             return False
         return self.one(subject, path).kind == "subject"
 
+    def attribute_names(self, node: ast.expr, path: Path) -> bool:
+        """Is ``node`` ``dir(w)`` of the subject: the names of its attributes, the marker's
+        among them whether the value or its class carries it."""
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dir"
+                and node.func.id not in path.env and self.is_builtin("dir") and len(node.args) == 1
+                and not node.keywords and self.one(node.args[0], path).kind == "subject")
+
     def entry(self, key: Abstract, missing: Abstract) -> Abstract:
         """The subject's instance dictionary at ``key``: the marker's entry, or ``missing``
         for the other markers (absent); another key is blind, a key not known unknown."""
@@ -355,7 +389,19 @@ class ExpressionFolder:
             handler = getattr(self, "builtin_" + func.id, None)
             if handler is not None:
                 return [(handler(node, path), path)]
+        head = dotted_name(func)
+        if head is not None and head.split(".", 1)[0] not in path.env \
+                and self.index.canonical(base_name(self.info.module, func) or "") == "inspect.getattr_static":
+            return [(self.builtin_getattr(node, path), path)]  # finds an attribute set on the value as getattr does
+        inlined = self.inline_helper(node, path)
+        if inlined is not None:
+            return inlined
         return [(self.project_call(node, path), path)]
+
+    def inline_helper(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]] | None:
+        """What a project helper given the subject returns, by evaluating its body (the
+        guard evaluator's): None when this folder does not (the evaluator does)."""
+        return None
 
     def is_builtin(self, name: str) -> bool:
         module = self.info.module
@@ -557,6 +603,21 @@ class ExpressionFolder:
             self.unknowns += 1  # given the value and a marker's name, it may well check it
             return UNKNOWN
         return BLIND
+
+
+@dataclass(frozen=True)
+class EnumMember:
+    """A member of a project ``enum.Enum`` class, by qualified name (``enum_member``)."""
+
+    qualname: str
+
+
+_MEMBERS: dict[str, EnumMember] = {}
+
+
+def enum_member(qualname: str) -> EnumMember:
+    """The one ``EnumMember`` of that name, so that ``is`` folds as Python's does."""
+    return _MEMBERS.setdefault(qualname, EnumMember(qualname))
 
 
 def _speaks(tags: set, wanted: frozenset) -> bool:

@@ -148,10 +148,12 @@ class SubjectCalls(CallFacts):
     region proves of the variable's objects (by their identities) when true or false."""
 
     def __init__(self, frame: Any, calls: tuple, subject: frozenset) -> None:
-        self.true_proves, self.false_proves, self.undecided = {}, {}, {}
+        self.true_proves, self.false_proves, self.undecided, self.helpers = {}, {}, {}, {}
         signature = []
         for key in calls:
             entry = frame.calls.get(key)
+            if entry is not None and len(entry[2]) == 1:
+                self.helpers[key] = next(iter(entry[2]))
             cond = entry[1].cond if entry is not None else None
             if cond is None:
                 continue
