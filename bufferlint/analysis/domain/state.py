@@ -185,11 +185,20 @@ def waited_for(st: State, covers: frozenset) -> None:
         st.synced = True
 
 
+SIDE_STREAM = "side-stream"  # in a pending key: the work was issued under a stream context
+
+
+def on_side_stream(key: tuple) -> bool:
+    """Was the pending work of ``key`` issued on a side stream (a staged copy's key holds the
+    mark, a device-copy sink's its column)?"""
+    return SIDE_STREAM in key or (len(key) > 1 and isinstance(key[1], tuple) and SIDE_STREAM in key[1])
+
+
 def current_stream_work(st: State, side_issued: set | frozenset) -> frozenset:
     """The device work issued so far on the current stream, which an event recorded there
     waits for: ``issued_work`` without the copies issued under a stream context (their
     in-flight sites, ``side_issued``, and the pending copies whose keys say ``side-stream``)."""
-    return frozenset(key for key in issued_work(st) if key not in side_issued and "side-stream" not in key)
+    return frozenset(key for key in issued_work(st) if key not in side_issued and not on_side_stream(key))
 
 
 def _unissued(st: State, other: State) -> frozenset:

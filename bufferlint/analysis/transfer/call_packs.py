@@ -38,7 +38,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
-from bufferlint.analysis.domain.state import PRIOR_WAIT, current_stream_work, event_stand_in, issued_work
+from bufferlint.analysis.domain.state import PRIOR_WAIT, current_stream_work, event_stand_in, issued_work, on_side_stream
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -846,7 +846,7 @@ def stream_work(frame: Frame, stream: Value | None) -> frozenset:
     st = frame.st
     if st is None:
         return frozenset()
-    side = frame.side_issued | {p.key for p in st.pending if "side-stream" in p.key}
+    side = frame.side_issued | {p.key for p in st.pending if on_side_stream(p.key)}
     work = issued_work(st)
     if stream is not None and stream.objects == CURRENT_STREAM and not frame.contexts:
         return frozenset(key for key in work if key not in side)

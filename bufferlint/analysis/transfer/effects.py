@@ -11,8 +11,8 @@ from typing import Callable, cast
 from bufferlint.analysis.domain.conditions import APPROVES, holds_by_default, refuted, sort_key
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
-    BEFORE_CALL, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in, is_stand_in,
-    issued_work, waited_for,
+    BEFORE_CALL, SIDE_STREAM, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in,
+    is_stand_in, issued_work, on_side_stream, waited_for,
 )
 from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
@@ -1045,12 +1045,3 @@ def handed_records(value: Value) -> frozenset:
         if part is not None:
             found = found | handed_records(part)
     return found
-
-
-SIDE_STREAM = "side-stream"  # in a pending key: the work was issued under a stream context
-
-
-def on_side_stream(key: tuple) -> bool:
-    """Was the pending work of ``key`` issued on a side stream (a staged copy's key holds the
-    mark, a device-copy sink's its column)?"""
-    return SIDE_STREAM in key or (len(key) > 1 and isinstance(key[1], tuple) and SIDE_STREAM in key[1])
