@@ -61,7 +61,7 @@ ATTR = "attr"
 # ``decide``) approves what it is asked about, at the argument positions ``operand`` (a
 # tuple). Each call passing a project function decides it by that function's guard facts
 # (``CallEdge.verdicts``): a guard rejecting marked values there rules the fact out, one
-# approving them decides it (``DECIDED_BY``: its BL002 stands for the fact's finding).
+# approving them decides it (``DECIDED_BY``: its guard finding stands for the fact's finding).
 APPROVES = "approves"
 
 IN = "in"  # membership in a module constant's tuple (``device not in _CPU_DEVICES``)

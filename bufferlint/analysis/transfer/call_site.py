@@ -364,7 +364,7 @@ class CallSite:
         """Ask for the files defining ``name`` if what we pass it may be borrowed, or is a
         producer its construction decides about (``produced.parameter_produces``), or is a
         pinned buffer of ours (a helper in another module that writes it before
-        synchronising: ``Program.pinned_hot``; only runs that enable BL006 make one), or is a
+        synchronising: ``Program.pinned_hot``; only runs that select the host-buffer rule make one), or is a
         future of work still in flight (``await_sent(tracker)``: it may wait for it)."""
         concrete, params = self.args.origins(receiver)
         if is_hot(self.program, self.caller, concrete, params) or any(

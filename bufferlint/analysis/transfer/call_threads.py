@@ -2,7 +2,7 @@
 own ``run`` reads, on its own thread once started, what its constructor was given (the
 fields ``__init__`` keeps it in). Its construction is the hand-off, as the stdlib pack's
 ``Thread(target=fn, args=(w,))`` is: the arguments are pending until the object's
-``join()`` (a settler) or until the producer advances (BL001 at the construction). What
+``join()`` (a settler) or until the producer advances (reported at the construction). What
 ``__init__`` keeps of them is the thread's to read, the same bug, not a store past the
 step: the constructor is analysed without their borrowed objects."""
 

@@ -1129,7 +1129,7 @@ class ProjectAnalysis:
         approves the value (a ``PASSED_GUARD`` step: ``if decide(w):``), decided over every
         call of the function the analysis saw (``CallEdge.verdicts``): when each passes
         project functions rejecting marked values there, the path is gone; when some pass
-        ones approving them, those decided it (``DECIDED_BY``: their BL002 stands for it);
+        ones approving them, those decided it (``DECIDED_BY``: their guard finding stands for it);
         when a call passes anything else (a lambda, its own parameter) or none is seen, the
         path stands as it is."""
         incoming: dict[str, list] | None = None
