@@ -1028,7 +1028,7 @@ class ProjectAnalysis:
             self.trigger_names |= producers
             wanted |= self.files_mentioning(producers)
             self.activate_mentioning(self.functions, producers)
-        wanted |= self.next_built_methods()
+        wanted |= self.next_built_methods(partials)
         if self.new_groups:  # fields found holding an attribute source's objects (``add_holder_groups``)
             groups, self.new_groups = self.new_groups, []
             self.activate_mentioning_all(self.functions, groups)
@@ -1053,12 +1053,13 @@ class ProjectAnalysis:
         return {p for p in self.module_of(method)
                 if pattern is not None and p in self.raw and body_mentions(self.raw[p], name, pattern)}
 
-    def next_built_methods(self) -> set[Path]:
+    def next_built_methods(self, partials: dict[str, str]) -> set[Path]:
         """Helpers that turned out to return an object a ``built-by`` construction made (``def
-        open_reader(path): return safe_open(path, copy=False)``) make it too: their callers'
+        open_reader(path): return safe_open(path, copy=False)``) make it too, and so do the
+        module partials of its constructor (``partials``: ``partial_aliases``): their callers'
         files matter, and there the producer's methods (``seed_names``)."""
         helpers: dict[str, set[str]] = {
-            name: self.built_methods[target] for name, target in self.partial_aliases().items()
+            name: self.built_methods[target] for name, target in partials.items()
             if target in self.built_methods and name not in self.built_methods
         }
         for qualname, summary in self.program.summaries.items():
