@@ -1,0 +1,1 @@
+"""Rollout-side receiver of trainer weight buckets over shared memory."""

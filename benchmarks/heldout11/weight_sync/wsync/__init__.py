@@ -1,0 +1,1 @@
+"""Weight sync for an RL rollout engine: reloads trained weights streamed by SGLang's RunAI iterator."""

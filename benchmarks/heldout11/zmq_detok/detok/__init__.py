@@ -1,0 +1,1 @@
+"""Scheduler -> detokenizer output path over ZMQ, zero-copy."""
