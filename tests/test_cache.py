@@ -18,16 +18,48 @@ from bufferlint.packs import builtin_vocabulary
 from conftest import REPO, run_cli
 
 CORPUS = REPO / "tests" / "fixtures" / "analysis"
+# The cases the tests edit (``direct_submit.py``, ``one_finding_per_bug.py``,
+# ``guards_evaluated.py``), the multi-module projects of the corpus (calls across files,
+# packages, imports) and one case of each device rule: sources, helpers, guards, bugs of
+# every kind in 32 files. A cold run of the whole corpus costs about ten times as much, and
+# most tests here run several; ``test_the_whole_corpus_warm_is_cold`` keeps one check of it.
+SAMPLE = ["direct_submit.py", "one_finding_per_bug.py", "guards_evaluated.py", "aliasing.py", "host_reuse.py",
+          "device_to_host.py", "cross_module", "broken_guard", "fixed_guard", "objects_and_bindings",
+          "wrapped_loaders"]
+
+
+def _broken(root: Path) -> Path:
+    (root / "pyproject.toml").write_text("[tool.bufferlint]\n")
+    (root / "broken.py").write_text("def oops(:\n    pass\n")  # an error, cached as one
+    return root
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """The whole analysis fixture corpus as one project (sources, helpers, guards, bugs)."""
+    """A sample of the analysis fixture corpus as one project (``SAMPLE``), and a file that
+    does not parse."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for name in SAMPLE:
+        if (CORPUS / name).is_dir():
+            shutil.copytree(CORPUS / name, root / name, ignore=shutil.ignore_patterns("*.expected", "__pycache__"))
+        else:
+            shutil.copy(CORPUS / name, root / name)
+    return _broken(root)
+
+
+def test_the_whole_corpus_warm_is_cold(tmp_path: Path) -> None:
+    """Every fixture of the corpus as one project: a warm run after a cold one, and after an
+    edit of a file the analysis reads, prints what ``--no-cache`` prints."""
     root = tmp_path / "corpus"
     shutil.copytree(CORPUS, root, ignore=shutil.ignore_patterns("*.expected", "__pycache__"))
-    (root / "pyproject.toml").write_text("[tool.bufferlint]\n")
-    (root / "broken.py").write_text("def oops(:\n    pass\n")  # an error, cached as one
-    return root
+    _broken(root)
+    cold = check(root)
+    assert cold["findings"] and cold["errors"]
+    assert check(root) == cold
+    target = root / "direct_submit.py"
+    target.write_text(target.read_text().replace("        futures = []\n", "        futures = []\n        count = 0\n", 1))
+    assert check(root) == check(root, "--no-cache")
 
 
 def check(root: Path, *extra: str) -> dict:
