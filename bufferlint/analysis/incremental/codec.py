@@ -23,13 +23,13 @@ from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.frontend.constants import DeviceObject
 from bufferlint.analysis.domain.state import Pending
 from bufferlint.analysis.domain.summaries import FieldStore, ParamCall, SinkReach, Site, Summary
-from bufferlint.analysis.domain.values import Borrow, Cleared, Cond, ParamRef, Preset, Produced, Value
+from bufferlint.analysis.domain.values import Borrow, BuiltByParameter, Cleared, Cond, Field, ParamRef, Preset, Produced, Value
 from bufferlint.findings import Span, TraceStep
 from bufferlint.hazards import Hazard
 
 CLASSES = {cls.__name__: cls for cls in (
     Borrow, Cleared, Cond, ParamRef, ParamTest, Preset, Value, FieldStore, SinkReach, Site, Summary, Pending, Span, TraceStep,
-    ParamCall, Limit, DeviceObject, Produced,
+    ParamCall, Limit, DeviceObject, Produced, Field, BuiltByParameter,
 )}
 FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in CLASSES.items()}
 
