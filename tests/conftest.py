@@ -25,12 +25,12 @@ def write(root: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(content, encoding="utf-8")
 
 
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
     """``python -m bufferlint ARGS`` in ``cwd``, importing this checkout."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("BUFFERLINT_DEBUG", None)
     return subprocess.run(
-        [sys.executable, "-m", "bufferlint", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "bufferlint", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
 
 
