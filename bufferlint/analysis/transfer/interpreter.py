@@ -281,12 +281,29 @@ class FunctionInterpreter:
         st = self.st
         if self.frame.advancing.get(key) and st.pending:
             polled = self.polled(stmt.test) if isinstance(stmt, ast.While) else frozenset()
-            waiting = frozenset(p for p in st.pending if p.key in polled)
+            lent = self.lent_by_calls(stmt)
+            waiting = frozenset(p for p in st.pending if p.key in polled or (p.leaves and p.leaves <= lent))
             st.pending = st.pending - waiting
             self.effects.commit_all(self.frame.step(stmt, "the loop advances to its next iteration"))
             st.pending = st.pending | waiting
         keys = frozenset(p.key for p in st.pending)
         self.settled_each[key] = self.settled_each.get(key, frozenset()) | keys
+
+    def lent_by_calls(self, loop: ast.AST) -> frozenset:
+        """The borrowed objects of the pending work that this loop's next round does not
+        reuse: views of sources that declare ``advances`` calls (``Frame.call_advanced``),
+        reused only at those calls (``writer.write_batch(out)``, listed as its own advance:
+        a wait at the top of the next round, before it, is in time), unless the loop takes
+        its elements from that source."""
+        sites = self.frame.call_advanced
+        if not sites:
+            return frozenset()
+        iterable = self.st.vars.get(f"<iter:{node_key(loop)}>") if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+        own = {leaf.site for leaf in deep_leaves(iterable, through_lazy=True) if isinstance(leaf, Borrow)} if iterable else set()
+        return frozenset(
+            leaf for p in self.st.pending for leaf in p.leaves
+            if isinstance(leaf, Borrow) and leaf.site in sites and leaf.site not in own
+        )
 
     def polled(self, test: ast.expr) -> frozenset:
         """The pending work a ``while`` test polls (``while not tracker.done:``, ``while not
