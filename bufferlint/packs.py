@@ -346,6 +346,10 @@ class SinkSpec:
     # or "none" of it (``await asyncio.Queue.put(item)`` returns once the item is queued, and
     # a getter reads it later): only a drain of the receiver waits for the reader.
     handle_covers: str = "all"
+    # The field of the call's result that holds the handle, when the result is not the handle
+    # itself (``zmq.Frame(data, track=True).tracker``): the result is an object whose field
+    # ``handle_field`` is the handle, of class ``handle``. "": the result is the handle.
+    handle_field: str = ""
     # The task it makes runs the awaitable it is given (``create_task(coro)``): waiting for the
     # task (awaiting it, the exit of the task group it was made in) waits for what that
     # awaitable stands for (``asyncio.to_thread(fn, w)``'s thread).
@@ -758,6 +762,11 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
             raise PackError(f"{where}: 'handle-covers' must be \"all\", \"last-part\" or \"none\"")
         if covers == "last-part" and not handle:
             raise PackError(f"{where}: 'handle-covers' needs the 'handle' it speaks of")
+        handle_field = table.get("handle-field", "")
+        if not isinstance(handle_field, str) or not (handle_field == "" or handle_field.isidentifier()):
+            raise PackError(f"{where}: 'handle-field' must be an attribute name")
+        if handle_field and (not handle or covers != "all"):
+            raise PackError(f"{where}: 'handle-field' names where the 'handle' is: name the handle, covering all the work")
         awaits = table.get("awaits", False)
         if not isinstance(awaits, bool):
             raise PackError(f"{where}: 'awaits' must be true or false")
@@ -765,7 +774,7 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         if awaited not in ("done", "queued"):
             raise PackError(f"{where}: 'awaited' must be \"done\" or \"queued\"")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task, handle, covers, awaits, awaited))
+                              payload, within, eager, task, handle, covers, handle_field, awaits, awaited))
     return sinks
 
 
@@ -920,7 +929,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind", "checks-in"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task", "handle", "handle-covers", "awaits", "awaited"), _call_names, "calls"),
+                              "eager", "task", "handle", "handle-covers", "handle-field", "awaits", "awaited"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),

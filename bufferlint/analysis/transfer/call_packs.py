@@ -25,6 +25,7 @@ from bufferlint.analysis.domain.values import (
     clear_leaf,
     container,
     deep_leaves,
+    deep_pending,
     evolve,
     has_leaves,
     in_flight,
@@ -643,7 +644,10 @@ def _submitted(call: CallSite, spec: SinkSpec) -> Value:
     own = frozenset({(call.node.lineno, call.node.col_offset)})
     if spec.awaited == "queued":
         call.frame.queued_on_await = call.frame.queued_on_await | own
-    return Value(pending=own | awaited, types=handle, lazy=spec.eager)
+    result = Value(pending=own | awaited, types=handle, lazy=spec.eager)
+    if spec.handle_field:  # ``zmq.Frame(view, track=True)``: its ``.tracker`` is the handle
+        return Value(items=(result,), fields=(spec.handle_field,))
+    return result
 
 
 def run_awaitables(call: CallSite, spec: SinkSpec, owners: frozenset) -> frozenset:
@@ -759,6 +763,9 @@ def on_bind(call: CallSite, spec) -> Value:
     """A value that keeps its arguments; bound to a callable (``functools.partial(fn, pool)``,
     ``partial(self.load, ...)``), it is also that callable with the other arguments bound
     ahead of the ones its call passes (``Preset``), so calling it reaches ``fn``."""
+    if waits_on_its_own(call, spec):  # ``zmq.MessageTracker(t1, t2)``: a handle for both sends
+        return Value(pending=frozenset().union(*(deep_pending(v) for v in call.args.flat())),
+                     types=frozenset({spec.qualname}))
     held = container(join_all(call.args.flat()))
     positional = call.args.positional
     if not positional or any(starred for _, starred in positional):
@@ -772,6 +779,15 @@ def on_bind(call: CallSite, spec) -> Value:
     if any(k is None for k, _ in call.args.keywords):
         return held  # ``partial(fn, **options)``: which keywords it binds is not known
     return evolve(held, ref=function.ref, method=function.method, bound=function.bound, preset=preset)
+
+
+def waits_on_its_own(call: CallSite, pattern) -> bool:
+    """Does this ``binds`` call build a handle: an object of a class whose own method is a
+    settler (``zmq.MessageTracker(*towatch)``, whose ``wait()`` waits for every tracker it
+    was given)? Then it stands for the work of the handles it keeps, as theirs would."""
+    name = pattern.qualname
+    return bool(name) and pattern.method is None and any(
+        p.qualname is not None and p.qualname.rpartition(".")[0] == name for p in call.vocab.vocab.settlers)
 
 
 def on_registrar(call: CallSite, spec: RegistrarSpec) -> Value:
