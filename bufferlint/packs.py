@@ -440,6 +440,10 @@ class Vocabulary:
     registrars: list[RegistrarSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
     drains: list[CallPattern] = field(default_factory=list)
+    # Methods that mark their receiver done for its waiters (``threading.Event.set``): a
+    # task whose last statement (or its top-level ``finally``) calls one on a parameter has
+    # done its work once the object it was given is marked, so that object's wait waits for it.
+    signals: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
     groupers: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
@@ -949,6 +953,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _update),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
+    _call_list("signals", "methods that mark their receiver done: a task ending with one on a parameter's object is waited for by its waits"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",
             _method_list, _extend, names=_pattern_names, matched="pattern"),
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),

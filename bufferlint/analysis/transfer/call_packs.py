@@ -62,7 +62,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
-from bufferlint.analysis.transfer.call_tasks import device_wait, hand_to_task, judge_task
+from bufferlint.analysis.transfer.call_tasks import device_wait, hand_to_task, judge_task, signal_when_done
 from bufferlint.analysis.transfer.construction import field_of_call
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
@@ -577,6 +577,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     task that waits for the device (``asyncio.to_thread(torch.cuda.synchronize)``) makes
     waiting for its handle a synchronisation (``call_tasks.device_wait``)."""
     handle = _submitted(call, spec)
+    if spec.task is not None:
+        signal_when_done(call, spec.task, spec.params, handle.pending)
     wait = device_wait(call, spec.task, spec.params) if spec.task is not None else None
     return evolve(handle, pending=handle.pending | {wait}) if wait is not None else handle
 

@@ -685,6 +685,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.ReadBack: lambda it, e: it.stores.read_back(e.container, e.node),
     call_effects.Materialize: lambda it, e: it.effects.materialize(e.node, e.value, e.what, hazard=e.hazard, note=e.note),
     call_effects.Mark: lambda it, e: it.effects.mark(e.target, e.node, e.kind),
+    call_effects.Signal: lambda it, e: it.effects.signal(e.objects, e.keys),
     call_effects.Fill: lambda it, e: it.effects.fill(e.target, e.copy, e.buffers),
     call_effects.Report: lambda it, e: it.facts.report(e.site, e.trace, e.hazard),
     call_effects.Reach: lambda it, e: it.facts.add_reach(e.reach),
