@@ -443,10 +443,10 @@ def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None
             and node.func.id not in module.imports and node.func.id not in module.variables and not node.keywords
             and len(node.args) == 1 and isinstance(node.args[0], (ast.Set, ast.Tuple, ast.List))):
         display = node if isinstance(node, ast.Set) else node.args[0]
-        items = literal_constant(module, ast.Tuple(elts=display.elts))  # type: ignore[attr-defined]
-        if items is None or any(isinstance(v, DeviceObject) for v in items[0]):  # type: ignore[attr-defined]
+        members = literal_constant(module, ast.Tuple(elts=display.elts))  # type: ignore[attr-defined]
+        if members is None or not isinstance(members[0], tuple) or any(isinstance(v, DeviceObject) for v in members[0]):
             return None
-        return (frozenset(items[0]),)  # type: ignore[call-overload]
+        return (frozenset(members[0]),)
     if isinstance(node, (ast.Tuple, ast.List)):
         items: list[object] = []
         for element in node.elts:

@@ -189,9 +189,10 @@ class FunctionInterpreter:
                         continue
                     state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
                 if edge.case is not None and edge.truth:
-                    state = self.case_taken(state, edge.case)
-                    if state is None:
+                    taken = self.case_taken(state, edge.case)
+                    if taken is None:
                         continue
+                    state = taken
                 proven = self.inline.on_edge(state, edge)  # an inline marker check, evaluated
                 if proven:
                     state = assume_clean(state.copy() if state is out else state, proven)
