@@ -346,6 +346,10 @@ class SinkSpec:
     # or "none" of it (``await asyncio.Queue.put(item)`` returns once the item is queued, and
     # a getter reads it later): only a drain of the receiver waits for the reader.
     handle_covers: str = "all"
+    # The field of the call's result that holds the handle, when the result is not the handle
+    # itself (``zmq.Frame(data, track=True).tracker``): the result is an object whose field
+    # ``handle_field`` is the handle, of class ``handle``. "": the result is the handle.
+    handle_field: str = ""
     # The task it makes runs the awaitable it is given (``create_task(coro)``): waiting for the
     # task (awaiting it, the exit of the task group it was made in) waits for what that
     # awaitable stands for (``asyncio.to_thread(fn, w)``'s thread).
@@ -436,6 +440,10 @@ class Vocabulary:
     registrars: list[RegistrarSpec] = field(default_factory=list)
     settlers: list[CallPattern] = field(default_factory=list)
     drains: list[CallPattern] = field(default_factory=list)
+    # Methods that mark their receiver done for its waiters (``threading.Event.set``): a
+    # task whose last statement (or its top-level ``finally``) calls one on a parameter has
+    # done its work once the object it was given is marked, so that object's wait waits for it.
+    signals: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
     groupers: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
@@ -758,6 +766,11 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
             raise PackError(f"{where}: 'handle-covers' must be \"all\", \"last-part\" or \"none\"")
         if covers == "last-part" and not handle:
             raise PackError(f"{where}: 'handle-covers' needs the 'handle' it speaks of")
+        handle_field = table.get("handle-field", "")
+        if not isinstance(handle_field, str) or not (handle_field == "" or handle_field.isidentifier()):
+            raise PackError(f"{where}: 'handle-field' must be an attribute name")
+        if handle_field and (not handle or covers != "all"):
+            raise PackError(f"{where}: 'handle-field' names where the 'handle' is: name the handle, covering all the work")
         awaits = table.get("awaits", False)
         if not isinstance(awaits, bool):
             raise PackError(f"{where}: 'awaits' must be true or false")
@@ -765,7 +778,7 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         if awaited not in ("done", "queued"):
             raise PackError(f"{where}: 'awaited' must be \"done\" or \"queued\"")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task, handle, covers, awaits, awaited))
+                              payload, within, eager, task, handle, covers, handle_field, awaits, awaited))
     return sinks
 
 
@@ -920,7 +933,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind", "checks-in"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task", "handle", "handle-covers", "awaits", "awaited"), _call_names, "calls"),
+                              "eager", "task", "handle", "handle-covers", "handle-field", "awaits", "awaited"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),
@@ -940,6 +953,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _update),
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
+    _call_list("signals", "methods that mark their receiver done: a task ending with one on a parameter's object is waited for by its waits"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",
             _method_list, _extend, names=_pattern_names, matched="pattern"),
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),

@@ -38,6 +38,7 @@ EVERY_KEY = {
     "contiguous-copies": [".every_contiguous_copy"],
     "settlers": ["every.settler"],
     "drains": ["every.drain"],
+    "signals": ["every.signal"],
     "done-flags": [".every_done"],
     "passthrough": ["every.passthrough"],
     "groupers": ["every.grouper"],

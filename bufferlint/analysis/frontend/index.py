@@ -432,11 +432,21 @@ def absolute_module(module: str | None, level: int, current: str, is_package: bo
 def literal_constant(module: ModuleInfo, node: ast.expr) -> tuple[object] | None:
     """A module constant's value, in a 1-tuple: a literal, a tuple (or list, as a tuple)
     of literals, devices (``constants.DeviceObject``) and names of the module's constants
-    assigned before it (``MARKERS = (RUNAI_ATTR, "_other")``), or a device
+    assigned before it (``MARKERS = (RUNAI_ATTR, "_other")``), a set of such literals
+    (``frozenset({MARKER})``, ``{A, B}``: a frozenset), or a device
     (``constants.static_constant``);
     None for anything else."""
     if isinstance(node, ast.Constant):
         return (node.value,)
+    if isinstance(node, ast.Set) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "frozenset"
+            and node.func.id not in module.imports and node.func.id not in module.variables and not node.keywords
+            and len(node.args) == 1 and isinstance(node.args[0], (ast.Set, ast.Tuple, ast.List))):
+        display = node if isinstance(node, ast.Set) else node.args[0]
+        members = literal_constant(module, ast.Tuple(elts=display.elts))  # type: ignore[attr-defined]
+        if members is None or not isinstance(members[0], tuple) or any(isinstance(v, DeviceObject) for v in members[0]):
+            return None
+        return (frozenset(members[0]),)
     if isinstance(node, (ast.Tuple, ast.List)):
         items: list[object] = []
         for element in node.elts:

@@ -194,6 +194,15 @@ class Submit:
 
 
 @dataclass(frozen=True)
+class Signal:
+    """The task ``keys`` stand for marks the objects ``objects`` (allocation sites) done
+    when it ends (``done.set()``): every variable holding one stands for that work."""
+
+    objects: frozenset
+    keys: frozenset
+
+
+@dataclass(frozen=True)
 class Adopt:
     """A callee's submission whose future came back: pending here now."""
 

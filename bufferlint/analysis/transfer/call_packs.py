@@ -25,6 +25,7 @@ from bufferlint.analysis.domain.values import (
     clear_leaf,
     container,
     deep_leaves,
+    deep_pending,
     evolve,
     has_leaves,
     in_flight,
@@ -61,7 +62,7 @@ from bufferlint.analysis.transfer.call_effects import (
     Synchronize,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, enabling_condition
-from bufferlint.analysis.transfer.call_tasks import device_wait, hand_to_task, judge_task
+from bufferlint.analysis.transfer.call_tasks import device_wait, hand_to_task, judge_task, signal_when_done
 from bufferlint.analysis.transfer.construction import field_of_call
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.produced import borrowed_from, built_owned
@@ -576,6 +577,8 @@ def sink(call: CallSite, spec: SinkSpec) -> Value:
     task that waits for the device (``asyncio.to_thread(torch.cuda.synchronize)``) makes
     waiting for its handle a synchronisation (``call_tasks.device_wait``)."""
     handle = _submitted(call, spec)
+    if spec.task is not None:
+        signal_when_done(call, spec.task, spec.params, handle.pending)
     wait = device_wait(call, spec.task, spec.params) if spec.task is not None else None
     return evolve(handle, pending=handle.pending | {wait}) if wait is not None else handle
 
@@ -643,7 +646,10 @@ def _submitted(call: CallSite, spec: SinkSpec) -> Value:
     own = frozenset({(call.node.lineno, call.node.col_offset)})
     if spec.awaited == "queued":
         call.frame.queued_on_await = call.frame.queued_on_await | own
-    return Value(pending=own | awaited, types=handle, lazy=spec.eager)
+    result = Value(pending=own | awaited, types=handle, lazy=spec.eager)
+    if spec.handle_field:  # ``zmq.Frame(view, track=True)``: its ``.tracker`` is the handle
+        return Value(items=(result,), fields=(spec.handle_field,))
+    return result
 
 
 def run_awaitables(call: CallSite, spec: SinkSpec, owners: frozenset) -> frozenset:
@@ -759,6 +765,9 @@ def on_bind(call: CallSite, spec) -> Value:
     """A value that keeps its arguments; bound to a callable (``functools.partial(fn, pool)``,
     ``partial(self.load, ...)``), it is also that callable with the other arguments bound
     ahead of the ones its call passes (``Preset``), so calling it reaches ``fn``."""
+    if waits_on_its_own(call, spec):  # ``zmq.MessageTracker(t1, t2)``: a handle for both sends
+        return Value(pending=frozenset().union(*(deep_pending(v) for v in call.args.flat())),
+                     types=frozenset({spec.qualname}))
     held = container(join_all(call.args.flat()))
     positional = call.args.positional
     if not positional or any(starred for _, starred in positional):
@@ -772,6 +781,15 @@ def on_bind(call: CallSite, spec) -> Value:
     if any(k is None for k, _ in call.args.keywords):
         return held  # ``partial(fn, **options)``: which keywords it binds is not known
     return evolve(held, ref=function.ref, method=function.method, bound=function.bound, preset=preset)
+
+
+def waits_on_its_own(call: CallSite, pattern) -> bool:
+    """Does this ``binds`` call build a handle: an object of a class whose own method is a
+    settler (``zmq.MessageTracker(*towatch)``, whose ``wait()`` waits for every tracker it
+    was given)? Then it stands for the work of the handles it keeps, as theirs would."""
+    name = pattern.qualname
+    return bool(name) and pattern.method is None and any(
+        p.qualname is not None and p.qualname.rpartition(".")[0] == name for p in call.vocab.vocab.settlers)
 
 
 def on_registrar(call: CallSite, spec: RegistrarSpec) -> Value:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from bufferlint.analysis.domain.summaries import Summary, stores_in_order
 from bufferlint.analysis.domain.values import Value, deep_leaves, has_leaves, in_flight, iterate, map_leaves, resolve
 from bufferlint.analysis.frontend.index import FunctionInfo
-from bufferlint.analysis.transfer.call_effects import KeepInField, Record, Report
+from bufferlint.analysis.transfer.call_effects import KeepInField, Record, Report, Signal
 from bufferlint.analysis.transfer.call_project import (
     CallEdge, adopt_future, bind, reads_in_flight, targets_static, targets_typed,
 )
@@ -79,6 +79,49 @@ def hand_to_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> Non
             program.flow(call.caller, info.qualname, param, concrete, origins_of)
         call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, step, call.frame.defaults)))
         _apply_kept(call, program.summary(info.qualname), bound, step)
+
+
+def signal_when_done(call: CallSite, task: TaskCall, params: tuple[str, ...], keys: frozenset) -> None:
+    """``pool.submit(copy_and_signal, dst, w, done)`` with ``done = threading.Event()``: a
+    task whose last statement (or top-level ``finally``) calls a pack ``signals`` method
+    (``done.set()``) on a parameter has done its work once that object is marked, so the
+    object stands for the submission (``keys``) as its future would: ``done.wait()`` waits
+    for it. Only objects constructed here (their allocation sites) are followed."""
+    signals = call.vocab.vocab.signals
+    classes = {p.qualname.rpartition(".")[0]: p.qualname.rpartition(".")[2] for p in signals if p.qualname}
+    if not keys or not any(value.alloc and value.types & classes.keys() for value in call.args.flat()):
+        return
+    found = task_site(call, task, params)
+    if found is None:
+        return
+    task_call, targets = found
+    objects: frozenset | None = None
+    for info in targets:
+        bound = bind(task_call, info)
+        marked = frozenset(
+            site for param, method in _signalled(info) for cls, name in classes.items() if name == method
+            for site in (bound[param].alloc if param in bound and cls in bound[param].types else ())
+        )
+        objects = marked if objects is None else objects & marked
+    if objects:
+        call.effects.append(Signal(objects, keys))
+
+
+def _signalled(info: FunctionInfo) -> list[tuple[int, str]]:
+    """(parameter index, method) of each ``param.method()`` statement the function ends
+    with: its last statement, or the ``finally`` of a ``try`` that is its last statement."""
+    body = getattr(info.node, "body", None)
+    if not body:
+        return []
+    last = body[-1]
+    ending = [last] + (list(last.finalbody) if isinstance(last, ast.Try) else [])
+    out = []
+    for stmt in ending:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and not stmt.value.args \
+                and not stmt.value.keywords and isinstance(stmt.value.func, ast.Attribute) \
+                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id in info.params:
+            out.append((info.params.index(stmt.value.func.value.id), stmt.value.func.attr))
+    return out
 
 
 def _apply_kept(call: CallSite, summary: Summary, bound: dict[int, Value], step: TraceStep) -> None:

@@ -913,6 +913,17 @@ class Effects:
             if isinstance(leaf, ParamRef) and reach is None:
                 facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume | leaf.when, frame.site(node, what), (step,), hazard, True))
 
+    def signal(self, objects: frozenset, keys: frozenset) -> None:
+        """A task marks the objects ``objects`` done when it ends (``call_tasks.
+        signal_when_done``): the variables holding one stand for its work (``keys``), so a
+        wait on one (``done.wait()``) settles it."""
+        st = self.frame.st
+        if st is None:
+            return
+        for name, value in list(st.vars.items()):
+            if value.alloc & objects:
+                st.vars[name] = evolve(value, pending=value.pending | keys)
+
     def mark(self, target: ast.expr, stmt: ast.AST, kind: str) -> None:
         """``setattr(t, MARKER, True)``: ``t`` is now a borrowed value (its producer is here)
         of the kind that names the marker."""

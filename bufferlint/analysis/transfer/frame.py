@@ -111,6 +111,9 @@ class Frame:
         self.unsettled_if_raised: frozenset = frozenset()
         self.op: cfg.Op | None = None
         self.advancing: dict[tuple, bool] = {}  # loop -> may advance a producer
+        # the sites of this function's views from sources that declare ``advances`` calls:
+        # their producer reuses the buffer at those calls only, not at a loop's next round
+        self.call_advanced: set[tuple] = set()
         self.with_contexts: dict[tuple, str] = {}  # (with, item) -> `within` context it opens
         # the device-to-host copies issued here under a stream context (their allocation
         # sites): a wait for the current stream does not cover them (``Effects.synchronize``);

@@ -18,6 +18,7 @@ from typing import Any
 from bufferlint.analysis.frontend.index import FunctionInfo, base_name, dotted_name
 from bufferlint.analysis.transfer.guard_values import (
     BLIND,
+    NAMES,
     UNKNOWN,
     Abstract,
     GiveUp,
@@ -91,8 +92,8 @@ def _argument_at(node: ast.Call, info: FunctionInfo, param: int) -> ast.expr | N
 
 
 def names_marker(value: Any, markers: set) -> bool:
-    """Is this module constant a marker's name, or a tuple holding one?"""
-    if isinstance(value, tuple):
+    """Is this module constant a marker's name, or a tuple or set holding one?"""
+    if isinstance(value, (tuple, frozenset)):
         return any(isinstance(v, str) and v in markers for v in value)
     return isinstance(value, str) and value in markers
 
@@ -307,6 +308,9 @@ class ExpressionFolder:
         for value in (left, right):
             if value.kind in ("raise", "unknown"):
                 return [(value, path)]
+        if isinstance(node.op, ast.BitAnd) and "names" in (left.kind, right.kind):
+            other = right if left.kind == "names" else left
+            return [(self.names_among(other), path)]
         if left.kind == "const" and right.kind == "const" and type(node.op) in _BINARY:
             return [(_fold(_BINARY[type(node.op)], left.value, right.value), path)]
         return [(BLIND, path)]
@@ -318,6 +322,10 @@ class ExpressionFolder:
         return [(UNKNOWN if any(v.kind == "unknown" for v in values) else BLIND, path)]
 
     expr_List = expr_Tuple
+
+    def expr_Set(self, node: ast.Set, path: Path) -> list[tuple[Abstract, Path]]:
+        value = self.one(ast.Tuple(elts=node.elts), path)
+        return [(_fold(frozenset, value.value) if value.kind == "const" else value, path)]
 
     def expr_NamedExpr(self, node: ast.NamedExpr, path: Path) -> list[tuple[Abstract, Path]]:
         out = self.expr(node.value, path)
@@ -356,6 +364,34 @@ class ExpressionFolder:
                 and node.func.id not in path.env and self.is_builtin("dir") and len(node.args) == 1
                 and not node.keywords and self.one(node.args[0], path).kind == "subject")
 
+    def names_among(self, names: Abstract) -> Abstract:
+        """``frozenset(vars(w)) & BORROWED``: the subject's attribute names among a set of
+        names, non-empty when the marker is one of them (else marker-independent)."""
+        if names.kind != "const" or not isinstance(names.value, (frozenset, set)):
+            self.unknowns += 1  # names not known may well be the marker's
+            return UNKNOWN
+        present = [self.entry(const(name), const(False)) for name in sorted(names.value) if isinstance(name, str)]
+        if any(p.kind == "unknown" for p in present):
+            return UNKNOWN
+        if any(p.kind == "const" and p.value for p in present):
+            return Abstract("blind", None, True)
+        return BLIND
+
+    def builtin_frozenset(self, node: ast.Call, path: Path) -> Abstract:
+        """``frozenset(vars(w))``, ``set(dir(w))``: the subject's attribute names as a set
+        (``names_among``); of a literal, the set."""
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+            return self.project_call(node, path)
+        given = node.args[0]
+        if self.instance_dict(given, path) or self.attribute_names(given, path):
+            return NAMES
+        value = self.one(given, path)
+        if value.kind == "const":
+            return _fold(frozenset, value.value)
+        return value if value.kind in ("names", "raise", "unknown") else BLIND
+
+    builtin_set = builtin_frozenset
+
     def entry(self, key: Abstract, missing: Abstract) -> Abstract:
         """The subject's instance dictionary at ``key``: the marker's entry, or ``missing``
         for the other markers (absent); another key is blind, a key not known unknown."""
@@ -385,6 +421,9 @@ class ExpressionFolder:
                 and 1 <= len(node.args) <= 2 and not node.keywords:  # ``vars(w).get(M)``
             default = self.one(node.args[1], path) if len(node.args) == 2 else const(None)
             return [(self.entry(self.one(node.args[0], path), default), path)]
+        if isinstance(func, ast.Attribute) and func.attr == "keys" and not node.args and not node.keywords \
+                and self.instance_dict(func.value, path):  # ``vars(w).keys()``: its names, as a set
+            return [(NAMES, path)]
         if isinstance(func, ast.Name) and func.id not in path.env and self.is_builtin(func.id):
             handler = getattr(self, "builtin_" + func.id, None)
             if handler is not None:

@@ -30,7 +30,8 @@ class GiveUp(Exception):
 @dataclass(frozen=True)
 class Abstract:
     """One abstract value. ``kind``: ``const`` (``value`` known), ``subject`` (the marked
-    argument), ``blind`` (unknown, marker-independent; ``truth`` when a branch decided it),
+    argument), ``names`` (a set of the subject's attribute names, the marker's among them),
+    ``blind`` (unknown, marker-independent; ``truth`` when a branch decided it),
     ``unknown`` (may depend on the marker), ``raise`` (evaluating it raised ``value``)."""
 
     kind: str
@@ -39,6 +40,7 @@ class Abstract:
 
 
 SUBJECT = Abstract("subject")
+NAMES = Abstract("names")  # the set of the subject's attribute names (``frozenset(vars(w))``)
 BLIND = Abstract("blind")
 UNKNOWN = Abstract("unknown")
 NONE = Abstract("const", None)

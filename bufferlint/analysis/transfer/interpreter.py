@@ -80,6 +80,9 @@ class FunctionInterpreter:
         self.assignment = evaluator.assignment
         self.eval = evaluator.eval
         self.settled_each: dict[tuple, frozenset] = {}  # for loop -> futures pending on a back edge
+        # A match subject's parts' values at its last run, by id(subject); each case's subject, by id(case)
+        self.subject_parts: dict[int, dict[int, Value]] = {}
+        self.case_subjects: dict[int, ast.expr] = {}
         self.returning: ast.Return | None = None  # the last ``return`` run: the ``with`` exits after it are its
         self.inline = InlineChecks(frame, facts.caps)
 
@@ -185,6 +188,11 @@ class FunctionInterpreter:
                     if refined is None:
                         continue
                     state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
+                if edge.case is not None and edge.truth:
+                    taken = self.case_taken(state, edge.case)
+                    if taken is None:
+                        continue
+                    state = taken
                 proven = self.inline.on_edge(state, edge)  # an inline marker check, evaluated
                 if proven:
                     state = assume_clean(state.copy() if state is out else state, proven)
@@ -200,6 +208,18 @@ class FunctionInterpreter:
         frame.st = None
         frame.op = None
 
+    def case_taken(self, state: State, case: ast.match_case) -> State | None:
+        """``match ok(w): case True:``: the case's body runs where the subject is True, so it
+        is refined as ``if ok(w):``'s True branch (``case False:`` / ``None`` as the False
+        one). The way on to the next case is refined by nothing: a value that is not True
+        may still be truthy."""
+        subject = self.case_subjects.get(id(case))
+        truth = case_truth(case.pattern)
+        if subject is None or truth is None or id(subject) not in self.subject_parts:
+            return state
+        frame = self.frame
+        return refine(state.copy(), subject, truth, self.subject_parts[id(subject)], frame.defaults, frame.program.index)
+
     # -- operations ----------------------------------------------------------------------
 
     @property
@@ -210,8 +230,9 @@ class FunctionInterpreter:
     def op_stmt(self, op: cfg.Op) -> None:
         node = op.node
         if isinstance(node, ast.expr):  # a match subject: evaluated once, read by each case
-            value = self.eval(node)
+            value, parts = self.evaluator.eval_recorded(node)
             self.st.vars[f"<subject:{node_key(node)}>"] = value
+            self.subject_parts[id(node)] = parts
             return
         method = _STATEMENTS.get(type(node))
         if method is not None:
@@ -261,12 +282,29 @@ class FunctionInterpreter:
         st = self.st
         if self.frame.advancing.get(key) and st.pending:
             polled = self.polled(stmt.test) if isinstance(stmt, ast.While) else frozenset()
-            waiting = frozenset(p for p in st.pending if p.key in polled)
+            lent = self.lent_by_calls(stmt)
+            waiting = frozenset(p for p in st.pending if p.key in polled or (p.leaves and p.leaves <= lent))
             st.pending = st.pending - waiting
             self.effects.commit_all(self.frame.step(stmt, "the loop advances to its next iteration"))
             st.pending = st.pending | waiting
         keys = frozenset(p.key for p in st.pending)
         self.settled_each[key] = self.settled_each.get(key, frozenset()) | keys
+
+    def lent_by_calls(self, loop: ast.AST) -> frozenset:
+        """The borrowed objects of the pending work that this loop's next round does not
+        reuse: views of sources that declare ``advances`` calls (``Frame.call_advanced``),
+        reused only at those calls (``writer.write_batch(out)``, listed as its own advance:
+        a wait at the top of the next round, before it, is in time), unless the loop takes
+        its elements from that source."""
+        sites = self.frame.call_advanced
+        if not sites:
+            return frozenset()
+        iterable = self.st.vars.get(f"<iter:{node_key(loop)}>") if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+        own = {leaf.site for leaf in deep_leaves(iterable, through_lazy=True) if isinstance(leaf, Borrow)} if iterable else set()
+        return frozenset(
+            leaf for p in self.st.pending for leaf in p.leaves
+            if isinstance(leaf, Borrow) and leaf.site in sites and leaf.site not in own
+        )
 
     def polled(self, test: ast.expr) -> frozenset:
         """The pending work a ``while`` test polls (``while not tracker.done:``, ``while not
@@ -525,6 +563,7 @@ class FunctionInterpreter:
 
     def op_match_case(self, op: cfg.Op) -> None:
         case = cast(ast.match_case, op.node)
+        self.case_subjects[id(case)] = cast(ast.expr, op.extra)
         subject = self.st.vars.get(f"<subject:{node_key(cast(ast.expr, op.extra))}>", EMPTY)
         self.assignment.bind_pattern(case.pattern, subject, case)
 
@@ -647,6 +686,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.ReadBack: lambda it, e: it.stores.read_back(e.container, e.node),
     call_effects.Materialize: lambda it, e: it.effects.materialize(e.node, e.value, e.what, hazard=e.hazard, note=e.note),
     call_effects.Mark: lambda it, e: it.effects.mark(e.target, e.node, e.kind),
+    call_effects.Signal: lambda it, e: it.effects.signal(e.objects, e.keys),
     call_effects.Fill: lambda it, e: it.effects.fill(e.target, e.copy, e.buffers),
     call_effects.Report: lambda it, e: it.facts.report(e.site, e.trace, e.hazard),
     call_effects.Reach: lambda it, e: it.facts.add_reach(e.reach),
@@ -660,6 +700,16 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
 # A function's text does not change during a run, but it is analysed again each time what it
 # depends on changes: whether it may wait is read once per node and vocabulary.
 _MAY_WAIT: "weakref.WeakKeyDictionary[ast.AST, tuple[frozenset[str], bool]]" = weakref.WeakKeyDictionary()
+
+
+def case_truth(pattern: ast.pattern) -> bool | None:
+    """The truth of every subject a case pattern matches, when it has one (``True``,
+    ``False``, ``None``, ``0``, ``""``)."""
+    if isinstance(pattern, ast.MatchSingleton):
+        return bool(pattern.value)
+    if isinstance(pattern, ast.MatchValue) and isinstance(pattern.value, ast.Constant):
+        return bool(pattern.value.value)
+    return None
 
 
 def may_wait(function: ast.AST, words: frozenset[str]) -> bool:

@@ -30,6 +30,8 @@ def borrowed_from(frame: Frame, node: ast.AST, spec: SourceSpec, what: str, kind
     # for words and fixes; a version-conditioned source adds when it lends and the floor
     version = (spec.condition, spec.admitted, spec.floor) if spec.condition else ()
     step = replace(step, fact=("source", kind, str(spec.produces), *version))
+    if spec.advances:
+        frame.call_advanced.add(site)
     return _shape_value(spec.produces, Borrow(site, False, (step,), kind=kind))
 
 
