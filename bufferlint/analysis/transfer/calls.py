@@ -197,7 +197,8 @@ def dispatch(call: CallSite) -> Value:
     read = vocab.match("host-reads", call.shape)
     if read is not None and vocab.match("views", call.shape) is None:  # a view reads no bytes yet
         call_packs.read_host(call, read)
-    write = vocab.match("host-writes", call.shape)
+    writes = list(vocab.matches("host-writes", call.shape))  # the project's own entry wins (``refills``)
+    write = next((spec for spec in writes if vocab.is_users(spec)), writes[0] if writes else None)
     if write is not None:
         call_packs.write_host(call, write)
     metadata = vocab.match("metadata-reads", call.shape) is not None  # `len(views)` reads no bytes
