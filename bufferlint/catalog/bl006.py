@@ -48,7 +48,8 @@ reading it: `gpu.copy_(pinned, non_blocking=True)`, `pinned.to("cuda", non_block
 host synchronisation since (`torch.cuda.synchronize()`, `stream.synchronize()`,
 `torch.cuda.current_stream().synchronize()`, or `event.synchronize()` of an event recorded
 after the copy). Writes are the packs' `host-writes` (`buf.copy_(x)`, `buf.fill_(0)`,
-`f.readinto(buf)`, `os.preadv(fd, [buf], offset)`, `numpy.copyto(buf, x)`), stores through an
+`f.readinto(buf)`, `os.preadv(fd, [buf], offset)`, `numpy.copyto(buf, x)`, `numpy.put(buf, i, v)`,
+`struct.pack_into(fmt, buf, 0, ...)`), stores through an
 index (`buf[:n] = x`) and in-place operators (`buf += x`), on the buffer or on a view of it
 (`buf.numpy()`, `buf[:n]`); a write to a part the copy provably does not read (`buf[n:]`
 while it reads `buf[:n]`) is not one. Nor is a non-blocking copy into the buffer from the

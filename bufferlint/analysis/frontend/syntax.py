@@ -195,3 +195,15 @@ def holder_name(node: ast.AST) -> str | None:
     """How a container is named for pairing stores with clears: ``pending``,
     ``self.pending`` (``self.pending[k] = w`` ... ``self.pending.clear()``)."""
     return dotted_name(node) or root_name(node)
+
+
+def bound_call(node: ast.Call) -> ast.Call | None:
+    """``Cls.method(obj, *rest)`` written as ``obj.method(*rest)``, at the same positions
+    (the instance's expression is the same node), so a method called through its class
+    (``torch.Tensor.to(w, dev, non_blocking=True)``) is the call the packs' method patterns
+    describe; None when the call passes no instance first (nothing, or a ``*args``)."""
+    func = node.func
+    if not isinstance(func, ast.Attribute) or not node.args or isinstance(node.args[0], ast.Starred):
+        return None
+    method = ast.copy_location(ast.Attribute(value=node.args[0], attr=func.attr, ctx=ast.Load()), func)
+    return ast.copy_location(ast.Call(func=method, args=node.args[1:], keywords=node.keywords), node)

@@ -83,6 +83,26 @@ def seed_words(pattern) -> tuple[str, ...]:
     return tuple(sorted(set(words)))
 
 
+def seed_groups(pattern) -> tuple[tuple[str, ...], ...]:
+    """The word groups one of which a call matching ``pattern`` names: ``seed_words``, and
+    for a flag that may be passed by keyword or by position (``non_blocking@2=True``), the
+    keyword or the literal with the words of the arguments before it (a call passing a flag
+    by position passes those by position too: ``.to("cpu", torch.int32, True)`` names
+    ``True`` and ``cpu``; ``True`` and ``to`` alone are in every other file). A flag passed
+    by position as a variable, or after a device given as a constant of another module, is
+    not seen by the text: the analysis still matches it where the function is analysed for
+    another reason."""
+    positional = [c for c in pattern.required_kwargs if not c.optional and c.position is not None and not c.length]
+    spelled = {word.group(0) for c in positional if isinstance(c.value, str)
+               for word in [re.match(r"[A-Za-z_]\w*", c.value)] if word is not None}
+    groups = [seed_words(pattern)]
+    for condition in positional:
+        if isinstance(condition.value, bool):
+            by_position = (str(condition.value), *spelled)
+            groups = [tuple(sorted({*group, *words})) for group in groups for words in ((condition.key,), by_position)]
+    return tuple(sorted(set(groups)))
+
+
 def word_pattern(names: set[str], binary: bool = False):
     """A regex matching any of the names as a whole word (None for no names)."""
     ordered = sorted(n for n in names if n)

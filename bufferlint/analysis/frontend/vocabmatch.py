@@ -66,6 +66,9 @@ class VocabIndex:
                 owner, _, attr = pattern.name.rpartition(".")
                 self._attributes.setdefault(attr, []).append((owner, spec))
         self.device_kinds = frozenset(kind.name for kind in vocab.kinds.values() if kind.on_device)
+        # The classes of the values the kinds name (``torch.Tensor``, ``numpy.ndarray``,
+        # ``memoryview``): their methods called through the class act on the instance passed first
+        self._value_classes = frozenset(t for kind in vocab.kinds.values() for t in kind.types)
         self.markers = frozenset(vocab.markers)
         self._marker_tags = {marker: marker_tags(vocab, marker) for marker in self.markers}
         self._marked_classes = {
@@ -84,6 +87,11 @@ class VocabIndex:
         self.retained_in = vocab.retained_in
         self.view_attributes = frozenset(vocab.view_attributes)
         self.done_flags = frozenset(pattern.last_name for pattern in vocab.done_flags)
+
+    def is_value_class(self, qualname: str) -> bool:
+        """Is ``qualname`` (``torch.Tensor``, ``builtins.memoryview``) the class of values a
+        kind names? ``torch.Tensor.to(w, dev)`` is then ``w.to(dev)``."""
+        return qualname.removeprefix("builtins.") in self._value_classes
 
     def marker_tags(self, marker: str) -> tuple:
         """The guard-fact tags of a check of ``marker`` (see ``values.clean``)."""

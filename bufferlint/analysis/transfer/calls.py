@@ -23,6 +23,7 @@ from bufferlint.analysis.domain.values import (
 from bufferlint.analysis.frontend.constants import DEVICE_CONSTRUCTORS
 from bufferlint.analysis.frontend.imports import Reached
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, dotted_name
+from bufferlint.analysis.frontend.syntax import bound_call
 from bufferlint.analysis.transfer import call_language, call_packs, call_project, records
 from bufferlint.analysis.transfer.call_effects import Advance, CallBack, CommitStep, Drain, Ready, Record, RecordEvent, Settle, UseAfterRefill
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
@@ -79,6 +80,10 @@ class CallResolver:
         if isinstance(func, ast.Attribute):
             receiver = self.eval(func.value)
             if receiver.ref is not None and not receiver.leaves:
+                if frame.vocab.is_value_class(receiver.ref):
+                    bound = bound_call(node)  # ``torch.Tensor.to(w, ...)`` is ``w.to(...)``
+                    if bound is not None:
+                        return self.site_of(bound)
                 parts = Callee(qualname=frame.program.index.canonical(f"{receiver.ref}.{func.attr}"))
             else:
                 parts = Callee(receiver=receiver, method=func.attr)
@@ -192,7 +197,8 @@ def dispatch(call: CallSite) -> Value:
     read = vocab.match("host-reads", call.shape)
     if read is not None and vocab.match("views", call.shape) is None:  # a view reads no bytes yet
         call_packs.read_host(call, read)
-    write = vocab.match("host-writes", call.shape)
+    writes = list(vocab.matches("host-writes", call.shape))  # the project's own entry wins (``refills``)
+    write = next((spec for spec in writes if vocab.is_users(spec)), writes[0] if writes else None)
     if write is not None:
         call_packs.write_host(call, write)
     metadata = vocab.match("metadata-reads", call.shape) is not None  # `len(views)` reads no bytes

@@ -222,9 +222,10 @@ class Stores:
         st = self.frame.st
         if st is None:
             return
+        events = [value for value in st.vars.values() if value.recorded and value.alloc]
         for owner, attr, kept, site in self.facts.flying_fields:
             if site in st.flying:
-                self.frame.program.store_field(owner, attr, kept)
+                self.frame.program.store_field(owner, attr, recorded_by_now(kept, events) if events else kept)
         qualname = self.frame.info.qualname
         for buffer, fill in self.facts.filled_buffers.items():
             own = frozenset(leaf for leaf in fill.leaves if leaf.site in st.flying and leaf.site[0] == qualname)
@@ -255,10 +256,12 @@ def kept_shape(value: Value, leaf: Borrow, kept: Borrow) -> Value:
     fields), and so do records in a container (``self.slots = [Slot(pinned) for ...]``:
     ``self.slots[i].host`` is the pinned buffer); anything else, the leaf alone. Each leaf
     is stored on its own, since a copy in flight is stored only if still in flight when the
-    function ends (``_store_field``). A copy kept in a tuple with an event recorded after it
+    function ends (``_store_field``). A copy kept in a tuple with an event recorded here
     (``self.pending.append((copied, host))``) keeps the tuple and the event's record, so
-    the method that takes the pair out can wait for it or ask (``copied.query()``)."""
-    if not (_holds_record(value) or _pairs_event(value, leaf.site)):
+    the method that takes the pair out can wait for it or ask (``copied.query()``): one
+    recorded after the copy covers it, one recorded before it (``ev.record()`` then the
+    copy) covers nothing of it, and waiting for that event lands nothing."""
+    if not (_holds_record(value) or _pairs_event(value, leaf)):
         return Value(leaves=frozenset({kept}))
     shape = _events_of_this_call(map_leaves(value, lambda other: kept if other is leaf else None))
     return Value(leaves=shape.leaves, items=shape.items, fields=shape.fields, elems=shape.elems)
@@ -270,12 +273,33 @@ def _holds_record(value: Value) -> bool:
     return value.elems is not None and _holds_record(value.elems)
 
 
-def _pairs_event(value: Value, site: tuple) -> bool:
-    """Is ``value`` a tuple (or a container of tuples) holding an event recorded after the
-    copy ``site``?"""
-    if value.items is not None and any(item.recorded and site in item.recorded for item in value.items):
+def _pairs_event(value: Value, leaf: Borrow) -> bool:
+    """Is ``value`` a tuple (or a container of tuples) holding an event recorded here: for a
+    copy in flight, before or after it (its record follows something: what this function
+    issued, or ``BEFORE_CALL``); for anything else, after it?"""
+    if value.items is not None and any(
+            item.recorded and (leaf.flight or leaf.site in item.recorded) for item in value.items):
         return True
-    return value.elems is not None and _pairs_event(value.elems, site)
+    return value.elems is not None and _pairs_event(value.elems, leaf)
+
+
+def recorded_by_now(value: Value, events: list[Value]) -> Value:
+    """``value`` (a kept pair) with each event it holds as its last record here left it: an
+    event recorded again after the pair was stored (``self.d[k] = (host, ev); ev.record()``)
+    covers what that record followed. ``events``: the events the function's variables hold
+    at its end, the same object by where it was made (``Value.alloc``)."""
+    items = value.items
+    if items is not None:
+        items = tuple(_last_record(item, events) for item in items)
+    elems = recorded_by_now(value.elems, events) if value.elems is not None else None
+    return evolve(value, items=items, elems=elems) if items is not value.items or elems is not value.elems else value
+
+
+def _last_record(item: Value, events: list[Value]) -> Value:
+    if item.recorded is None or not item.alloc:
+        return item
+    later = [event.recorded for event in events if event.alloc == item.alloc and event.recorded]
+    return evolve(item, recorded=item.recorded.union(*later) - {BEFORE_CALL}) if later else item
 
 
 def _events_of_this_call(value: Value) -> Value:

@@ -31,7 +31,7 @@ from bufferlint.analysis.frontend.spans import Spans
 from bufferlint.analysis.frontend.syntax_check import SyntaxCheck
 from bufferlint.analysis.frontend.trees import parse_tree
 from bufferlint.analysis.frontend.textscan import (
-    body_mentions, callee_words, defined_names, group_lines, match_lines, mentions_group, seed_words, word_pattern,
+    body_mentions, callee_words, defined_names, group_lines, match_lines, mentions_group, seed_groups, word_pattern,
 )
 from bufferlint.analysis.domain.conditions import FIELD, MAX_CONDITIONS, bounded, fails_by_default, field_operand
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
@@ -757,7 +757,7 @@ class ProjectAnalysis:
         and helpers are reached from there by demand."""
         vocab = self.program.raw_vocab
         names = set(vocab.markers)
-        names.update(p.last_name for p in vocab.pinned_allocations if not seed_words(p)[1:])
+        names.update(p.last_name for p in vocab.pinned_allocations if _named_alone(p))
         for spec in vocab.sources:
             built_by = [c.built_by for c in spec.owned_if if c.built_by is not None]
             for p in spec.calls:
@@ -767,7 +767,7 @@ class ProjectAnalysis:
                     # made (`tensors` is everywhere); a helper that makes it is added by
                     # ``next_files``
                     self.built_methods.setdefault(owner.last_name, set()).add(p.last_name)
-                elif not seed_words(p)[1:]:
+                elif _named_alone(p):
                     names.add(p.last_name)
             # `shm.buf`: the class is named where the object is made (`buf` is everywhere)
             names.update(p.qualname.split(".")[-2] for p in spec.attributes)
@@ -778,10 +778,10 @@ class ProjectAnalysis:
             names.update(p.last_name for p in spec.calls)
         for registrar in vocab.registrars:  # it calls back with views of a buffer it reuses
             if "borrowed" in registrar.passes:
-                names.update(p.last_name for p in registrar.calls if not seed_words(p)[1:])
+                names.update(p.last_name for p in registrar.calls if _named_alone(p))
         for write in vocab.host_writes:  # a buffer refilled in place (``sock.recv_into(buf)``) is reused
             if write.refills:
-                names.update(p.last_name for p in write.calls if not seed_words(p)[1:])
+                names.update(p.last_name for p in write.calls if _named_alone(p))
         return names
 
     def seed_word_groups(self) -> list[tuple[str, ...]]:
@@ -789,8 +789,8 @@ class ProjectAnalysis:
         such a call names (``.to(device@0='cpu*', non_blocking=True)``: ``to``, ``cpu`` and
         ``non_blocking``), far more selective than any one of them."""
         vocab = self.program.raw_vocab
-        groups = {seed_words(p) for spec in vocab.sources for p in spec.calls}
-        groups.update(seed_words(p) for p in vocab.pinned_allocations)
+        groups = {group for spec in vocab.sources for p in spec.calls for group in seed_groups(p)}
+        groups.update(group for p in vocab.pinned_allocations for group in seed_groups(p))
         return sorted(group for group in groups if len(group) > 1)
 
     def files_mentioning_all(self, groups: list[tuple[str, ...]]) -> set[Path]:
@@ -1307,6 +1307,12 @@ class ProjectAnalysis:
         asked = [p for p in range(first, len(info.params))
                  if p not in (info.vararg, info.kwarg) and (info.qualname, p) in hot]
         return asked or [first]
+
+
+def _named_alone(pattern) -> bool:
+    """Does a call matching ``pattern`` name no word but the called one in some form (no
+    keyword it must be passed by, or a flag it may pass by position as a variable)?"""
+    return any(len(group) == 1 for group in seed_groups(pattern))
 
 
 def _rejected_tags(summary: Summary, param: int) -> set:
