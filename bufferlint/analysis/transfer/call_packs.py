@@ -23,6 +23,7 @@ from bufferlint.analysis.domain.values import (
     checked,
     clean,
     clear_leaf,
+    collection,
     container,
     deep_leaves,
     evolve,
@@ -831,6 +832,16 @@ def on_grouper(call: CallSite, spec) -> Value:
     return container(container(iterate(first)), lazy=True)
 
 
+def on_collector(call: CallSite, spec) -> Value:
+    """``collections.deque(stream, maxlen=1)``, ``heapq.nlargest(k, stream)``: every element
+    of a stream argument is taken before the call returns, while the producer advances, and
+    the result holds some or all of them (kept past their step, as ``list(stream)`` keeps them)."""
+    inputs = [value for value, starred in call.args.positional if not starred]
+    for value in inputs:
+        call.effects.append(Materialize(call.node, value, f"{call.name}(...)"))
+    return collection(join_all([iterate(value) for value in inputs]))
+
+
 # What a call matching each kind of pack entry does, in the order they are tried.
 def on_metadata_read(call: CallSite, spec) -> Value:
     """``len(views)``, ``t.size()``: an int, a bool or a type, which views no buffer."""
@@ -851,6 +862,7 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("binds", on_bind),
     ("passthrough", on_passthrough),
     ("groupers", on_grouper),
+    ("collectors", on_collector),
     ("metadata-reads", on_metadata_read),
 )
 
