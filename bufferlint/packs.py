@@ -446,6 +446,10 @@ class Vocabulary:
     signals: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
     groupers: list[CallPattern] = field(default_factory=list)
+    # Calls that build a container of every element of their iterable arguments
+    # (``collections.deque(stream)``, ``heapq.nlargest(k, stream)``): each element is taken
+    # while the stream advances and kept (a materialisation, as ``list(stream)``).
+    collectors: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
@@ -958,6 +962,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _method_list, _extend, names=_pattern_names, matched="pattern"),
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),
     _call_list("groupers", "wrappers that yield groups of their first argument's elements, each collected at once"),
+    _call_list("collectors", "calls whose result holds the elements of their iterable arguments, taken at once"),
     _call_list("binds", "calls whose result keeps their arguments for later"),
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
     _call_list("retainers", "calls that keep their arguments: a method in its receiver, a function in its first argument"),

@@ -42,6 +42,7 @@ EVERY_KEY = {
     "done-flags": [".every_done"],
     "passthrough": ["every.passthrough"],
     "groupers": ["every.grouper"],
+    "collectors": ["every.collector"],
     "binds": ["every.bind"],
     "synchronizers": ["every.synchronizer"],
     "retainers": [".every_retainer"],

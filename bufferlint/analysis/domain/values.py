@@ -304,7 +304,8 @@ class BuiltByParameter:
     ``index``, passed on: owned where the caller passes ``equals`` (``owned_by_default``:
     where it leaves it to a default that is). Decided at each call (``decide_built``).
     With ``attr``: the argument is a field of the parameter, ``negated`` or not
-    (``copy=not cfg.zero_copy``): what the caller's object holds there decides."""
+    (``copy=not cfg.zero_copy``): what the caller's object holds there decides; without,
+    ``negated`` is the parameter's negation (``copy=not zero_copy``)."""
 
     index: int
     owned_by_default: bool
@@ -331,7 +332,7 @@ def decide_built(built: frozenset, bound: dict, field: FieldOf | None = None) ->
                 known, held = field(actual, owned.attr) if field is not None else (False, None)
                 owned = known and ((not held) if owned.negated else held) == cond.equals
             else:
-                owned = actual.has_const and actual.const == cond.equals
+                owned = actual.has_const and ((not actual.const) if owned.negated else actual.const) == cond.equals
         out.add((cond, owned))
     return frozenset(out)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 STMT = "stmt"  # a simple statement (assignment, expression, import, def, ...)
 TEST = "test"  # evaluate a branch condition; the out-edges refine on its truth
 ITER = "iter"  # evaluate a for loop's iterable once, before the loop
-BIND = "bind"  # bind a for loop's target to the next element
+BIND = "bind"  # bind a for loop's target to the next element (``extra``: see ``called_each_round``)
 ADVANCE = "advance"  # the back edge of a loop: the producer may advance
 EXHAUSTED = "exhausted"  # a for loop's iterator ran out, a while loop's test is false (what each iteration settled is settled)
 LOOP_EXIT = "loop_exit"  # leaving a loop by any exit (values kept from its iterations go stale)
@@ -225,7 +225,7 @@ class _Builder:
         body, orelse, after = self.new_block(), self.new_block(), self.new_block()
         self.edge(head, body)
         self.edge(head, orelse)
-        self.loop_body(stmt, head, body, after, bind=True)
+        self.loop_body(stmt, head, body, after, bind=called_each_round(stmt) or True)
         self.start(orelse)
         self.emit(EXHAUSTED, stmt)
         self.emit(LOOP_EXIT, stmt)
@@ -235,11 +235,12 @@ class _Builder:
 
     stmt_AsyncFor = stmt_For
 
-    def loop_body(self, stmt: ast.For | ast.AsyncFor | ast.While, head: int, body: int, after: int, bind: bool = False) -> None:
+    def loop_body(self, stmt: ast.For | ast.AsyncFor | ast.While, head: int, body: int, after: int,
+                  bind: bool | ast.Call = False) -> None:
         self.frames.append(_Frame("loop", stmt, loop_head=head, loop_after=after))
         self.start(body)
         if bind:
-            self.emit(BIND, stmt)
+            self.emit(BIND, stmt, bind if isinstance(bind, ast.Call) else None)
         self.block(stmt.body)
         self.emit(ADVANCE, stmt)
         self.edge(self.current, head)
@@ -443,3 +444,18 @@ def _reverse_postorder(blocks: list[Block], entry: int) -> dict[int, int]:
             stack.pop()
             post.append(block)
     return {block: i for i, block in enumerate(reversed(post))}
+
+
+def called_each_round(stmt: ast.For | ast.AsyncFor) -> ast.Call | None:
+    """``for x in iter(fn, sentinel)``: each round calls ``fn()`` and binds what it returns
+    (until it returns the sentinel), as ``while (x := fn()) != sentinel`` would; the call
+    ``fn()``, built once here so that its node is the same on every visit, for the interpreter
+    to run at the bind (when ``iter`` is the builtin)."""
+    it = stmt.iter
+    if isinstance(stmt, ast.AsyncFor) or not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                                              and it.func.id == "iter" and len(it.args) == 2 and not it.keywords):
+        return None
+    if any(isinstance(a, ast.Starred) for a in it.args):
+        return None
+    # placed at the loop's target, where no other call starts (sites are keyed by position)
+    return ast.copy_location(ast.Call(func=it.args[0], args=[], keywords=[]), stmt.target)

@@ -265,6 +265,8 @@ class VocabIndex:
             elif status in ("unknown", "parameter"):
                 if mode == MAY or (mode == HAZARD and (isinstance(condition.value, bool) or status == "parameter")):
                     continue  # a flag that is not known may be on; a parameter is its callers' to decide
+                if status == "parameter" and _by_default(condition, value):
+                    continue  # ``def keep(w, dev=torch.device("cuda")): w.to(dev)``: judged by its default
                 return False
             elif not condition.accepts(value):
                 return False
@@ -289,6 +291,17 @@ def by_construction(spec: object) -> bool:
     conditions = getattr(spec, "owned_if", ())
     return bool(conditions) and all(c.built_by is not None for c in conditions) \
         and not getattr(spec, "until", "") and not getattr(spec, "fills", "")
+
+
+def _by_default(condition, value: object) -> bool:
+    """A pattern (string) condition on a parameter of the calling function passed on, whose
+    default it accepts (``device@0='cuda*'`` of ``dev=torch.device("cuda")``): the function
+    is judged by its default there, as a device-to-host copy's device is (``conditions.
+    holds_by_default``). A caller passing another value is not told apart (docs/architecture.md)."""
+    if not (isinstance(condition.value, str) and isinstance(value, tuple) and len(value) == 3):
+        return False
+    _, known, default = value
+    return bool(known) and condition.accepts(default)
 
 
 def _mode(kind: str, spec: object) -> str:

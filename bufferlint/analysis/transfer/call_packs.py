@@ -23,6 +23,7 @@ from bufferlint.analysis.domain.values import (
     checked,
     clean,
     clear_leaf,
+    collection,
     container,
     deep_leaves,
     deep_pending,
@@ -523,11 +524,14 @@ def _built_by_field(call: CallSite, cond: OwnedIf) -> BuiltByParameter | None:
     """``copy=cfg.copy`` or ``copy=not cfg.zero_copy`` with ``cfg`` a parameter of this
     function: the field of the object each caller passes decides; a caller that passes none
     gets the parameter's default (``cfg: SwapConfig = SwapConfig()``), whose field is read
-    from its construction (``construction.field_of_call``)."""
+    from its construction (``construction.field_of_call``). ``copy=not zero_copy`` with
+    ``zero_copy`` a parameter: the negation of what each caller passes (or of its default)."""
     expr = next((k.value for k in call.node.keywords if k.arg == cond.kwarg), None)
     negated = isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)
     if negated:
         expr = expr.operand  # type: ignore[union-attr]
+    if negated and isinstance(expr, ast.Name):
+        return _negated_parameter(call, cond, expr.id)
     if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)):
         return None
     info, st = call.frame.info, call.frame.st
@@ -538,6 +542,21 @@ def _built_by_field(call: CallSite, cond: OwnedIf) -> BuiltByParameter | None:
     known, held = field_of_call(call.program.index, info.module, default, expr.attr) if default is not None else (False, None)
     owned_by_default = known and ((not held) if negated else held) == cond.equals
     return BuiltByParameter(position, owned_by_default, expr.attr, negated)
+
+
+_NO_DEFAULT = object()  # a parameter without a default known as a constant
+
+
+def _negated_parameter(call: CallSite, cond: OwnedIf, name: str) -> BuiltByParameter | None:
+    """``copy=not zero_copy``, ``zero_copy`` this function's parameter as passed: owned where
+    a caller passes the negation of ``cond.equals``, or leaves it to a default that is."""
+    st = call.frame.st
+    position = exact_parameter(st.vars.get(name)) if st is not None else None
+    if position is None:
+        return None
+    default = call.frame.defaults.get(position, _NO_DEFAULT)
+    owned_by_default = default is not _NO_DEFAULT and (not default) == cond.equals
+    return BuiltByParameter(position, owned_by_default, negated=True)
 
 
 def passes(call: CallSite, cond: OwnedIf) -> bool:
@@ -831,6 +850,16 @@ def on_grouper(call: CallSite, spec) -> Value:
     return container(container(iterate(first)), lazy=True)
 
 
+def on_collector(call: CallSite, spec) -> Value:
+    """``collections.deque(stream, maxlen=1)``, ``heapq.nlargest(k, stream)``: every element
+    of a stream argument is taken before the call returns, while the producer advances, and
+    the result holds some or all of them (kept past their step, as ``list(stream)`` keeps them)."""
+    inputs = [value for value, starred in call.args.positional if not starred]
+    for value in inputs:
+        call.effects.append(Materialize(call.node, value, f"{call.name}(...)"))
+    return collection(join_all([iterate(value) for value in inputs]))
+
+
 # What a call matching each kind of pack entry does, in the order they are tried.
 def on_metadata_read(call: CallSite, spec) -> Value:
     """``len(views)``, ``t.size()``: an int, a bool or a type, which views no buffer."""
@@ -851,6 +880,7 @@ HANDLERS: tuple[tuple[str, Callable[[CallSite, Any], Value]], ...] = (
     ("binds", on_bind),
     ("passthrough", on_passthrough),
     ("groupers", on_grouper),
+    ("collectors", on_collector),
     ("metadata-reads", on_metadata_read),
 )
 

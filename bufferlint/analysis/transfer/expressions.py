@@ -149,7 +149,10 @@ class ExpressionEvaluator:
         try:
             for arg in node.args:
                 if isinstance(arg, ast.Starred):
-                    positional.append((self.eval(arg.value), True))
+                    # ``f(*stream)`` takes every element before the call (a tuple of them)
+                    inner = self.eval(arg.value)
+                    self.effects.materialize(node, inner, f"{dotted_name(node.func) or short(node.func)}(*...)")
+                    positional.append((inner, True))
                 else:
                     positional.append((self.eval(arg), False))
             for kw in node.keywords:

@@ -268,6 +268,15 @@ class FunctionInterpreter:
 
     def op_bind(self, op: cfg.Op) -> None:
         stmt = cast(ast.For, op.node)
+        if isinstance(op.extra, ast.Call) and self.evaluator.lookup("iter").ref == "builtins.iter":
+            # ``for x in iter(fn, sentinel)``: ``x = fn()`` each round, and as a ``while``
+            # loop's, each round may advance what ``fn`` reads from
+            self.frame.advancing[node_key(stmt)] = True
+            element = self.eval(op.extra)
+            if self.frame.st is None:
+                return
+            self.assignment.assign(stmt.target, element, stmt)
+            return
         iterable = self.st.vars.get(f"<iter:{node_key(stmt)}>", EMPTY)
         element = iterate(iterable, self.frame.step(stmt, f"element taken by `for {short(stmt.target)} in ...`"))
         self.effects.refresh(element)
