@@ -639,6 +639,7 @@ class ExpressionEvaluator:
         self.facts.yields = join(self.facts.yields, value)
         self.effects.commit_all(step)
         if self.frame.st is not None and generator_context(self.frame.info.node):
+            self.facts.yield_synced.append(self.frame.st.synced)
             # a context manager's yield runs the ``with`` block, which may issue device work:
             # what it synchronised before does not cover that (``Summary.synchronizes`` is
             # then whether its exit synchronises)

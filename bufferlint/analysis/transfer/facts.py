@@ -59,6 +59,7 @@ class FunctionFacts:
         self.demands: set = set()
         self.edges: list = []
         self.exit_synced: list[bool] = []
+        self.yield_synced: list[bool] = []  # a context manager's yields: synchronised before each
         self.exit_settled: list[frozenset] = []  # per exit: parameters whose futures were waited for
         self.stood_in: frozenset = frozenset()  # parameters with a stand-in for their futures
         self.retained_in: dict[str, set] = {}  # container -> findings (hazard, site) of views kept in it
@@ -261,6 +262,7 @@ class FunctionFacts:
             guards=guards,
             marker_checks=checks | accepts,
             synchronizes=bool(self.exit_synced) and all(self.exit_synced),
+            enters_synchronized=bool(self.yield_synced) and all(self.yield_synced),
             futures=frozenset(self.futures),
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
             field_stores=frozenset(store for store in self.field_stores if not has_field(store.path)),

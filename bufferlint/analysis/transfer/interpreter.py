@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from bufferlint.analysis.domain.limits import Limit, function_lines
 from bufferlint.analysis.domain.state import Pending, State, field_key, is_stand_in, join_into, parameter_key
-from bufferlint.analysis.domain.summaries import widened
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, widened
 from bufferlint.analysis.domain.values import (
     EMPTY,
     MAX_PATH,
@@ -341,6 +341,8 @@ class FunctionInterpreter:
         if context:
             self.frame.with_contexts[(node_key(stmt), i)] = context
         self.st.vars[f"<with:{node_key(stmt)}:{i}>"] = value
+        if self.generator_context_summary(value).enters_synchronized:
+            self.effects.synchronize()
         if item.optional_vars is not None:
             self.assignment.assign(item.optional_vars, self.entered(value), stmt)
 
@@ -385,14 +387,22 @@ class FunctionInterpreter:
         """Does leaving the block of a project generator made a context manager
         (``with fenced(side):`` of an ``@contextmanager``) wait for the device: does the
         generator synchronise after its ``yield`` on every path (a ``finally:`` doing
-        ``stream.synchronize()``)? It is analysed, and this function again once it is."""
+        ``stream.synchronize()``)?"""
+        return self.generator_context_summary(context).synchronizes
+
+    def generator_context_summary(self, context: Value) -> Summary:
+        """The summary of the project generator made a context manager (``@contextmanager``)
+        that built ``context``, or an empty one for any other object: its ``synchronizes``
+        says whether the block's exit waits for the device, its ``enters_synchronized``
+        whether the block's entry does (``event.synchronize()`` before the ``yield``). It is
+        analysed, and this function again once it is."""
         origin = context.origin
         info = self.program.index.functions.get(origin) if origin else None
         if info is None or not generator_context(info.node):
-            return False
+            return EMPTY_SUMMARY
         self.program.activate(info.qualname)
         self.facts.record("callee", info.qualname)
-        return self.program.summary(info.qualname).synchronizes
+        return self.program.summary(info.qualname)
 
     def freed_at_exit(self, context: Value, stmt: ast.AST) -> None:
         """``return t`` inside ``with safe_open(..., copy=False) as f:``: the object frees its

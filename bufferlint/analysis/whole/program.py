@@ -512,7 +512,7 @@ class Program:
                                   for c in self.callers.get(qualname, ()))
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
                 self.summaries[qualname] = outcome.summary
-                if outcome.summary.advances or outcome.summary.synchronizes:
+                if outcome.summary.advances or outcome.summary.synchronizes or outcome.summary.enters_synchronized:
                     self._calls_a_callee_word(info)
                 for caller in sorted(self.callers.get(qualname, ())):  # an order that is the same in every run
                     self.enqueue(caller, later=True)
