@@ -386,7 +386,7 @@ def _method_by_name(call: CallSite) -> Value:
             return result
     if method is None:
         return call_project.call_parameter(call)
-    return EMPTY
+    return call_project.call_record_field(call)
 
 
 def demand_receiver_origin(call: CallSite) -> None:

@@ -8,7 +8,7 @@ import ast
 from dataclasses import replace
 from typing import Callable, cast
 
-from bufferlint.analysis.domain.conditions import APPROVES, holds_by_default, refuted, sort_key
+from bufferlint.analysis.domain.conditions import APPROVES, approves_operand, holds_by_default, refuted, sort_key
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
     BEFORE_CALL, SIDE_STREAM, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in,
@@ -177,7 +177,7 @@ class Effects:
         when the findings are collected (``ProjectAnalysis.decide_passed_guards``)."""
         qualname, names = self.frame.info.qualname, self.frame.info.params
         return tuple(
-            replace(pending.step, note=f"consumed here when `{names[test.param]}(...)` approves it",
+            replace(pending.step, note=f"consumed here when `{names[test.param]}{approves_operand(test)[2]}(...)` approves it",
                     fact=(PASSED_GUARD, qualname, test.param, test.operand))
             for test in sorted(pending.assume, key=sort_key) if test.test == APPROVES and test.param < len(names))
 
