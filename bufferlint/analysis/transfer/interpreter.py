@@ -185,6 +185,8 @@ class FunctionInterpreter:
                     if refined is None:
                         continue
                     state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
+                    if not edge.truth:
+                        state = self.effects.skip_periodic(state, edge.test)
                 proven = self.inline.on_edge(state, edge)  # an inline marker check, evaluated
                 if proven:
                     state = assume_clean(state.copy() if state is out else state, proven)
