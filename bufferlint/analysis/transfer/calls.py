@@ -205,7 +205,7 @@ def dispatch(call: CallSite) -> Value:
             call.effects.append(RecordEvent(holder, call_packs.records_on_current_stream(call)))
     ready = tuple(vocab.matches("ready-after", call.shape))
     if ready:
-        call.effects.append(Ready(ready))
+        call.effects.append(Ready(ready, call.node))
     advancing = tuple(vocab.matches("advances", call.shape))
     if advancing:
         func = call.node.func

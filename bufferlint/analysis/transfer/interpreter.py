@@ -187,6 +187,7 @@ class FunctionInterpreter:
                     state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
                     if not edge.truth:
                         state = self.effects.skip_periodic(state, edge.test)
+                    state = self.ready_on_edge(state, edge)
                 proven = self.inline.on_edge(state, edge)  # an inline marker check, evaluated
                 if proven:
                     state = assume_clean(state.copy() if state is out else state, proven)
@@ -201,6 +202,29 @@ class FunctionInterpreter:
                         heapq.heappush(queue, (order[edge.target], edge.target))
         frame.st = None
         frame.op = None
+
+    def ready_at_call(self, specs: tuple, node: ast.AST) -> None:
+        """A source's ``ready-after`` call: the buffer is whole again, here, or only on the
+        branch of a test right on its result where it handed something back
+        (``ready_tests``: ``while (layout := chan.next_layout()) is not None:``)."""
+        frame = self.frame
+        if any(call == id(node) for call, _ in frame.tables.ready_tests.values()):
+            frame.deferred_ready[id(node)] = specs
+        else:
+            self.effects.ready(specs)
+
+    def ready_on_edge(self, state: State, edge: cfg.Edge) -> State:
+        """``state`` on ``edge``, made whole by the ``ready-after`` call its test inspects
+        when the edge is the branch where that call handed something back."""
+        frame = self.frame
+        tested = frame.tables.ready_tests.get(id(edge.test)) if state.refilled else None
+        specs = frame.deferred_ready.get(tested[0]) if tested is not None and tested[1] == edge.truth else None
+        if specs is None:
+            return state
+        before, frame.st = frame.st, state.copy()
+        self.effects.ready(specs)
+        state, frame.st = frame.st, before  # type: ignore[assignment]
+        return state
 
     # -- operations ----------------------------------------------------------------------
 
@@ -640,7 +664,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target, e.current_only),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs, e.kept),
-    call_effects.Ready: lambda it, e: it.effects.ready(e.specs),
+    call_effects.Ready: lambda it, e: it.ready_at_call(e.specs, e.node),
     call_effects.Reuse: lambda it, e: it.effects.reuse(e.sites, e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),
