@@ -719,9 +719,10 @@ def call_record_field(call: CallSite) -> Value:
     NamedTuple with a field ``overlap``) when no method of that name is known: a call of
     the callable the caller built the record with, a callback as ``decide(w)`` of a
     parameter ``decide`` is (``call_parameter``, the field a ``Field`` step of its path)."""
-    if call.method is None or exact_parameter(call.receiver) is None:
+    receiver = call.receiver
+    if call.method is None or receiver is None or exact_parameter(receiver) is None:
         return EMPTY
-    held = record_parameter_field(call.program.index, call.receiver, call.method, call.call_step)
+    held = record_parameter_field(call.program.index, receiver, call.method, call.call_step)
     return call_parameter(call, held) if held is not None else EMPTY
 
 

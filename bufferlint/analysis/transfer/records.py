@@ -137,6 +137,8 @@ def module_record(index_view: IndexView, module: ModuleInfo, name: str) -> Value
 def _bound_once(module: ModuleInfo, name: str) -> ast.Call | None:
     """The call a top-level ``name = Cls(...)`` (or ``name: T = Cls(...)``) binds."""
     for stmt in module.tree.body:
+        target: ast.expr
+        value: ast.expr | None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.AnnAssign):
