@@ -58,8 +58,10 @@ FIELD = "field"
 ATTR = "attr"
 
 # The callable passed (a guard handed to a shared loop: ``if decide(w):`` of a parameter
-# ``decide``) approves what it is asked about, at the argument positions ``operand`` (a
-# tuple). Each call passing a project function decides it by that function's guard facts
+# ``decide``, or held in a field of a record parameter: ``if plan.overlap(w):``) approves
+# what it is asked about, at the argument positions ``operand`` names (``approves_operand``:
+# the positions, the path to the callable in the parameter, and that path as the code
+# writes it). Each call passing a project function decides it by that function's guard facts
 # (``CallEdge.verdicts``): a guard rejecting marked values there rules the fact out, one
 # approving them decides it (``DECIDED_BY``: its guard finding stands for the fact's finding).
 APPROVES = "approves"
@@ -158,7 +160,7 @@ class ParamTest:
         if self.test == INSTANCE:
             return f"{name} an instance of `{self.operand}`"
         if self.test == APPROVES:
-            return f"`{name}(...)` approving it"
+            return f"`{name}{approves_operand(self)[2]}(...)` approving it"
         if self.test == FIELD:
             attr, expected = field_operand(self)
             return f"{name}.{attr} == {expected!r}"
@@ -306,6 +308,15 @@ def refuted(tests: Iterable[ParamTest], assumed: Iterable[ParamTest]) -> bool:
         if found is not None and wanted.get(found[0], found[1]) != found[1]:
             return True
     return False
+
+
+def approves_operand(test: ParamTest) -> tuple[tuple[int, ...], tuple, str]:
+    """An ``APPROVES`` test's argument positions asked about, the access path from the
+    parameter to the callable (``()``, or a record's ``Field``), and that path as written
+    (``".overlap"``)."""
+    operand = test.operand
+    assert isinstance(operand, tuple)
+    return tuple(operand[0]), tuple(operand[1]), str(operand[2])
 
 
 def field_operand(test: ParamTest) -> tuple[str, object]:

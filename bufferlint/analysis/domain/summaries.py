@@ -95,6 +95,9 @@ class Summary:
     guards: frozenset = frozenset()  # (param, kind tag): proven unborrowed when the result is true
     marker_checks: frozenset = frozenset()  # (param, kind tag): proven unborrowed when it is false
     synchronizes: bool = False  # waits for all outstanding device work (device copies) on every path
+    # a generator made a context manager that synchronises before its ``yield`` on every
+    # path: entering its ``with`` block waits for the device work issued before the block
+    enters_synchronized: bool = False
     futures: frozenset = frozenset()  # Pending submissions whose future is returned (still running)
     settles: frozenset = frozenset()  # params whose futures (in collections too) it waits for on every path
     field_stores: frozenset = frozenset()  # FieldStore: parameters kept in the receiver's attributes

@@ -955,6 +955,14 @@ def has_field(path: tuple) -> bool:
     return any(isinstance(op, Field) for op in path)
 
 
+def callback_path(path: tuple) -> bool:
+    """Is ``path`` that of a callback each call site resolves (``Summary.calls``): the
+    parameter itself, a part of it, or a callable field of a record parameter
+    (``plan.overlap(w)``)? A path through a record's field otherwise stays local to the
+    function (``local_fields``)."""
+    return not has_field(path) or (len(path) == 1 and isinstance(path[0], Field))
+
+
 def local_fields(value: Value) -> Value:
     """``value`` without the parts of record parameters' fields (``Field``): what a call
     passes on or a summary hands back of them is nothing."""

@@ -461,7 +461,8 @@ def _only_grew(old: Summary, new: Summary) -> bool:
 def _queues_only(was, now) -> bool:
     """A change of this summary does nothing but queue the callers (it asks no function
     more for the file selection: ``Program._calls_a_callee_word``)."""
-    return not (was.summary.advances or was.summary.synchronizes or now.summary.advances or now.summary.synchronizes)
+    a, b = was.summary, now.summary
+    return not (a.advances or a.synchronizes or a.enters_synchronized or b.advances or b.synchronizes or b.enters_synchronized)
 
 
 def _same_effects(qualname: str, old: list, new: list) -> None:
@@ -475,6 +476,7 @@ def _same_effects(qualname: str, old: list, new: list) -> None:
         a, b = was.summary, now.summary
         if (returns_borrowed(a) != returns_borrowed(b) or a.returns.built != b.returns.built
                 or a.advances != b.advances or a.synchronizes != b.synchronizes
+                or a.enters_synchronized != b.enters_synchronized
                 or a.guards != b.guards or a.undecided != b.undecided
                 or a.guards_when != b.guards_when or a.checks_when != b.checks_when):
             raise GiveUp(f"{qualname}: what the file selection or the guard judge reads changed")

@@ -105,9 +105,11 @@ class Advance:
 @dataclass(frozen=True)
 class Ready:
     """A call after which the writers of ``specs`` (sources declaring it ``ready-after``)
-    have refilled their buffers: the refills their ``advances`` calls let happen are over."""
+    have refilled their buffers: the refills their ``advances`` calls let happen are over.
+    ``node``: the call."""
 
     specs: tuple
+    node: ast.AST
 
 
 @dataclass(frozen=True)

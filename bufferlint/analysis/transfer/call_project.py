@@ -12,8 +12,8 @@ from typing import Callable, Iterable
 from bufferlint.analysis.frontend.dispatch import is_dispatcher
 from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.domain.conditions import (
-    APPROVES, CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, decide_at_call, exact_parameter, holds_by_default,
-    surely_passed,
+    APPROVES, CAPTURED, INSTANCE, TRUTHY, Ancestors, ParamTest, approves_operand, decide_at_call, exact_parameter,
+    holds_by_default, surely_passed,
 )
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, ParamCall, Site, Summary, returns_borrowed, stores_in_order
 from bufferlint.analysis.domain.values import (
@@ -35,6 +35,7 @@ from bufferlint.analysis.domain.values import (
     decide_built,
     deep_leaves,
     deep_pending,
+    callback_path,
     evolve,
     has_leaves,
     in_flight,
@@ -48,7 +49,7 @@ from bufferlint.analysis.domain.values import (
     resolve,
 )
 from bufferlint.analysis.transfer.construction import field_at_construction
-from bufferlint.analysis.transfer.records import field_of as record_field
+from bufferlint.analysis.transfer.records import field_of as record_field, parameter_field as record_parameter_field
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name, is_cached_property
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
@@ -654,8 +655,10 @@ def guard_verdicts(call: CallSite, summary: Summary, bound: dict[int, Value]) ->
     callee's ``APPROVES`` test then holds."""
     index = call.program.index
     found = []
-    for param in sorted({called.param for called in summary.calls if not called.path}):
+    for param, path in sorted({(called.param, called.path) for called in summary.calls if callback_path(called.path)},
+                              key=repr):
         value = bound.get(param)
+        value = resolve(value, path) if value is not None else None
         if value is None or value.preset is not None or value.leaves:
             continue
         for qualname in sorted(value.callables or ({value.ref} if value.ref is not None else set())):
@@ -664,7 +667,7 @@ def guard_verdicts(call: CallSite, summary: Summary, bound: dict[int, Value]) ->
                 continue
             call.effects.append(Record("callee", qualname))  # decided again when its guard facts change
             rejects = tuple(sorted({p for p, _ in call.program.summary(qualname).guards}))
-            found.append((param, qualname, rejects))
+            found.append(((param, path), qualname, rejects))
     return tuple(found)
 
 
@@ -711,14 +714,27 @@ def _apply_reach(call: CallSite, edge: "CallEdge", reach) -> None:
             call.effects.append(Reach(reach_here))
 
 
-def call_parameter(call: CallSite) -> Value:
-    """This function calls a value that is (a part of) one of its parameters: a callback.
-    What it does is known only at each call site of this function, so the call becomes a
-    fact of the summary (``Summary.calls``) with its arguments, when they may carry
-    borrowed values (else nothing the callback does can be about them). Its value, when it
-    is asked about such values, is the test that the callable approves them (``APPROVES``:
-    ``if decide(w):``, a guard passed to a shared loop, which each call decides)."""
-    callee, st = call.callee, call.frame.st
+def call_record_field(call: CallSite) -> Value:
+    """``plan.overlap(w)`` of a record parameter (``plan: Plan``, a dataclass or a
+    NamedTuple with a field ``overlap``) when no method of that name is known: a call of
+    the callable the caller built the record with, a callback as ``decide(w)`` of a
+    parameter ``decide`` is (``call_parameter``, the field a ``Field`` step of its path)."""
+    receiver = call.receiver
+    if call.method is None or receiver is None or exact_parameter(receiver) is None:
+        return EMPTY
+    held = record_parameter_field(call.program.index, receiver, call.method, call.call_step)
+    return call_parameter(call, held) if held is not None else EMPTY
+
+
+def call_parameter(call: CallSite, callee: Value | None = None) -> Value:
+    """This function calls a value that is (a part of) one of its parameters: a callback
+    (``callee``: the callable, when it is no value of the call's function, as a record
+    parameter's field). What it does is known only at each call site of this function, so
+    the call becomes a fact of the summary (``Summary.calls``) with its arguments, when
+    they may carry borrowed values (else nothing the callback does can be about them). Its
+    value, when it is asked about such values, is the test that the callable approves them
+    (``APPROVES``: ``if decide(w):``, a guard passed to a shared loop, which each call decides)."""
+    callee, st = callee or call.callee, call.frame.st
     if callee is None or st is None:
         return EMPTY
     called = sorted((leaf for leaf in callee.leaves if isinstance(leaf, ParamRef)), key=repr)
@@ -744,14 +760,19 @@ def call_parameter(call: CallSite) -> Value:
 
 
 def _approval(call: CallSite, callee: Value, positional: tuple) -> Value:
-    """``decide(w)`` of a parameter ``decide``: the test that what the caller passes as
-    ``decide`` approves the borrowed values at these argument positions (``APPROVES``)."""
-    param = exact_parameter(callee)
+    """``decide(w)`` of a parameter ``decide`` (or ``plan.overlap(w)`` of a record parameter
+    ``plan``): the test that what the caller passes as ``decide`` (the callable it built
+    ``plan`` with) approves the borrowed values at these argument positions (``APPROVES``)."""
+    param, path = exact_parameter(callee), ()
+    if param is None and call.method is not None and len(callee.leaves) == 1:
+        (leaf,) = callee.leaves
+        param, path = (leaf.index, leaf.path) if isinstance(leaf, ParamRef) and callback_path(leaf.path) else (None, ())
     asked = tuple(i for i, (value, starred) in enumerate(positional)
                   if not starred and any(not program_memory(leaf) for leaf in deep_leaves(value)))
     if param is None or not asked or any(starred for _, starred in positional[:max(asked)]):
         return EMPTY
-    return Value(truth=ParamTest(param, APPROVES, asked).on(param, call.frame.defaults))
+    shown = f".{call.method}" if path else ""
+    return Value(truth=ParamTest(param, APPROVES, (asked, path, shown)).on(param, call.frame.defaults))
 
 
 def _drop_borrowed(leaf):
@@ -905,8 +926,9 @@ class CallEdge:
                  synced: bool = False, verdicts: tuple = ()) -> None:
         self.callee, self.bound, self.assume, self.step, self.defaults = callee, bound, assume, step, defaults
         self.synced = synced
-        # (parameter, function, positions): a project function passed for a parameter the
-        # callee calls back, and the argument positions at which it rejects marked values
+        # ((parameter, path), function, positions): a project function passed for a
+        # parameter the callee calls back (or in the record field ``path`` of it), and the
+        # argument positions at which it rejects marked values
         # (``guard_verdicts``): what decides the callee's ``APPROVES`` tests at this call
         self.verdicts = verdicts
 
@@ -919,8 +941,9 @@ class CallEdge:
         for test in tests:
             if test.test != APPROVES:
                 continue
-            passed = [(qualname, rejects) for param, qualname, rejects in self.verdicts if param == test.param]
-            approving = [qualname for qualname, rejects in passed if not set(test.operand) <= set(rejects)]
+            asked, path, _ = approves_operand(test)
+            passed = [(qualname, rejects) for where, qualname, rejects in self.verdicts if where == (test.param, path)]
+            approving = [qualname for qualname, rejects in passed if not set(asked) <= set(rejects)]
             if passed and not approving:
                 return None
             found += approving

@@ -211,7 +211,7 @@ def dispatch(call: CallSite) -> Value:
             call.effects.append(RecordEvent(holder, call_packs.records_on_current_stream(call)))
     ready = tuple(vocab.matches("ready-after", call.shape))
     if ready:
-        call.effects.append(Ready(ready))
+        call.effects.append(Ready(ready, call.node))
     advancing = tuple(vocab.matches("advances", call.shape))
     if advancing:
         func = call.node.func
@@ -392,7 +392,7 @@ def _method_by_name(call: CallSite) -> Value:
             return result
     if method is None:
         return call_project.call_parameter(call)
-    return EMPTY
+    return call_project.call_record_field(call)
 
 
 def demand_receiver_origin(call: CallSite) -> None:

@@ -8,7 +8,7 @@ import ast
 from dataclasses import replace
 from typing import Callable, cast
 
-from bufferlint.analysis.domain.conditions import APPROVES, holds_by_default, refuted, sort_key
+from bufferlint.analysis.domain.conditions import APPROVES, approves_operand, holds_by_default, refuted, sort_key
 from bufferlint.analysis.domain.regions import constant_part, disjoint
 from bufferlint.analysis.domain.state import (
     BEFORE_CALL, SIDE_STREAM, Pending, State, bounded_holders, current_stream_work, event_field, is_event_stand_in,
@@ -35,6 +35,7 @@ from bufferlint.analysis.domain.values import (
 )
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame, FunctionTables, node_key
+from bufferlint.analysis.frontend.index import base_name
 from bufferlint.analysis.frontend.syntax import short, walk
 from bufferlint.findings import PASSED_GUARD, TraceStep, preferred_trace
 from bufferlint.hazards import Hazard
@@ -177,7 +178,7 @@ class Effects:
         when the findings are collected (``ProjectAnalysis.decide_passed_guards``)."""
         qualname, names = self.frame.info.qualname, self.frame.info.params
         return tuple(
-            replace(pending.step, note=f"consumed here when `{names[test.param]}(...)` approves it",
+            replace(pending.step, note=f"consumed here when `{names[test.param]}{approves_operand(test)[2]}(...)` approves it",
                     fact=(PASSED_GUARD, qualname, test.param, test.operand))
             for test in sorted(pending.assume, key=sort_key) if test.test == APPROVES and test.param < len(names))
 
@@ -487,6 +488,36 @@ class Effects:
                 key = (part.site, part.objects, constant_part(part.region))  # the next call's names are other values
                 unsynced.setdefault(key, {})[_position(node)] = (node, what, st.waits if st.synced else None)
         self.meet_pending(node, leaves, what, lambda p: True)
+
+    def skip_periodic(self, st: State, test: ast.expr) -> State:
+        """``st`` on the false branch of ``if i % K == 0: torch.cuda.synchronize()`` in a
+        loop reading a ring of pinned buffers only as ``slots[i % N]``, N >= K
+        (``periodic_syncs``): the copies still reading the ring's buffers read other slots
+        than this round's, so they race no write of it (taken off the path's pending work)."""
+        if not any(p.hazard.ended_by_write for p in st.pending):
+            return st
+        frame = self.frame
+        rings = frame.tables.periodic_syncs(self._device_sync).get(id(test))
+        if not rings:
+            return st
+        sites = {leaf.site for name in rings for leaf in deep_leaves(st.vars.get(name) or EMPTY) if pinned_buffer(leaf)}
+        kept = frozenset(p for p in st.pending if not (
+            p.hazard.ended_by_write and p.leaves and all(pinned_buffer(leaf) and leaf.site in sites for leaf in p.leaves)))
+        if kept == st.pending:
+            return st
+        st = st.copy()
+        st.pending = kept
+        return st
+
+    def _device_sync(self, call: ast.Call) -> bool:
+        """Is ``call`` a device-wide synchroniser of the packs (``torch.cuda.synchronize()``:
+        a function, not a stream's or an event's method)?"""
+        name = base_name(self.frame.module, call.func)
+        if name is None:
+            return False
+        functions = {p.qualname for p in self.frame.vocab.vocab.synchronizers
+                     if p.qualname and not p.qualname.rpartition(".")[0].rpartition(".")[2][:1].isupper()}
+        return self.frame.program.index.canonical(name) in functions
 
     def meet_pending(self, node: ast.AST, leaves: list, what: str, racing: Callable[[Pending], bool]) -> None:
         """Report the write of the pinned buffers among ``leaves`` against each copy to the

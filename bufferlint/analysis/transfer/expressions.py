@@ -206,7 +206,12 @@ class ExpressionEvaluator:
             # buffers the module keeps there
             built = module.variable_classes.get(name)
             held = self.program.field_value((globals_owner(module.name),), name)
-            return join(Value(declared=frozenset({project.canonical(built)})) if built else None, held) or EMPTY
+            record = records.module_record(project, module, name)
+            if record is not None:
+                for part in record.items or ():
+                    if part.ref is not None and part.ref not in project.functions:
+                        self.facts.record("demand", ("qualname", part.ref))  # the function's module
+            return join(join(Value(declared=frozenset({project.canonical(built)})) if built else None, held), record) or EMPTY
         if name in _LITERALS:
             return const(_LITERALS[name])
         return Value(ref=f"builtins.{name}")
@@ -642,6 +647,7 @@ class ExpressionEvaluator:
         self.facts.yields = join(self.facts.yields, value)
         self.effects.commit_all(step)
         if self.frame.st is not None and generator_context(self.frame.info.node):
+            self.facts.yield_synced.append(self.frame.st.synced)
             # a context manager's yield runs the ``with`` block, which may issue device work:
             # what it synchronised before does not cover that (``Summary.synchronizes`` is
             # then whether its exit synchronises)

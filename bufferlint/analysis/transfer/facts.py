@@ -11,7 +11,7 @@ from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.domain.state import MAX_HOLDER_ATTRIBUTES, Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, NO_FACTS, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
-from bufferlint.analysis.domain.values import EMPTY, Value, conditional_types, evolve, has_field, join, local_fields, map_leaves
+from bufferlint.analysis.domain.values import EMPTY, Value, callback_path, conditional_types, evolve, has_field, join, local_fields, map_leaves
 from bufferlint.findings import PASSED_GUARD, TraceStep, preferred_trace
 from bufferlint.analysis.transfer.rotation import rotating_indices
 from bufferlint.hazards import Hazard
@@ -59,6 +59,7 @@ class FunctionFacts:
         self.demands: set = set()
         self.edges: list = []
         self.exit_synced: list[bool] = []
+        self.yield_synced: list[bool] = []  # a context manager's yields: synchronised before each
         self.exit_settled: list[frozenset] = []  # per exit: parameters whose futures were waited for
         self.stood_in: frozenset = frozenset()  # parameters with a stand-in for their futures
         self.retained_in: dict[str, set] = {}  # container -> findings (hazard, site) of views kept in it
@@ -261,6 +262,7 @@ class FunctionFacts:
             guards=guards,
             marker_checks=checks | accepts,
             synchronizes=bool(self.exit_synced) and all(self.exit_synced),
+            enters_synchronized=bool(self.yield_synced) and all(self.yield_synced),
             futures=frozenset(self.futures),
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
             field_stores=frozenset(store for store in self.field_stores if not has_field(store.path)),
@@ -270,7 +272,7 @@ class FunctionFacts:
             undecided=frozenset(u for u in undecided if u[:2] not in guards and u[:2] not in checks),
             guards_when=evaluated.rejects_when,
             checks_when=evaluated.accepts_when,
-            calls=frozenset(call for call in self.param_calls.values() if not has_field(call.path)),
+            calls=frozenset(call for call in self.param_calls.values() if callback_path(call.path)),
         )
         if summary == EMPTY_SUMMARY:
             summary = EMPTY_SUMMARY

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from bufferlint.analysis.domain.state import State
@@ -22,6 +23,8 @@ from bufferlint.analysis.flow import cfg
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.frontend.syntax import assigned_names, carried_names
 from bufferlint.analysis.transfer.keyword_maps import keyword_map_names
+from bufferlint.analysis.transfer.periodic_syncs import periodic_syncs
+from bufferlint.analysis.transfer.ready_tests import ready_tests
 from bufferlint.analysis.world import ProjectView
 from bufferlint.findings import TraceStep
 
@@ -35,7 +38,7 @@ class FunctionTables:
     """What is derived once from a function's tree: its graph, each loop body's bound names,
     and the parents and regions inline marker checks evaluate (``guard_inline``)."""
 
-    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline", "_stable", "_keyword_maps")
+    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline", "_stable", "_keyword_maps", "_periodic", "_ready_tests")
 
     def __init__(self, node: ast.AST) -> None:
         self.node = node
@@ -45,6 +48,8 @@ class FunctionTables:
         self.inline: Any = None  # guard_inline.InlineTables, built when first asked
         self._stable: frozenset[str] | None = None
         self._keyword_maps: frozenset[str] | None = None
+        self._periodic: dict[int, frozenset[str]] | None = None
+        self._ready_tests: dict[int, tuple[int, bool]] | None = None
 
     @property
     def keyword_maps(self) -> frozenset[str]:
@@ -52,6 +57,19 @@ class FunctionTables:
         if self._keyword_maps is None:
             self._keyword_maps = keyword_map_names(self.node)
         return self._keyword_maps
+
+    def periodic_syncs(self, is_device_sync: Callable[[ast.Call], bool]) -> dict[int, frozenset[str]]:
+        """The tests synchronising a ring every few rounds (``periodic_syncs``)."""
+        if self._periodic is None:
+            self._periodic = periodic_syncs(self.node, is_device_sync)
+        return self._periodic
+
+    @property
+    def ready_tests(self) -> dict[int, tuple[int, bool]]:
+        """The tests of what a call returned, right where it is made (``ready_tests``)."""
+        if self._ready_tests is None:
+            self._ready_tests = ready_tests(self.node)
+        return self._ready_tests
 
     @property
     def stable_names(self) -> frozenset[str]:
@@ -129,6 +147,9 @@ class Frame:
         # id(call node) -> (the node, its value, the project functions it reached): read by
         # the guard evaluation once the run is done (``guard_eval``)
         self.calls: dict[int, tuple[ast.Call, Value, tuple[str, ...]]] = {}
+        # id(call) -> the sources a ``ready-after`` call tested where it is made declares
+        # (``ready_tests``): made whole on the branch where it handed something back only
+        self.deferred_ready: dict[int, tuple] = {}
         # the submissions awaiting whose future waits only until they are queued (pack
         # ``awaited = "queued"``): an ``await`` leaves them pending (``expr_Await``)
         self.queued_on_await: frozenset = frozenset()

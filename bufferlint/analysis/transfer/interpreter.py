@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from bufferlint.analysis.domain.limits import Limit, function_lines
 from bufferlint.analysis.domain.state import Pending, State, field_key, is_stand_in, join_into, parameter_key
-from bufferlint.analysis.domain.summaries import widened
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, widened
 from bufferlint.analysis.domain.values import (
     EMPTY,
     MAX_PATH,
@@ -188,6 +188,9 @@ class FunctionInterpreter:
                     if refined is None:
                         continue
                     state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
+                    if not edge.truth:
+                        state = self.effects.skip_periodic(state, edge.test)
+                    state = self.ready_on_edge(state, edge)
                 if edge.case is not None and edge.truth:
                     taken = self.case_taken(state, edge.case)
                     if taken is None:
@@ -219,6 +222,29 @@ class FunctionInterpreter:
             return state
         frame = self.frame
         return refine(state.copy(), subject, truth, self.subject_parts[id(subject)], frame.defaults, frame.program.index)
+
+    def ready_at_call(self, specs: tuple, node: ast.AST) -> None:
+        """A source's ``ready-after`` call: the buffer is whole again, here, or only on the
+        branch of a test right on its result where it handed something back
+        (``ready_tests``: ``while (layout := chan.next_layout()) is not None:``)."""
+        frame = self.frame
+        if any(call == id(node) for call, _ in frame.tables.ready_tests.values()):
+            frame.deferred_ready[id(node)] = specs
+        else:
+            self.effects.ready(specs)
+
+    def ready_on_edge(self, state: State, edge: cfg.Edge) -> State:
+        """``state`` on ``edge``, made whole by the ``ready-after`` call its test inspects
+        when the edge is the branch where that call handed something back."""
+        frame = self.frame
+        tested = frame.tables.ready_tests.get(id(edge.test)) if state.refilled else None
+        specs = frame.deferred_ready.get(tested[0]) if tested is not None and tested[1] == edge.truth else None
+        if specs is None:
+            return state
+        before, frame.st = frame.st, state.copy()
+        self.effects.ready(specs)
+        state, frame.st = frame.st, before  # type: ignore[assignment]
+        return state
 
     # -- operations ----------------------------------------------------------------------
 
@@ -388,6 +414,8 @@ class FunctionInterpreter:
         if context:
             self.frame.with_contexts[(node_key(stmt), i)] = context
         self.st.vars[f"<with:{node_key(stmt)}:{i}>"] = value
+        if self.generator_context_summary(value).enters_synchronized:
+            self.effects.synchronize()
         if item.optional_vars is not None:
             self.assignment.assign(item.optional_vars, self.entered(value), stmt)
 
@@ -432,14 +460,22 @@ class FunctionInterpreter:
         """Does leaving the block of a project generator made a context manager
         (``with fenced(side):`` of an ``@contextmanager``) wait for the device: does the
         generator synchronise after its ``yield`` on every path (a ``finally:`` doing
-        ``stream.synchronize()``)? It is analysed, and this function again once it is."""
+        ``stream.synchronize()``)?"""
+        return self.generator_context_summary(context).synchronizes
+
+    def generator_context_summary(self, context: Value) -> Summary:
+        """The summary of the project generator made a context manager (``@contextmanager``)
+        that built ``context``, or an empty one for any other object: its ``synchronizes``
+        says whether the block's exit waits for the device, its ``enters_synchronized``
+        whether the block's entry does (``event.synchronize()`` before the ``yield``). It is
+        analysed, and this function again once it is."""
         origin = context.origin
         info = self.program.index.functions.get(origin) if origin else None
         if info is None or not generator_context(info.node):
-            return False
+            return EMPTY_SUMMARY
         self.program.activate(info.qualname)
         self.facts.record("callee", info.qualname)
-        return self.program.summary(info.qualname).synchronizes
+        return self.program.summary(info.qualname)
 
     def freed_at_exit(self, context: Value, stmt: ast.AST) -> None:
         """``return t`` inside ``with safe_open(..., copy=False) as f:``: the object frees its
@@ -676,7 +712,7 @@ _APPLY: dict[type, Callable[[FunctionInterpreter, Any], object]] = {
     call_effects.RecordEvent: lambda it, e: it.effects.record_event(e.target, e.current_only),
     call_effects.Issue: lambda it, e: it.effects.issue(e.value),
     call_effects.Advance: lambda it, e: it.effects.advance(e.node, e.what, e.specs, e.kept),
-    call_effects.Ready: lambda it, e: it.effects.ready(e.specs),
+    call_effects.Ready: lambda it, e: it.ready_at_call(e.specs, e.node),
     call_effects.Reuse: lambda it, e: it.effects.reuse(e.sites, e.node, e.what),
     call_effects.UseAfterRefill: lambda it, e: it.effects.use_after_refill(e.node, e.value, e.what),
     call_effects.HostRead: lambda it, e: it.effects.read_host(e.node, e.value, e.what),

@@ -11,7 +11,10 @@ new record of the same shape.
 
 from __future__ import annotations
 
+import ast
+
 from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Field, ParamRef, Value, cap, const, container, evolve, index, join
+from bufferlint.analysis.frontend.index import ModuleInfo, base_name
 from bufferlint.analysis.transfer.call_site import CallSite
 from bufferlint.analysis.world import IndexView
 from bufferlint.findings import TraceStep
@@ -102,3 +105,46 @@ def replaced(call: CallSite, record: Value | None) -> Value | None:
             parts[names.index(key)] = value
     items = tuple(cap(part, MAX_DEPTH - 1) or EMPTY for part in parts)
     return evolve(container(None, items), types=record.types, alloc=frozenset({call.allocation_site()}), fields=names)
+
+
+def module_record(index_view: IndexView, module: ModuleInfo, name: str) -> Value | None:
+    """A module variable bound once at the top level to a record holding project functions
+    (``SOUND = Plan(overlap=overlap_unmarked)``): that record, with those functions in their
+    fields (what else it was built with is not known), so a function reading a callable
+    field of the record it is given (``plan.overlap(w)``) is told by each call which one it
+    calls; None for any other variable. Returns the functions not indexed yet too (as
+    ``ref``s the caller asks for)."""
+    built = module.variable_classes.get(name)
+    shape = index_view.record_shape(index_view.canonical(built)) if built else None
+    call = _bound_once(module, name)
+    if shape is None or call is None:
+        return None
+    names, positional = shape
+    parts: list[Value] = [EMPTY] * len(names)
+    held = False
+    passed = [(i, arg) for i, arg in enumerate(call.args[:positional]) if not isinstance(arg, ast.Starred)]
+    passed += [(names.index(kw.arg), kw.value) for kw in call.keywords if kw.arg in names]
+    for position, arg in passed:
+        target = base_name(module, arg) if isinstance(arg, (ast.Name, ast.Attribute)) else None
+        if target is not None and (f"{module.name}." not in target or target[len(module.name) + 1:] in module.globals):
+            parts[position] = Value(ref=index_view.canonical(target), not_none=True)
+            held = True
+    if not held:
+        return None
+    return evolve(container(None, tuple(parts)), types=frozenset({index_view.canonical(built or "")}), fields=names)
+
+
+def _bound_once(module: ModuleInfo, name: str) -> ast.Call | None:
+    """The call a top-level ``name = Cls(...)`` (or ``name: T = Cls(...)``) binds."""
+    for stmt in module.tree.body:
+        target: ast.expr
+        value: ast.expr | None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            return value if isinstance(value, ast.Call) else None
+    return None

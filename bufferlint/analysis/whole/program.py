@@ -512,7 +512,7 @@ class Program:
                                   for c in self.callers.get(qualname, ()))
             if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
                 self.summaries[qualname] = outcome.summary
-                if outcome.summary.advances or outcome.summary.synchronizes:
+                if outcome.summary.advances or outcome.summary.synchronizes or outcome.summary.enters_synchronized:
                     self._calls_a_callee_word(info)
                 for caller in sorted(self.callers.get(qualname, ())):  # an order that is the same in every run
                     self.enqueue(caller, later=True)
@@ -604,12 +604,12 @@ def _decided_by_callers(trace: tuple, incoming: dict[str, list]) -> tuple | None
         if step.fact[:1] != (PASSED_GUARD,):
             out.append(step)
             continue
-        _, qualname, param, asked = step.fact
+        _, qualname, param, (asked, path, _) = step.fact
         approving: set[str] = set()
         known = True
         edges = incoming.get(qualname, [])
         for edge in edges:
-            passed = [(function, rejects) for p, function, rejects in edge.verdicts if p == param]
+            passed = [(function, rejects) for where, function, rejects in edge.verdicts if where == (param, path)]
             known = known and bool(passed)
             approving |= {function for function, rejects in passed if not set(asked) <= set(rejects)}
         if edges and known and not approving:
