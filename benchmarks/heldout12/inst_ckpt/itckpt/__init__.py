@@ -1,0 +1,1 @@
+"""Checkpoint restore for an inference worker with InstantTensor (GPU-direct safetensors reads)."""

@@ -1,0 +1,1 @@
+"""Hot-swaps LoRA adapters into a running model from safetensors streamed by the RunAI streamer."""

@@ -1,0 +1,1 @@
+"""Post-processing of sampled tokens on the host: ids, logprobs, stop flags, histograms."""

@@ -1,0 +1,1 @@
+"""Streams safetensors shards with the RunAI streamer straight into device parameters."""
