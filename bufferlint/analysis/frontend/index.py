@@ -374,8 +374,8 @@ NOT_FACTS: dict[type, dict[str, str]] = {
         "_fields": "the store of ``fields``", "_readers": "the store of ``readers``",
         "_constants": "the store of ``constants``", "_held": "the store of ``held``",
         "_stores": "the store of ``stores``", "_makers": "the store of ``makers``",
-        "_registrars": "read from the methods' bodies (``registrations.own_registrars``)",
-        "_keyed_registrars": "read from the methods' bodies (``registrations.keyed_registrations``)",
+        "_registrars": "read from the methods' bodies (``registrations._read_registrars``)",
+        "_keyed_registrars": "read from the methods' bodies (``registrations._read_registrars``)",
     },
 }
 

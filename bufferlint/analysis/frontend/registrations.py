@@ -44,42 +44,60 @@ def registrars(index: "ProjectIndex", class_qualname: str, attr: str) -> list[tu
     for name in index.class_ancestors(class_qualname):
         owner = index.classes.get(name)
         if owner is not None:
-            if owner._registrars is None:  # a class's methods are all indexed with it: read once
-                owner._registrars = own_registrars(index, owner)
-            out.extend(owner._registrars.get(attr, ()))
+            _read_registrars(index, owner)
+            out.extend(owner._registrars.get(attr, ()))  # type: ignore[union-attr]
     return out
 
 
-def own_registrars(index: "ProjectIndex", owner: "ClassInfo") -> dict[str, list[tuple[str, int, str]]]:
-    """Field name -> the class's own methods that add a parameter to it."""
-    out: dict[str, list[tuple[str, int, str]]] = {}
+def _read_registrars(index: "ProjectIndex", owner: "ClassInfo") -> None:
+    """Read the class's own registering methods, both kinds in one walk of each method (a
+    class's methods are all indexed with it: read once). Field name -> the methods that add
+    a parameter to it (``_registrars``), and those that store one under a key given by
+    another (``_keyed_registrars``)."""
+    if owner._registrars is not None:
+        return
+    kept: dict[str, list[tuple[str, int, str]]] = {}
+    keyed: dict[str, list[KeyedRegistrar]] = {}
     for method, qualname in sorted(owner.methods.items()):
         info = index.functions.get(qualname)
         if info is None or not info.binds_receiver or len(info.params) < 2:
             continue
-        for attr, param in _kept_parameters(info.node, info.params[0], set(info.params[1:])):
-            out.setdefault(attr, []).append((method, info.params.index(param) - 1, param))
-    return out
+        receiver, own = info.params[0], info.params[1:]
+        found: list[tuple[str, str]] = []
+        for inner in _walk(info.node):
+            if isinstance(inner, ast.Call):
+                _kept_by_call(inner, receiver, own, found)
+            elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript):
+                target = inner.targets[0]
+                _kept((_field(target.value, receiver), inner.value), own, found)
+                stored = _keyed_registrar(info.node, method, receiver, own, target, inner.value)
+                if stored is not None and stored[1] not in keyed.setdefault(stored[0], []):
+                    keyed[stored[0]].append(stored[1])
+        for attr, param in found:
+            kept.setdefault(attr, []).append((method, info.params.index(param) - 1, param))
+    owner._registrars, owner._keyed_registrars = kept, keyed
 
 
-def _kept_parameters(node: ast.AST, receiver: str, params: set[str]) -> list[tuple[str, str]]:
-    """(field, parameter) for each parameter the method's body adds to ``self.<field>``
-    (``.append(p)``, ``.add(p)``, ``.insert(i, p)``, ``self.<field>[k] = p``)."""
-    found: list[tuple[str, str]] = []
-    for inner in ast.walk(node):
-        value: ast.expr | None = None
-        attr = None
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in _ADDERS:
-            position = _ADDERS[inner.func.attr]
-            attr = _field(inner.func.value, receiver)
-            if len(inner.args) > position:
-                value = inner.args[position]
-        elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript):
-            attr = _field(inner.targets[0].value, receiver)
-            value = inner.value
-        if attr is not None and isinstance(value, ast.Name) and value.id in params and (attr, value.id) not in found:
-            found.append((attr, value.id))
-    return found
+def _walk(node: ast.AST):
+    """``syntax.walk`` (imported here: ``syntax`` imports the index, which imports this)."""
+    from bufferlint.analysis.frontend.syntax import walk
+
+    return walk(node)
+
+
+def _kept_by_call(call: ast.Call, receiver: str, params: list[str], found: list[tuple[str, str]]) -> None:
+    """``self.<field>.append(p)`` (``.add(p)``, ``.insert(i, p)``, ...)."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _ADDERS:
+        position = _ADDERS[call.func.attr]
+        value = call.args[position] if len(call.args) > position else None
+        _kept((_field(call.func.value, receiver), value), params, found)
+
+
+def _kept(stored: tuple[str | None, ast.expr | None], params: list[str], found: list[tuple[str, str]]) -> None:
+    """Record (field, parameter) when a parameter is what goes into the field."""
+    attr, value = stored
+    if attr is not None and isinstance(value, ast.Name) and value.id in params and (attr, value.id) not in found:
+        found.append((attr, value.id))
 
 
 def _field(node: ast.expr, receiver: str) -> str | None:
@@ -123,9 +141,8 @@ def keyed_registrations(index: "ProjectIndex", class_qualnames, attr: str, named
             owner = index.classes.get(name)
             if owner is None:
                 continue
-            if owner._keyed_registrars is None:  # a class's methods are all indexed with it: read once
-                owner._keyed_registrars = _keyed_registrars(index, owner)
-            for registrar in owner._keyed_registrars.get(attr, ()):
+            _read_registrars(index, owner)
+            for registrar in owner._keyed_registrars.get(attr, ()):  # type: ignore[union-attr]
                 call = re.compile(r"\." + re.escape(registrar.method) + r"\s*\(")
                 for module in list(index.modules.values()):
                     if call.search(module.text):
@@ -133,30 +150,19 @@ def keyed_registrations(index: "ProjectIndex", class_qualnames, attr: str, named
     return out
 
 
-def _keyed_registrars(index: "ProjectIndex", owner: "ClassInfo") -> dict[str, list[KeyedRegistrar]]:
-    out: dict[str, list[KeyedRegistrar]] = {}
-    for method, qualname in sorted(owner.methods.items()):
-        info = index.functions.get(qualname)
-        if info is None or not info.binds_receiver or len(info.params) < 2:
-            continue
-        own = info.params[1:]
-        for inner in ast.walk(info.node):
-            if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript)):
-                continue
-            target = inner.targets[0]
-            field = _field(target.value, info.params[0])
-            key, value = target.slice, inner.value
-            if field is None or not (isinstance(key, ast.Name) and key.id in own and isinstance(value, ast.Name)):
-                continue
-            if value.id in own:
-                registrar = KeyedRegistrar(method, own.index(key.id), own.index(value.id))
-            elif _decorates(info.node, value.id):
-                registrar = KeyedRegistrar(method, own.index(key.id), None)
-            else:
-                continue
-            if registrar not in out.setdefault(field, []):
-                out[field].append(registrar)
-    return out
+def _keyed_registrar(method_node: ast.AST, method: str, receiver: str, own: list[str], target: ast.Subscript,
+                     value: ast.expr) -> tuple[str, KeyedRegistrar] | None:
+    """(field, registrar) for ``self.<field>[key] = value`` with ``key`` a parameter and
+    ``value`` another one, or the function a nested decorator receives."""
+    field = _field(target.value, receiver)
+    key = target.slice
+    if field is None or not (isinstance(key, ast.Name) and key.id in own and isinstance(value, ast.Name)):
+        return None
+    if value.id in own:
+        return field, KeyedRegistrar(method, own.index(key.id), own.index(value.id))
+    if _decorates(method_node, value.id):
+        return field, KeyedRegistrar(method, own.index(key.id), None)
+    return None
 
 
 def _decorates(method: ast.AST, name: str) -> bool:
@@ -189,7 +195,7 @@ def _registered_keys(index: "ProjectIndex", module: "ModuleInfo", registrar: Key
                     if key is not None and qualname is not None and index.canonical(qualname) in index.functions:
                         out.append((key, index.canonical(qualname)))
         return out
-    for node in ast.walk(module.tree):
+    for node in _walk(module.tree):
         key = keyed(node) if isinstance(node, ast.Call) else None
         if key is None or not isinstance(node, ast.Call) or len(node.args) <= registrar.value:
             continue
@@ -204,7 +210,7 @@ def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: 
     """What the calls ``x.<method>(...)`` in ``module`` pass at the parameter: a project
     function named there, or an object of a project class built there (``Latest()``)."""
     out: set[str] = set()
-    for node in ast.walk(module.tree):
+    for node in _walk(module.tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method):
             continue
         argument = next((k.value for k in node.keywords if k.arg == param), None)

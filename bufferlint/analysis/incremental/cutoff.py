@@ -371,13 +371,16 @@ class Versions:
     entries: tuple[tuple[int, bytes, Summary], ...] = ()
     by_time: bool = True
     settled: bool = False  # one entry: the final summary; a reader must have read the recorded final one
+    # ``digest``'s memo for the recorded answers, which are decoded once per cut-off and asked
+    # about by every replay of every reader (never changed: they are recorded reads)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def signature(self) -> list[tuple[int, bytes, bytes]]:
         return [(seq, old, digest(new)) for seq, old, new in self.entries]
 
     def answer(self, qualname: str, answer, reader: int):
         """The new summary for a reader (at place ``reader``) that was given ``answer``."""
-        recorded = digest(answer)
+        recorded = digest(answer, self.memo)
         if self.settled:
             if recorded != self.entries[-1][1]:
                 raise NotRecorded(("summary", qualname))  # a read the fixpoint did not end with
