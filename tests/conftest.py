@@ -51,11 +51,64 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     for kind, lines in gaps.items():
         for line in lines:
             terminalreporter.write_line(f"  {kind}: {line}")
-    docs = sys.modules.get("test_docs")
-    if docs is not None and docs.NOT_RUN:  # documentation blocks that cannot run here, and why
-        terminalreporter.write_sep("-", f"documentation blocks not run: {len(docs.NOT_RUN)}")
-        for line in docs.NOT_RUN:
+    not_run = [*_docs_not_run(), *getattr(config, "_docs_not_run_by_workers", [])]
+    if not_run:  # documentation blocks that cannot run here, and why
+        terminalreporter.write_sep("-", f"documentation blocks not run: {len(not_run)}")
+        for line in not_run:
             terminalreporter.write_line(f"  {line}")
+
+
+def _docs_not_run() -> list[str]:
+    """The documentation blocks this process's ``test_docs`` did not run."""
+    docs = sys.modules.get("test_docs")
+    return list(docs.NOT_RUN) if docs is not None else []
+
+
+# Under pytest-xdist (the ``dev`` extra; ``-n`` in pyproject's addopts) the tests run in
+# worker processes and the summary is printed by the controller: each worker sends what its
+# ``test_docs`` did not run.
+def pytest_sessionfinish(session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["docs_not_run"] = _docs_not_run()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    lines = getattr(node, "workeroutput", {}).get("docs_not_run", [])
+    collected = node.config.__dict__.setdefault("_docs_not_run_by_workers", [])
+    collected.extend(line for line in lines if line not in collected)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Keep the tests that share an expensive fixture on one worker (``--dist loadgroup``):
+    those of a module with a module-scoped fixture of ours, and all users of one of our
+    session-scoped fixtures (a virtualenv with the start-up hook, pre-commit's hook
+    environment, the downloaded sglang wheels), so each is built once per run, not once per
+    worker. Other tests go to whichever worker is free."""
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    resources = {}
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        shared = []
+        for name, definitions in (info.name2fixturedefs.items() if info is not None else ()):
+            ours = [d for d in definitions if str(d.baseid).startswith("tests")]
+            if ours and ours[-1].scope == "session":
+                shared.append(f"session:{name}")
+            elif ours and ours[-1].scope in ("module", "package", "class"):
+                shared.append(f"module:{item.nodeid.split('::')[0]}")
+        resources[item.nodeid] = shared
+        for key in shared[1:]:
+            parent[find(key)] = find(shared[0])
+    for item in items:
+        if resources[item.nodeid]:
+            item.add_marker(pytest.mark.xdist_group(find(resources[item.nodeid][0])))
 
 
 # ---------------------------------------------------------------------------
