@@ -270,7 +270,7 @@ class VocabIndex:
                     continue  # a flag that is not known may be on; a parameter is its callers' to decide
                 if status == "parameter" and _by_default(condition, value):
                     continue  # ``def keep(w, dev=torch.device("cuda")): w.to(dev)``: judged by its default
-                if _declared_accelerator(condition, call.declared(condition.key, condition.position)):
+                if status == "parameter" and _declared_accelerator(condition, call.declared(condition.key, condition.position)):
                     continue  # ``def keep(w, dev: torch.device): w.to(dev)``: the accelerator's
                 return False
             elif not condition.accepts(value):
@@ -315,10 +315,12 @@ DEVICE_TYPES = frozenset({"torch.device"})
 
 def _declared_accelerator(condition, declared: frozenset) -> bool:
     """A pattern (string) condition on a device that accepts the accelerator's (``device@0=
-    'cuda*'``), and an argument not known but declared a device (``dev: torch.device``): a
-    device not known is taken as the accelerator's, as a device-to-host copy's is (BL005),
-    so ``w.to(dev)`` is a copy to the device, not the tensor itself (a ``torch.dtype``, a
-    tensor or an unannotated value may be a conversion in place: still a maybe-view)."""
+    'cuda*'``), and a parameter passed on, not known but declared a device (``dev:
+    torch.device``): a device not known is taken as the accelerator's, as a device-to-host
+    copy's is (BL005), so ``w.to(dev)`` is a copy to the device, not the tensor itself (a
+    ``torch.dtype``, a tensor or an unannotated value may be a conversion in place: still a
+    maybe-view). Not a field (``self.device = torch.device("cpu")`` is declared a device
+    too, and the host's)."""
     return isinstance(condition.value, str) and bool(declared & DEVICE_TYPES) and condition.accepts("cuda")
 
 
