@@ -317,7 +317,7 @@ def _declared_accelerator(condition, declared: frozenset) -> bool:
     """A pattern (string) condition on a device that accepts the accelerator's (``device@0=
     'cuda*'``), and a parameter passed on, not known but declared a device (``dev:
     torch.device``): a device not known is taken as the accelerator's, as a device-to-host
-    copy's is (BL005), so ``w.to(dev)`` is a copy to the device, not the tensor itself (a
+    copy's is (``HAZARD``), so ``w.to(dev)`` is a copy to the device, not the tensor itself (a
     ``torch.dtype``, a tensor or an unannotated value may be a conversion in place: still a
     maybe-view). Not a field (``self.device = torch.device("cpu")`` is declared a device
     too, and the host's)."""
