@@ -88,7 +88,8 @@ def seed_groups(pattern) -> tuple[tuple[str, ...], ...]:
     for a flag that may be passed by keyword or by position (``non_blocking@2=True``), the
     keyword or the literal with the words of the arguments before it (a call passing a flag
     by position passes those by position too: ``.to("cpu", torch.int32, True)`` names
-    ``True`` and ``cpu``; ``True`` and ``to`` alone are in every other file). A flag passed
+    ``True`` and ``cpu``; ``True`` and ``to`` alone are in every other file). The literal
+    counts only where it reads as an argument after another (``group_lines``). A flag passed
     by position as a variable, or after a device given as a constant of another module, is
     not seen by the text: the analysis still matches it where the function is analysed for
     another reason."""
@@ -116,9 +117,24 @@ def word_pattern(names: set[str], binary: bool = False):
 CALL_LINES = 4  # a call's words (``.to(\n "cpu", non_blocking=True\n)``) are this close
 
 
+# A flag literal of a group (``seed_groups``) is passed by position: after a comma, before
+# a comma or the closing parenthesis. Any ``True`` near a ``copy_`` or a ``.to`` and ``cpu``
+# selected 34 files more of sglang 0.5.23 (none with a finding); this form, one of them.
+_POSITIONAL = r",\s*{}(?=\s*[,)])"
+
+
+def _group_word(word: str, binary: bool):
+    """The regex of one word of a group: the word itself, or a flag literal in place."""
+    if word not in ("True", "False"):
+        return word_pattern({word}, binary=binary)
+    spelled = _POSITIONAL.format(word)
+    return re.compile(spelled.encode() if binary else spelled)
+
+
 def group_lines(text, group: tuple[str, ...], binary: bool = False) -> list[int]:
-    """The lines from which every word of ``group`` occurs within ``CALL_LINES`` lines."""
-    found = [match_lines(word_pattern({word}, binary=binary), text) for word in group]
+    """The lines from which every word of ``group`` occurs within ``CALL_LINES`` lines (a
+    flag literal as a positional argument, ``_POSITIONAL``)."""
+    found = [match_lines(_group_word(word, binary), text) for word in group]
     return [line for line in found[0] if all(_near(lines, line) for lines in found[1:])]
 
 

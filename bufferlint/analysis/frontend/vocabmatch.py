@@ -24,6 +24,9 @@ class CallShape:
     # (keyword, position or None) -> how many elements the display passed there has (None:
     # not a display, or not passed): ``len(kw@N)=n`` conditions
     length: Callable[[str, "int | None"], "int | None"] = lambda name, position: None
+    # (keyword, position or None) -> the types the argument is declared with (``dev:
+    # torch.device``): a device not known but declared one (``_declared_accelerator``)
+    declared: Callable[[str, "int | None"], frozenset] = lambda name, position: frozenset()
 
     @property
     def last_name(self) -> str | None:
@@ -267,6 +270,8 @@ class VocabIndex:
                     continue  # a flag that is not known may be on; a parameter is its callers' to decide
                 if status == "parameter" and _by_default(condition, value):
                     continue  # ``def keep(w, dev=torch.device("cuda")): w.to(dev)``: judged by its default
+                if status == "parameter" and _declared_accelerator(condition, call.declared(condition.key, condition.position)):
+                    continue  # ``def keep(w, dev: torch.device): w.to(dev)``: the accelerator's
                 return False
             elif not condition.accepts(value):
                 return False
@@ -302,6 +307,21 @@ def _by_default(condition, value: object) -> bool:
         return False
     _, known, default = value
     return bool(known) and condition.accepts(default)
+
+
+# The types a device argument is declared with (an annotation): a device, which one not known.
+DEVICE_TYPES = frozenset({"torch.device"})
+
+
+def _declared_accelerator(condition, declared: frozenset) -> bool:
+    """A pattern (string) condition on a device that accepts the accelerator's (``device@0=
+    'cuda*'``), and a parameter passed on, not known but declared a device (``dev:
+    torch.device``): a device not known is taken as the accelerator's, as a device-to-host
+    copy's is (``HAZARD``), so ``w.to(dev)`` is a copy to the device, not the tensor itself (a
+    ``torch.dtype``, a tensor or an unannotated value may be a conversion in place: still a
+    maybe-view). Not a field (``self.device = torch.device("cpu")`` is declared a device
+    too, and the host's)."""
+    return isinstance(condition.value, str) and bool(declared & DEVICE_TYPES) and condition.accepts("cuda")
 
 
 def _mode(kind: str, spec: object) -> str:

@@ -149,6 +149,12 @@ class Args:
         value = self.keyword(name) or (self.arg(position) if position is not None else None)
         return value is not None and not value.has_const and value.ref is not None and not value.leaves
 
+    def declared(self, name: str, position: int | None = None) -> frozenset:
+        """The types the value passed as parameter ``name`` is declared with (an annotated
+        parameter passed on: ``dev: torch.device``); empty when nothing is passed there."""
+        value = self.arg(position, name) if position is not None else self.keyword(name)
+        return value.declared if value is not None else frozenset()
+
     def arg(self, position: int, name: str | None = None) -> Value | None:
         if name is not None:
             value = self.keyword(name)
@@ -308,7 +314,7 @@ class CallSite:
             # A project subclass of a pack class is still one (``class MyPool(ThreadPoolExecutor)``).
             known = frozenset(a for t in known for a in self.program.index.class_ancestors(t))
         self.shape = CallShape(vocab_name, method, known, ArgumentReader(args, frame.defaults, self.program, self.effects),
-                               args.length)
+                               args.length, args.declared)
 
     def argument(self, name: str, position: int | None = None) -> tuple[str, object]:
         """How the call passes a parameter, as pack conditions read it (``ArgumentReader``)."""
