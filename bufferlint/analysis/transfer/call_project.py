@@ -611,9 +611,8 @@ def apply_summary(call: CallSite, info: FunctionInfo, summary: Summary, bound: d
     if summary.advances:  # ``release_slot(ring)`` around ``ring.release(...)``
         call.effects.append(Advance(call.node, call.name))
     callkey = (call.node.lineno, call.node.col_offset)
-    returned = deep_pending(summary.returns)
     for future in summary.futures:
-        adopt_future(call, future, bound, call_step, callkey, sited=kept_by_receiver(future, returned))
+        adopt_future(call, future, bound, call_step, callkey)
     for called in sorted(summary.calls, key=repr):
         _call_back(call, called, bound, callkey, when)
     ancestors = call.program.index.class_ancestors
@@ -844,16 +843,8 @@ def reads_in_flight(call: CallSite, leaf) -> bool:
     return not st.synced  # type: ignore[union-attr]
 
 
-def kept_by_receiver(future, returned: frozenset) -> bool:
-    """The callee kept the future in its receiver's field and did not return it
-    (``self.pending.append(self.pool.submit(fn, w))`` in a hook or a callable object's
-    ``__call__``): the submission is the callee's own doing, as a closure's kept in its
-    enclosing call is, so the race is reported at the submission, not at each call."""
-    return bool(future.stored_in) and future.key not in returned
-
-
 def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: TraceStep, callkey: tuple,
-                 receiver_text: str | None = None, sited: bool = False) -> None:
+                 receiver_text: str | None = None) -> None:
     """A helper returned the future of a submission that is still running: it is pending
     here now, until this function waits for it (or its producer advances). ``receiver_text``:
     how this function names the callee's receiver, for the fields the callee keeps it in
@@ -887,7 +878,7 @@ def adopt_future(call: CallSite, future, bound: dict[int, Value], call_step: Tra
     st = call.frame.st
     if not leaves or st is None:
         return
-    here = here or not future.hazard.lifted or sited
+    here = here or not future.hazard.lifted
     site = future.site if here else call.frame.site(call.node, call.name, call.subject(leaves))
     holder = None
     receiver_text = call.receiver_text() if receiver_text is None else receiver_text
