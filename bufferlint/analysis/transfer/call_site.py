@@ -402,7 +402,7 @@ class CallSite:
         tested = self.frame.st.tested if self.frame.st is not None else frozenset()
         if not tested:
             return
-        bases = {leaf.base for leaf in deep_leaves(payload) if isinstance(leaf, (Borrow, ParamRef)) and not program_memory(leaf)}
+        bases = {leaf.base for leaf in deep_leaves(payload) if isinstance(leaf, Borrow) and not program_memory(leaf)}
         for origin in sorted({origin for origin, base in tested if base in bases}):
             self.effects.append(Record("guard-use", origin))
 
