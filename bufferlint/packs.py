@@ -258,6 +258,11 @@ class BorrowKind:
     # move of a value of this kind to the host (``host-allocations``: ``.to("cpu")``,
     # ``.cpu()``) is new host memory, a copy, not the maybe-view it is of a host tensor.
     on_device: bool = False
+    # Library constants whose value is the kind's marker (SGLang's
+    # ``weight_utils.RUNAI_STREAMER_TENSOR_ATTR``): a project importing one checks the marker
+    # with ``getattr(w, RUNAI_STREAMER_TENSOR_ATTR, False)``, and the library's files are not
+    # the project's, so the name's value is known from the pack only.
+    marker_constants: tuple[str, ...] = ()
 
     def copy_of(self, text: str) -> str:
         return self.copy.replace("{}", text, 1)
@@ -531,6 +536,15 @@ class Vocabulary:
         named = {kind.name for kind in self.kinds.values() if qualname in kind.made_by} if qualname else set()
         return named.pop() if len(named) == 1 else ""
 
+    def library_constant(self, qualname: str) -> tuple[bool, object]:
+        """``(True, marker)`` when a kind names ``qualname`` among its ``marker-constants``
+        (a library's name for its marker), else ``(False, None)``: asked only of a name the
+        project's own files do not define."""
+        for kind in self.kinds.values():
+            if qualname in kind.marker_constants:
+                return True, kind.markers[0]
+        return False, None
+
     def kind(self, name: str) -> BorrowKind | None:
         """The kind called ``name``; for ``""`` (a value whose kind no pack names) the only
         kind that has markers, if there is exactly one."""
@@ -626,9 +640,14 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
         on_device = table.get("on-device", False)
         if not isinstance(on_device, bool):
             raise PackError(f"{where}: 'on-device' must be true or false")
+        constants = tuple(_string_list(table, "marker-constants", where))
+        if constants and len(table.get("markers", ())) != 1:
+            raise PackError(f"{where}: 'marker-constants' needs exactly one marker in the kind's 'markers' (their value)")
+        if any(c.count(".") < 1 for c in constants):
+            raise PackError(f"{where}: 'marker-constants' must be qualified names such as \"mylib.MARKER_ATTR\"")
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
                                  _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked,
-                                 on_device=on_device)
+                                 on_device=on_device, marker_constants=constants)
     return kinds
 
 
@@ -927,7 +946,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
             _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by",
-                                  "marked-classes", "on-device"), names=list),
+                                  "marked-classes", "on-device", "marker-constants"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",

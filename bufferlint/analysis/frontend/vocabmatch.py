@@ -100,6 +100,10 @@ class VocabIndex:
         """The guard-fact tags of a check of ``marker`` (see ``values.clean``)."""
         return self._marker_tags.get(marker, (None,))
 
+    def library_constant(self, qualname: str) -> tuple[bool, object]:
+        """A library's name for a marker (kinds' ``marker-constants``): ``(True, marker)``."""
+        return self.vocab.library_constant(qualname)
+
     def marked_classes(self, marker: str) -> frozenset[str]:
         """The classes whose instances carry ``marker`` (kinds' ``marked-classes``)."""
         return self._marked_classes.get(marker, frozenset())

@@ -188,7 +188,7 @@ class ExpressionEvaluator:
             return Value(ref=qualname, not_none=True)
         if name in module.imports:
             qualname = project.canonical(module.imports[name])
-            known, literal = project.constant(qualname)
+            known, literal = self.constant(qualname)
             if known:
                 return Value(ref=qualname, const=literal, has_const=True)
             value = self.as_class(Value(ref=qualname), qualname)
@@ -252,7 +252,13 @@ class ExpressionEvaluator:
             return value.has_const, value.const
         if value.ref is None or value.leaves:
             return False, None
-        return self.program.index.constant(self.program.index.canonical(f"{value.ref}.{rest}"))
+        return self.constant(self.program.index.canonical(f"{value.ref}.{rest}"))
+
+    def constant(self, qualname: str) -> tuple[bool, object]:
+        """A module constant of the project's, or a library's name for a marker that a
+        pack's kind lists (``marker-constants``): the library's files are not read."""
+        known, literal = self.program.index.constant(qualname)
+        return (known, literal) if known else self.vocab.library_constant(qualname)
 
     def _static_callee(self, node: ast.expr) -> str | None:
         name = dotted_name(node)
@@ -340,7 +346,7 @@ class ExpressionEvaluator:
                 return const(literal)
         if base.ref is not None and not base.leaves:
             qualname = program.index.canonical(f"{base.ref}.{node.attr}")
-            known, literal = program.index.constant(qualname)
+            known, literal = self.constant(qualname)
             return Value(ref=qualname, const=literal, has_const=True) if known else Value(ref=qualname)
         if node.attr in vocab.view_attributes:
             return view_of(base, self.frame.step(node, f"`.{node.attr}` is a view of the borrowed value"))

@@ -188,9 +188,14 @@ class ExpressionFolder:
         if name in module.constants:
             return _constant(module.constants[name])
         if name in module.imports:
-            known, literal = self.index.constant(self.index.canonical(module.imports[name]))
+            known, literal = self.constant(self.index.canonical(module.imports[name]))
             return _constant(literal) if known else BLIND
         return BLIND
+
+    def constant(self, qualname: str) -> tuple[bool, object]:
+        """A module constant of the project's, or a library's marker name a pack knows."""
+        known, literal = self.index.constant(qualname)
+        return (known, literal) if known else self.vocab.library_constant(qualname)
 
     def expr_Attribute(self, node: ast.Attribute, path: Path) -> list[tuple[Abstract, Path]]:
         fields = self.given_fields
@@ -201,7 +206,7 @@ class ExpressionFolder:
         head = name.split(".", 1)[0] if name else None
         module = self.info.module
         if head and head not in path.env and head in module.imports:
-            known, literal = self.index.constant(self.index.canonical(module.imports[head] + name[len(head):]))  # type: ignore[index]
+            known, literal = self.constant(self.index.canonical(module.imports[head] + name[len(head):]))  # type: ignore[index]
             if known:
                 return [(_constant(literal), path)]
         member = self.enum_member(node, path)

@@ -160,7 +160,10 @@ def mentions_markers(frame: Any, node: ast.AST) -> bool:
         return True
     index = frame.program.index
     for name in imported:
-        known, literal = index.constant(index.canonical(module.imports[name]))
+        qualname = index.canonical(module.imports[name])
+        known, literal = index.constant(qualname)
+        if not known:  # a library's name for its marker (pack ``marker-constants``)
+            known, literal = frame.vocab.library_constant(qualname)
         if known and names_marker(literal, markers):
             return True
     return False

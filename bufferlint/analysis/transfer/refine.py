@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State, waited_for
 from bufferlint.analysis.domain.conditions import APPROVES, ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
-from bufferlint.analysis.domain.values import Borrow, Value, clean, clear_leaf, fact_tags, program_memory
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, clean, clear_leaf, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
 
@@ -91,7 +91,7 @@ def predicate_tested(origin: str, test: ast.Call, values: dict[int, Value]) -> f
     for arg in [*test.args, *(k.value for k in test.keywords)]:
         value = values.get(id(arg.value if isinstance(arg, ast.Starred) else arg))
         for leaf in value.leaves if value is not None else ():
-            if isinstance(leaf, Borrow) and not program_memory(leaf):
+            if isinstance(leaf, (Borrow, ParamRef)) and not program_memory(leaf):
                 found.add((origin, leaf.base))
     return frozenset(found)
 
