@@ -209,6 +209,8 @@ def dispatch(call: CallSite) -> Value:
         holder = call_packs.event_holder(call.node.func.value)
         if holder is not None:
             call.effects.append(RecordEvent(holder, call_packs.records_on_current_stream(call)))
+    if vocab.match("loop-yields", call.shape) is not None:
+        call.frame.loop_yields.add((call.node.lineno, call.node.col_offset))
     ready = tuple(vocab.matches("ready-after", call.shape))
     if ready:
         call.effects.append(Ready(ready, call.node))
