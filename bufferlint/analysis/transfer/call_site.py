@@ -365,12 +365,18 @@ class CallSite:
         producer its construction decides about (``produced.parameter_produces``), or is a
         pinned buffer of ours (a helper in another module that writes it before
         synchronising: ``Program.pinned_hot``; only runs that select the host-buffer rule make one), or is a
-        future of work still in flight (``await_sent(tracker)``: it may wait for it)."""
+        future of work still in flight (``await_sent(tracker)``: it may wait for it), or is
+        called while device-to-host copies of this function's are in flight (a ``fence()``
+        in another module may synchronise before the host reads them)."""
         concrete, params = self.args.origins(receiver)
         if is_hot(self.program, self.caller, concrete, params) or any(
                 value.built or self.iterates_to_borrowed(value) for value in self.args.flat()) \
-                or self.args.pinned_memory() or self.passes_work():
+                or self.args.pinned_memory() or self.passes_work() or self.copies_in_flight():
             self.effects.append(Record("demand", (kind, name)))
+
+    def copies_in_flight(self) -> bool:
+        """Are device-to-host copies this function issued still in flight here?"""
+        return self.frame.st is not None and bool(self.frame.st.flying)
 
     def iterates_to_borrowed(self, value: Value) -> bool:
         """Is ``value`` an object built here of a project class whose ``__iter__`` hands out
