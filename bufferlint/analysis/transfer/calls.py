@@ -292,6 +292,8 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
     if result is not None:
         return result
     result = records.construct(call, qualname)
+    if result is None and qualname in records.NAMESPACES:
+        result = records.namespace(call)
     if result is None and qualname in records.REPLACERS:
         result = records.replaced(call, call.args.arg(0))
     if result is not None:
