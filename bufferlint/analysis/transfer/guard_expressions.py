@@ -452,10 +452,32 @@ class ExpressionFolder:
         folded = self.string_method(node, path)
         if folded is not None:
             return [(folded, path)]
+        getter = self.attribute_getter(func, path)
+        if getter is not None and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            obj = self.one(node.args[0], path)  # ``_marker_of(w)`` with ``_marker_of = operator.attrgetter(M)``
+            return [(obj if obj.kind == "raise" else self.attribute(obj, getter), path)]
         inlined = self.inline_helper(node, path)
         if inlined is not None:
             return inlined
         return [(self.project_call(node, path), path)]
+
+    def attribute_getter(self, func: ast.expr, path: Path) -> str | None:
+        """The attribute an ``operator.attrgetter(name)`` reads, written in place
+        (``attrgetter(M)(w)``) or bound once to a module name (``_marker_of =
+        operator.attrgetter(M)``); None for any other callee or a name not known."""
+        made = func
+        module = self.info.module
+        if isinstance(func, ast.Name) and func.id not in path.env:
+            if self.index.canonical(module.variable_classes.get(func.id, "")) != "operator.attrgetter":
+                return None
+            made = next((stmt.value for stmt in module.tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                         and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == func.id), None)
+        if not (isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords):
+            return None
+        if self.index.canonical(base_name(module, made.func) or "") != "operator.attrgetter":
+            return None
+        name = self.one(made.args[0], path)
+        return name.value if name.kind == "const" and isinstance(name.value, str) and "." not in name.value else None
 
     def string_method(self, node: ast.Call, path: Path) -> Abstract | None:
         """``MARKER.upper()``, ``PREFIX.removesuffix("_")``: a pure ``str`` method of a known
