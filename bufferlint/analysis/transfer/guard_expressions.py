@@ -465,7 +465,7 @@ class ExpressionFolder:
         """The attribute an ``operator.attrgetter(name)`` reads, written in place
         (``attrgetter(M)(w)``) or bound once to a module name (``_marker_of =
         operator.attrgetter(M)``); None for any other callee or a name not known."""
-        made = func
+        made: ast.expr | None = func
         module = self.info.module
         if isinstance(func, ast.Name) and func.id not in path.env:
             if self.index.canonical(module.variable_classes.get(func.id, "")) != "operator.attrgetter":
