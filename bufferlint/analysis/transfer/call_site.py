@@ -365,20 +365,12 @@ class CallSite:
         producer its construction decides about (``produced.parameter_produces``), or is a
         pinned buffer of ours (a helper in another module that writes it before
         synchronising: ``Program.pinned_hot``; only runs that select the host-buffer rule make one), or is a
-        future of work still in flight (``await_sent(tracker)``: it may wait for it), or is
-        called while device copies of this function's are in flight (a ``fence()`` in
-        another module may synchronise before the host reads them or the producer advances)."""
+        future of work still in flight (``await_sent(tracker)``: it may wait for it)."""
         concrete, params = self.args.origins(receiver)
         if is_hot(self.program, self.caller, concrete, params) or any(
                 value.built or self.iterates_to_borrowed(value) for value in self.args.flat()) \
-                or self.args.pinned_memory() or self.passes_work() or self.copies_in_flight():
+                or self.args.pinned_memory() or self.passes_work():
             self.effects.append(Record("demand", (kind, name)))
-
-    def copies_in_flight(self) -> bool:
-        """Are device copies this function issued still in flight here: to the host, or
-        from borrowed host buffers (which a device synchronisation waits for)?"""
-        st = self.frame.st
-        return st is not None and (bool(st.flying) or any(p.hazard.settled_by_sync for p in st.pending))
 
     def iterates_to_borrowed(self, value: Value) -> bool:
         """Is ``value`` an object built here of a project class whose ``__iter__`` hands out
