@@ -363,6 +363,10 @@ class SinkSpec:
     # being "queued" (an asyncio socket's zero-copy ``send``: the I/O thread reads the buffer
     # later); then the awaited result is the call's handle (the tracker), still pending.
     awaited: str = "done"
+    # The callback runs on the caller's event loop before the calling coroutine resumes from
+    # its next suspending await (``loop.call_soon``: the loop's ready queue is first in, first
+    # out): awaiting a pack ``loop-yields`` call (``await asyncio.sleep(0)``) waits for it.
+    runs_before_yield: bool = False
 
 
 @dataclass(frozen=True)
@@ -449,6 +453,9 @@ class Vocabulary:
     # task whose last statement (or its top-level ``finally``) calls one on a parameter has
     # done its work once the object it was given is marked, so that object's wait waits for it.
     signals: list[CallPattern] = field(default_factory=list)
+    # Awaited calls that suspend the calling coroutine (``asyncio.sleep``): the event loop
+    # runs every callback already scheduled with a ``runs-before-yield`` sink before it resumes.
+    loop_yields: list[CallPattern] = field(default_factory=list)
     passthrough: list[CallPattern] = field(default_factory=list)
     groupers: list[CallPattern] = field(default_factory=list)
     # Calls that build a container of every element of their iterable arguments
@@ -800,8 +807,11 @@ def _sinks(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> list[S
         awaited = table.get("awaited", "done")
         if awaited not in ("done", "queued"):
             raise PackError(f"{where}: 'awaited' must be \"done\" or \"queued\"")
+        before_yield = table.get("runs-before-yield", False)
+        if not isinstance(before_yield, bool):
+            raise PackError(f"{where}: 'runs-before-yield' must be true or false")
         sinks.append(SinkSpec(_patterns(table.get("call"), f"{where}.call"), unknown, enabled_by, params, origin, hazard,
-                              payload, within, eager, task, handle, covers, handle_field, awaits, awaited))
+                              payload, within, eager, task, handle, covers, handle_field, awaits, awaited, before_yield))
     return sinks
 
 
@@ -956,7 +966,8 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _guards, _extend, ("call", "param", "doc", "kind", "checks-in"), _call_names, "calls", kinded=True),
     PackKey("sinks", "sinks", "tables", "async consumers: their arguments are read later",
             _sinks, _extend, ("call", "unknown-receiver", "enabled-by", "params", "doc", "rule", "payload", "within",
-                              "eager", "task", "handle", "handle-covers", "handle-field", "awaits", "awaited"), _call_names, "calls"),
+                              "eager", "task", "handle", "handle-covers", "handle-field", "awaits", "awaited",
+                              "runs-before-yield"), _call_names, "calls"),
     PackKey("registrars", "registrars", "tables", "calls that keep a callable to call it later with values of their own",
             _registrars, _extend, ("call", "params", "callback", "passes", "kind", "doc"), _call_names, "calls",
             kinded=True),
@@ -977,6 +988,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("settlers", "calls that wait for submitted work"),
     _call_list("drains", "calls that wait for every task of an executor"),
     _call_list("signals", "methods that mark their receiver done: a task ending with one on a parameter's object is waited for by its waits"),
+    _call_list("loop-yields", "awaited calls that suspend the coroutine: the loop runs the callbacks scheduled before"),
     PackKey("done-flags", "done_flags", "patterns", "attributes or methods of a handle that are true once its work is done",
             _method_list, _extend, names=_pattern_names, matched="pattern"),
     _call_list("passthrough", "wrappers that re-yield their first argument's elements"),

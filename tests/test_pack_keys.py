@@ -39,6 +39,7 @@ EVERY_KEY = {
     "settlers": ["every.settler"],
     "drains": ["every.drain"],
     "signals": ["every.signal"],
+    "loop-yields": ["every.loop_yield"],
     "done-flags": [".every_done"],
     "passthrough": ["every.passthrough"],
     "groupers": ["every.grouper"],

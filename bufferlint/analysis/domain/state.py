@@ -169,6 +169,11 @@ def issued_work(st: State) -> frozenset:
 # (its stand-in) not recorded here yet that the wait was on (``Effects.synchronize``'s ``prior``).
 PRIOR_WAIT = "prior-wait"
 
+# The owner (``Pending.owners``) of the callbacks a ``runs-before-yield`` sink schedules on the
+# running event loop (``loop.call_soon``): a suspending await (``await asyncio.sleep(0)``)
+# waits for every one of them, as a drain of that owner.
+LOOP_TURN = "loop-turn"
+
 
 def waited_for(st: State, covers: frozenset) -> None:
     """``st`` (in place) once a device wait covering ``covers`` has returned (an event's

@@ -113,7 +113,9 @@ def mapped(call: CallSite) -> Value | None:
     callback is (``CallBack``): what it submits or keeps is reported through this call. The
     calls are evaluated once, here, as if ``map`` ran them all at once (``list(map(...))``);
     a lazy ``map`` whose elements are waited one by one as it is iterated is not told apart.
-    What ``fn`` returns is not followed: the result is a lazy iterator of nothing known."""
+    What ``fn`` returns is not followed, unless it is a builtin container type
+    (``map(tuple, pairs)``): each result then holds the element's values; otherwise the
+    result is a lazy iterator of nothing known."""
     positional = call.args.positional
     if len(positional) < 2 or any(starred for _, starred in positional):
         return None
@@ -121,9 +123,16 @@ def mapped(call: CallSite) -> Value | None:
     iterables = [value for value, _ in positional[1:]]
     step = call.step("element taken by `map(...)`")
     elements = Args([(iterate(value, step), False) for value in iterables], [], {})
+    lazy = any(advances_producer(value) for value in iterables)
+    if function.ref in _KEEPING_TYPES and len(iterables) == 1:  # ``map(tuple, f.tensors())``
+        return container(container(iterate(elements.positional[0][0])), lazy=lazy)
     note = call.step("`map(...)` calls it with each element")
     call.effects.append(CallBack(call.node, function, elements, note, frozenset()))
-    return container(None, lazy=any(advances_producer(value) for value in iterables))
+    return container(None, lazy=lazy)
+
+
+# Builtin types whose instance built from an iterable holds its elements (not copies of them).
+_KEEPING_TYPES = frozenset({"builtins.tuple", "builtins.list", "builtins.set", "builtins.frozenset", "builtins.sorted"})
 
 
 def super_object(call: CallSite) -> Value:

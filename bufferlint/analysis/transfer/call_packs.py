@@ -40,7 +40,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
-from bufferlint.analysis.domain.state import PRIOR_WAIT, current_stream_work, event_stand_in, issued_work, on_side_stream
+from bufferlint.analysis.domain.state import LOOP_TURN, PRIOR_WAIT, current_stream_work, event_stand_in, issued_work, on_side_stream
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
 from bufferlint.analysis.transfer.call_effects import (
@@ -643,6 +643,8 @@ def _submitted(call: CallSite, spec: SinkSpec) -> Value:
             call.effects.append(Materialize(call.node, value, call.name, spec.hazard, note))
     subject = call.subject(frozenset(deep_leaves(payload)))
     owners = call.receiver_identity() if call.receiver is not None else frozenset()
+    if spec.runs_before_yield:
+        owners = frozenset({LOOP_TURN})
     awaited = run_awaitables(call, spec, owners)
     if all(pinned_buffer(leaf) for leaf in deep_leaves(payload)):
         # nothing, or only the program's pinned buffers (``device_copy_reads``): no future of

@@ -86,10 +86,15 @@ def signal_when_done(call: CallSite, task: TaskCall, params: tuple[str, ...], ke
     task whose last statement (or top-level ``finally``) calls a pack ``signals`` method
     (``done.set()``) on a parameter has done its work once that object is marked, so the
     object stands for the submission (``keys``) as its future would: ``done.wait()`` waits
-    for it. Only objects constructed here (their allocation sites) are followed."""
+    for it. Only objects constructed here (their allocation sites) are followed, passed
+    directly or in the sink's argument tuple (``Thread(target=fn, args=(dst, w, barrier))``)."""
     signals = call.vocab.vocab.signals
     classes = {p.qualname.rpartition(".")[0]: p.qualname.rpartition(".")[2] for p in signals if p.qualname}
-    if not keys or not any(value.alloc and value.types & classes.keys() for value in call.args.flat()):
+    if not keys:
+        return
+    given = _task_arguments(call, task, params)
+    values = call.args.flat() + (given.flat() if given is not None else [])
+    if not any(value.alloc and value.types & classes.keys() for value in values):
         return
     found = task_site(call, task, params)
     if found is None:

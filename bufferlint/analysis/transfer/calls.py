@@ -209,6 +209,8 @@ def dispatch(call: CallSite) -> Value:
         holder = call_packs.event_holder(call.node.func.value)
         if holder is not None:
             call.effects.append(RecordEvent(holder, call_packs.records_on_current_stream(call)))
+    if vocab.match("loop-yields", call.shape) is not None:
+        call.frame.loop_yields.add((call.node.lineno, call.node.col_offset))
     ready = tuple(vocab.matches("ready-after", call.shape))
     if ready:
         call.effects.append(Ready(ready, call.node))
@@ -290,6 +292,8 @@ def _dispatch_named(call: CallSite, qualname: str) -> Value:
     if result is not None:
         return result
     result = records.construct(call, qualname)
+    if result is None and qualname in records.NAMESPACES:
+        result = records.namespace(call)
     if result is None and qualname in records.REPLACERS:
         result = records.replaced(call, call.args.arg(0))
     if result is not None:

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Callable
 
 from bufferlint.analysis.domain.conditions import ParamTest, captured_variable
-from bufferlint.analysis.domain.state import State, join_states
+from bufferlint.analysis.domain.state import LOOP_TURN, State, join_states
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Preset,
@@ -629,6 +629,10 @@ class ExpressionEvaluator:
         resolves once they are queued (``Frame.queued_on_await``) stay pending, and the result
         stands for them (``tracker = await sock.send(v, copy=False, track=True)``)."""
         value = self.eval(node.value)
+        call = node.value
+        if isinstance(call, ast.Call) and (call.lineno, call.col_offset) in self.frame.loop_yields:
+            # the loop runs the callbacks scheduled so far before this coroutine resumes
+            self.effects.settle_owned_by(Value(alloc=frozenset({LOOP_TURN})))
         queued = value.pending & self.frame.queued_on_await
         self.effects.settle(evolve(value, pending=value.pending - queued) if queued else value)
         return Value(pending=queued, types=value.types) if queued else EMPTY

@@ -153,6 +153,9 @@ class Frame:
         # the submissions awaiting whose future waits only until they are queued (pack
         # ``awaited = "queued"``): an ``await`` leaves them pending (``expr_Await``)
         self.queued_on_await: frozenset = frozenset()
+        # the positions of the pack ``loop-yields`` calls made here (``asyncio.sleep(0)``):
+        # awaiting one runs the loop's scheduled callbacks (``expr_Await``, ``LOOP_TURN``)
+        self.loop_yields: set[tuple] = set()
 
     # -- positions and trace steps -----------------------------------------------------
 

@@ -295,6 +295,8 @@ class ExpressionFolder:
         for value in values:
             if value.kind == "raise":
                 return [(value, path)]
+        if len(node.ops) == 1 and "names" in (values[0].kind, values[1].kind):
+            return [(self.names_contain(node.ops[0], values[0], values[1]), path)]
         if any(v.kind == "unknown" for v in values):
             return [(UNKNOWN, path)]
         result: Abstract = const(True)
@@ -382,6 +384,21 @@ class ExpressionFolder:
             return Abstract("blind", None, True)
         return BLIND
 
+    def names_contain(self, op: ast.cmpop, left: Abstract, right: Abstract) -> Abstract:
+        """``w.__dict__.keys() >= {M}``, ``{M} <= vars(w).keys()``: the subject's attribute
+        names hold every name of a known set: true when each is the marker's, false when one
+        is another marker's (absent); blind for other names (they may be the object's)."""
+        wanted = right if left.kind == "names" else left
+        superset = ast.GtE if left.kind == "names" else ast.LtE
+        if not isinstance(op, superset) or wanted.kind != "const" or not isinstance(wanted.value, (set, frozenset)):
+            return BLIND
+        present = [self.entry(const(name), const(False)) if isinstance(name, str) else BLIND for name in sorted(wanted.value, key=repr)]
+        if any(p.kind == "unknown" for p in present):
+            return UNKNOWN
+        if any(p.kind == "const" and not p.value for p in present):
+            return const(False)
+        return const(True) if present and all(p.kind == "const" for p in present) else BLIND
+
     def builtin_frozenset(self, node: ast.Call, path: Path) -> Abstract:
         """``frozenset(vars(w))``, ``set(dir(w))``: the subject's attribute names as a set
         (``names_among``); of a literal, the set."""
@@ -437,10 +454,49 @@ class ExpressionFolder:
         if head is not None and head.split(".", 1)[0] not in path.env \
                 and self.index.canonical(base_name(self.info.module, func) or "") == "inspect.getattr_static":
             return [(self.builtin_getattr(node, path), path)]  # finds an attribute set on the value as getattr does
+        folded = self.string_method(node, path)
+        if folded is not None:
+            return [(folded, path)]
+        getter = self.attribute_getter(func, path)
+        if getter is not None and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            obj = self.one(node.args[0], path)  # ``_marker_of(w)`` with ``_marker_of = operator.attrgetter(M)``
+            return [(obj if obj.kind == "raise" else self.attribute(obj, getter), path)]
         inlined = self.inline_helper(node, path)
         if inlined is not None:
             return inlined
         return [(self.project_call(node, path), path)]
+
+    def attribute_getter(self, func: ast.expr, path: Path) -> str | None:
+        """The attribute an ``operator.attrgetter(name)`` reads, written in place
+        (``attrgetter(M)(w)``) or bound once to a module name (``_marker_of =
+        operator.attrgetter(M)``); None for any other callee or a name not known."""
+        made: ast.expr | None = func
+        module = self.info.module
+        if isinstance(func, ast.Name) and func.id not in path.env:
+            if self.index.canonical(module.variable_classes.get(func.id, "")) != "operator.attrgetter":
+                return None
+            made = next((stmt.value for stmt in module.tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                         and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == func.id), None)
+        if not (isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords):
+            return None
+        if self.index.canonical(base_name(module, made.func) or "") != "operator.attrgetter":
+            return None
+        name = self.one(made.args[0], path)
+        return name.value if name.kind == "const" and isinstance(name.value, str) and "." not in name.value else None
+
+    def string_method(self, node: ast.Call, path: Path) -> Abstract | None:
+        """``MARKER.upper()``, ``PREFIX.removesuffix("_")``: a pure ``str`` method of a known
+        string, folded (another attribute's name than the marker's); None for anything else."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _STR_METHODS or node.keywords:
+            return None
+        base = self.one(func.value, path)
+        if base.kind != "const" or not isinstance(base.value, str):
+            return None
+        args = [self.one(a, path) for a in node.args]
+        if any(a.kind != "const" for a in args):
+            return None
+        return _fold(getattr(str, func.attr), base.value, *(a.value for a in args))
 
     def inline_helper(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]] | None:
         """What a project helper given the subject returns, by evaluating its body (the
@@ -498,10 +554,14 @@ class ExpressionFolder:
             return self.opaque(node, path)
         if obj.kind == "raise":
             return obj
-        if obj.kind != "subject":
-            return UNKNOWN if obj.kind == "unknown" else BLIND
         spec = node.args[1]
         named = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+        if obj.kind == "const":  # ``isinstance(getattr(w, M, None), bool)``: the marker's value's class
+            types = [_BUILTIN_TYPES.get(c.id) if isinstance(c, ast.Name) and c.id not in path.env and self.is_builtin(c.id)
+                     else None for c in named]
+            return BLIND if None in types else const(isinstance(obj.value, tuple(types)))  # type: ignore[arg-type]
+        if obj.kind != "subject":
+            return UNKNOWN if obj.kind == "unknown" else BLIND
         answers = [self.subject_instance(c) for c in named]
         if "marked" in answers:
             self.touched = True
@@ -701,6 +761,10 @@ def _no_fold(*args: Any) -> Any:
     raise TypeError("not folded")
 
 
+_STR_METHODS = frozenset({"upper", "lower", "casefold", "title", "capitalize", "swapcase", "strip", "lstrip",
+                          "rstrip", "removeprefix", "removesuffix", "replace"})
+_BUILTIN_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str, "bytes": bytes,
+                                   "tuple": tuple, "list": list, "dict": dict, "set": set, "frozenset": frozenset}
 _UNARY: dict[type, Any] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
 _COMPARE = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,

@@ -200,6 +200,8 @@ def _walk_marker_text(node: ast.AST, markers: set, module: Any) -> tuple[bool, t
             return True, ()
         if isinstance(child, ast.Name) and child.id in module.constants and names_marker(module.constants[child.id], markers):
             return True, ()
+        if isinstance(child, ast.Name) and module.variable_classes.get(child.id) == "operator.attrgetter":
+            return True, ()  # a module's attribute getter (``_marker_of = operator.attrgetter(M)``) reads reflectively
         if isinstance(child, ast.Name) and child.id in module.imports:
             imported[child.id] = None
         if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in ("getattr", "hasattr", "vars"):

@@ -351,7 +351,10 @@ class FunctionInterpreter:
             if stream is not None:  # ``while not side.query():`` waits for the stream's copies
                 keys |= stream_work(self.frame, stream)
             elif isinstance(node, ast.Attribute) and node.attr in flags and isinstance(node.value, ast.Name):
-                keys |= deep_pending(self.st.vars.get(node.value.id))
+                held = self.st.vars.get(node.value.id)
+                keys |= deep_pending(held)
+                if held is not None and held.recorded:  # ``while not ev.query():``: the copies it followed
+                    keys |= held.recorded
         return keys
 
     def op_exhausted(self, op: cfg.Op) -> None:

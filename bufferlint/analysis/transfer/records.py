@@ -53,6 +53,27 @@ def construct(call: CallSite, qualname: str) -> Value | None:
     return evolve(record, types=frozenset({qualname}), alloc=frozenset({call.allocation_site()}), fields=names if items else None)
 
 
+# ``types.SimpleNamespace(**fields)`` holds the objects it is given as its attributes
+# (CPython 3.11-3.14: "a simple object subclass that provides attribute access to its
+# namespace"), copying none of them.
+NAMESPACES = frozenset({"types.SimpleNamespace"})
+
+
+def namespace(call: CallSite) -> Value:
+    """``SimpleNamespace(a=w, **more)``: a record of its named keywords (read back by field);
+    given a mapping (``**{e.name: view ...}``), an object holding the mapping's values."""
+    keywords = call.args.keywords
+    site = frozenset({call.allocation_site()})
+    if keywords and all(key is not None for key, _ in keywords):
+        names = tuple(key for key, _ in keywords if key is not None)
+        items = tuple(cap(value, MAX_DEPTH - 1) or EMPTY for _, value in keywords)
+        return evolve(container(None, items), types=frozenset(NAMESPACES), alloc=site, fields=names)
+    held = None
+    for key, value in keywords:
+        held = join(held, index(value, None) if key is None else value)
+    return evolve(container(held), types=frozenset(NAMESPACES), alloc=site)
+
+
 def field_of(base: Value, attr: str) -> Value | None:
     """``record.attr``: the part the record was built with; None when ``base`` is no
     record holding a field ``attr``."""

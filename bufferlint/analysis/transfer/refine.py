@@ -25,6 +25,9 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         narrow_classes(st, test, branch, index, lambda node: parameter_test(node, values, defaults))
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return refine(st, test.operand, not branch, values, defaults)
+    implied = implied_truth(test, branch)
+    if implied is not None:
+        return refine(st, test.left, implied, values, defaults)  # type: ignore[attr-defined]  # a Compare
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == branch:
         for operand in test.values:
             refined = refine(st, operand, branch, values, defaults)
@@ -63,6 +66,20 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         if owner is not None:
             st.assume = st.assume | {ParamTest(owner, ATTR, (test.attr, branch))}
     return st
+
+
+def implied_truth(test: ast.expr, branch: bool) -> bool | None:
+    """``if guard(w) is True:``, ``== False``, ``is not True``: a value compared by identity
+    or equality with a bool, on the branch where that says what the value's truth is (True
+    on ``is True``'s true branch, False on ``is not True``'s false one); None on the other
+    branch (a truthy value other than True fails ``is True``) and for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.comparators[0].value, bool)):
+        return None
+    holds = isinstance(test.ops[0], (ast.Is, ast.Eq)) == branch
+    if not isinstance(test.ops[0], (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)) or not holds:
+        return None
+    return test.comparators[0].value
 
 
 def refine_dtype(st: State, test: ast.expr, branch: bool, values: dict[int, Value]) -> None:
