@@ -18,6 +18,7 @@ from bufferlint.analysis.frontend.constants import DeviceObject, static_constant
 from bufferlint.analysis.frontend.dispatch import overload_qualname, registered_on
 from bufferlint.analysis.frontend.records import RecordShape, functional_record, record_class, record_shape
 from bufferlint.analysis.frontend.registrations import keyed_registrations, registered_callables
+from bufferlint.analysis.frontend.syntax import dotted_name
 
 SOURCE_DIRS = ("src", "python", "lib")
 # `"attr": fn` in a dict display, or `x.attr = fn` (not `==`), optionally through partial(...)
@@ -1584,17 +1585,6 @@ def dotted_expr(text: str) -> ast.expr:
     for part in rest:
         node = ast.Attribute(node, part, ast.Load())
     return node
-
-
-def dotted_name(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def nested_statements(stmt: ast.stmt) -> list[ast.stmt]:

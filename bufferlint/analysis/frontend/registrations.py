@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from bufferlint.analysis.frontend.syntax import walk
+
 if TYPE_CHECKING:
     from bufferlint.analysis.frontend.index import ClassInfo, ModuleInfo, ProjectIndex
 
@@ -64,7 +66,7 @@ def _read_registrars(index: "ProjectIndex", owner: "ClassInfo") -> None:
             continue
         receiver, own = info.params[0], info.params[1:]
         found: list[tuple[str, str]] = []
-        for inner in _walk(info.node):
+        for inner in walk(info.node):
             if isinstance(inner, ast.Call):
                 _kept_by_call(inner, receiver, own, found)
             elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript):
@@ -76,13 +78,6 @@ def _read_registrars(index: "ProjectIndex", owner: "ClassInfo") -> None:
         for attr, param in found:
             kept.setdefault(attr, []).append((method, info.params.index(param) - 1, param))
     owner._registrars, owner._keyed_registrars = kept, keyed
-
-
-def _walk(node: ast.AST):
-    """``syntax.walk`` (imported here: ``syntax`` imports the index, which imports this)."""
-    from bufferlint.analysis.frontend.syntax import walk
-
-    return walk(node)
 
 
 def _kept_by_call(call: ast.Call, receiver: str, params: list[str], found: list[tuple[str, str]]) -> None:
@@ -195,7 +190,7 @@ def _registered_keys(index: "ProjectIndex", module: "ModuleInfo", registrar: Key
                     if key is not None and qualname is not None and index.canonical(qualname) in index.functions:
                         out.append((key, index.canonical(qualname)))
         return out
-    for node in _walk(module.tree):
+    for node in walk(module.tree):
         key = keyed(node) if isinstance(node, ast.Call) else None
         if key is None or not isinstance(node, ast.Call) or len(node.args) <= registrar.value:
             continue
@@ -210,7 +205,7 @@ def _passed(index: "ProjectIndex", module: "ModuleInfo", method: str, position: 
     """What the calls ``x.<method>(...)`` in ``module`` pass at the parameter: a project
     function named there, or an object of a project class built there (``Latest()``)."""
     out: set[str] = set()
-    for node in _walk(module.tree):
+    for node in walk(module.tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method):
             continue
         argument = next((k.value for k in node.keywords if k.arg == param), None)

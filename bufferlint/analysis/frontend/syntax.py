@@ -6,7 +6,17 @@ import ast
 from collections import deque
 from typing import Iterator
 
-from bufferlint.analysis.frontend.index import dotted_name
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for that chain of attributes on a name (None for any other expression)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
 
 
 def is_slice(key: ast.expr) -> bool:
