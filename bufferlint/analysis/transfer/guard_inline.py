@@ -101,7 +101,7 @@ class InlineChecks:
             for marker in sorted(vocab.markers):
                 key = (id(way[1]), way[0], way[2], name, marker, calls.signature)
                 if key not in self.taken:
-                    self.taken[key] = self.remembered(region, statement, way, name, marker, calls)
+                    self.taken[key] = self.evaluate(region, statement, way, name, marker, calls)
                 if self.taken[key] is False:
                     proven |= checked(value, vocab.marker_tags(marker))  # type: ignore[arg-type]
         return proven
@@ -112,29 +112,7 @@ class InlineChecks:
             self.mentioning[key] = any(mentions_markers(self.frame, node) for node in _tables(self.frame).pieces(region))
         return self.mentioning[key]
 
-    def remembered(self, region: Region, statement: ast.AST, way: tuple, name: str, marker: str,
-                   calls: "SubjectCalls") -> bool | None:
-        """``evaluate``'s answer, kept with the function's tables for its next analyses: the
-        evaluation reads the function's syntax, the calls' facts (the key) and the project
-        index, which only grows (its size is part of what is kept). A budget notice is told
-        by each analysis that meets it."""
-        index = self.frame.program.index
-        size = (len(index.modules), len(index.functions))
-        key = (id(way[1]), way[0], way[2], name, marker, calls.signature, tuple(sorted(calls.helpers.items())))
-        verdicts = _tables(self.frame).verdicts
-        kept = verdicts.get(key)
-        if kept is None or kept[0] != size:
-            kept = verdicts[key] = (size, *self.evaluate(region, statement, way, name, marker, calls))
-        _, taken, notice = kept
-        if notice is not None and id(statement) not in self.told:
-            self.told.add(id(statement))
-            self.caps.append(notice)
-        return taken
-
-    def evaluate(self, region: Region, statement: ast.AST, way: tuple, name: str, marker: str,
-                 calls: "SubjectCalls") -> tuple[bool | None, Limit | None]:
-        """Does a marked value take ``way`` (None: not evaluated), and the notice when the
-        budget stopped the evaluation."""
+    def evaluate(self, region: Region, statement: ast.AST, way: tuple, name: str, marker: str, calls: "SubjectCalls") -> bool | None:
         frame = self.frame
         evaluator = InlineEvaluator(frame.info, frame.program.index, frame.vocab, calls)  # type: ignore[arg-type]
         evaluator.param, evaluator.marker = SLOT, marker
@@ -144,11 +122,13 @@ class InlineChecks:
             start.env = {local: BLIND for local in _tables(frame).locals}
         start.env[name] = SUBJECT
         try:
-            return bool(evaluator.ways(region, statement, way, start)), None
+            return bool(evaluator.ways(region, statement, way, start))
         except GiveUp as stop:
-            line = getattr(statement, "lineno", 0)
-            notice = unevaluated_notice(frame.info.display, line, stop.why, function_lines(frame.info)) if stop.budget else None
-            return None, notice
+            if stop.budget and id(statement) not in self.told:
+                self.told.add(id(statement))
+                line = getattr(statement, "lineno", 0)
+                self.caps.append(unevaluated_notice(frame.info.display, line, stop.why, function_lines(frame.info)))
+            return None
 
 
 def unevaluated_notice(display: str, line: int, why: str, where: tuple | None = None) -> Limit:
@@ -333,8 +313,6 @@ class InlineTables:
         self.tests: dict[int, ast.If] = {}
         self.regions: dict[tuple, Region | None] = {}
         self._pieces: dict[int, list] = {}
-        # (way, subject, marker, call facts) -> (index size, taken, budget notice): ``InlineChecks.remembered``
-        self.verdicts: dict[tuple, tuple] = {}
         stack = [node]
         while stack:
             parent = stack.pop()
