@@ -46,18 +46,18 @@ def registrars(index: "ProjectIndex", class_qualname: str, attr: str) -> list[tu
     for name in index.class_ancestors(class_qualname):
         owner = index.classes.get(name)
         if owner is not None:
-            _read_registrars(index, owner)
-            out.extend(owner._registrars.get(attr, ()))  # type: ignore[union-attr]
+            out.extend(_read_registrars(index, owner)[0].get(attr, ()))
     return out
 
 
-def _read_registrars(index: "ProjectIndex", owner: "ClassInfo") -> None:
-    """Read the class's own registering methods, both kinds in one walk of each method (a
-    class's methods are all indexed with it: read once). Field name -> the methods that add
-    a parameter to it (``_registrars``), and those that store one under a key given by
-    another (``_keyed_registrars``)."""
-    if owner._registrars is not None:
-        return
+def _read_registrars(index: "ProjectIndex", owner: "ClassInfo") -> tuple[dict[str, list[tuple[str, int, str]]],
+                                                                          dict[str, list["KeyedRegistrar"]]]:
+    """The class's own registering methods, both kinds read in one walk of each method (a
+    class's methods are all indexed with it: read once, kept on the class). Field name ->
+    the methods that add a parameter to it (``_registrars``), and those that store one under
+    a key given by another (``_keyed_registrars``)."""
+    if owner._registrars is not None and owner._keyed_registrars is not None:
+        return owner._registrars, owner._keyed_registrars
     kept: dict[str, list[tuple[str, int, str]]] = {}
     keyed: dict[str, list[KeyedRegistrar]] = {}
     for method, qualname in sorted(owner.methods.items()):
@@ -71,13 +71,14 @@ def _read_registrars(index: "ProjectIndex", owner: "ClassInfo") -> None:
                 _kept_by_call(inner, receiver, own, found)
             elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Subscript):
                 target = inner.targets[0]
-                _kept((_field(target.value, receiver), inner.value), own, found)
+                _kept(_field(target.value, receiver), inner.value, own, found)
                 stored = _keyed_registrar(info.node, method, receiver, own, target, inner.value)
                 if stored is not None and stored[1] not in keyed.setdefault(stored[0], []):
                     keyed[stored[0]].append(stored[1])
         for attr, param in found:
             kept.setdefault(attr, []).append((method, info.params.index(param) - 1, param))
     owner._registrars, owner._keyed_registrars = kept, keyed
+    return kept, keyed
 
 
 def _kept_by_call(call: ast.Call, receiver: str, params: list[str], found: list[tuple[str, str]]) -> None:
@@ -85,12 +86,11 @@ def _kept_by_call(call: ast.Call, receiver: str, params: list[str], found: list[
     if isinstance(call.func, ast.Attribute) and call.func.attr in _ADDERS:
         position = _ADDERS[call.func.attr]
         value = call.args[position] if len(call.args) > position else None
-        _kept((_field(call.func.value, receiver), value), params, found)
+        _kept(_field(call.func.value, receiver), value, params, found)
 
 
-def _kept(stored: tuple[str | None, ast.expr | None], params: list[str], found: list[tuple[str, str]]) -> None:
+def _kept(attr: str | None, value: ast.expr | None, params: list[str], found: list[tuple[str, str]]) -> None:
     """Record (field, parameter) when a parameter is what goes into the field."""
-    attr, value = stored
     if attr is not None and isinstance(value, ast.Name) and value.id in params and (attr, value.id) not in found:
         found.append((attr, value.id))
 
@@ -136,8 +136,7 @@ def keyed_registrations(index: "ProjectIndex", class_qualnames, attr: str, named
             owner = index.classes.get(name)
             if owner is None:
                 continue
-            _read_registrars(index, owner)
-            for registrar in owner._keyed_registrars.get(attr, ()):  # type: ignore[union-attr]
+            for registrar in _read_registrars(index, owner)[1].get(attr, ()):
                 call = re.compile(r"\." + re.escape(registrar.method) + r"\s*\(")
                 for module in list(index.modules.values()):
                     if call.search(module.text):
