@@ -1,0 +1,1 @@
+"""Asynchronous checkpointing: device state copied to host without stalling the training step."""

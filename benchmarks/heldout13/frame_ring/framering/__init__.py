@@ -1,0 +1,1 @@
+"""Multimodal frame prefetcher: decoded video frames in a shared-memory slot ring."""

@@ -1,0 +1,1 @@
+"""Draft-model weight loading for speculative decoding (EAGLE-style heads)."""

@@ -1,0 +1,1 @@
+"""Trainer-to-rollout weight broadcast: shards staged through pinned host buffers, then NCCL."""
