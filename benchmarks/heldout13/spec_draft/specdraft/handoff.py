@@ -126,7 +126,7 @@ class CopyWorker:
 
 def load_worker_counted_late(draft: torch.nn.Module, files: list[str], worker: CopyWorker) -> None:
     params = dict(draft.named_parameters())
-    sent = 0
+    sent = worker.copied
     for name, w in runai_safetensors_weights_iterator(files):
         worker.jobs.put((params[name], w))
         sent += 1
