@@ -55,6 +55,8 @@ class QuantStager:
 
 
 class RowPusher:
+    """Pushes host rows (CPU tensors built by the tokenizer workers) to the device one by one."""
+
     def __init__(self, width: int, device: torch.device) -> None:
         self.row = torch.empty(width, dtype=torch.float16, pin_memory=True)
         self.device = device

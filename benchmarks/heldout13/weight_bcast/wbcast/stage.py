@@ -15,6 +15,8 @@ log = logging.getLogger(__name__)
 
 
 class ShardBroadcaster:
+    """Broadcasts host shards (CPU tensors read from the trainer's consolidated checkpoint)."""
+
     def __init__(self, numel: int, device: torch.device, src: int = 0) -> None:
         self.stage = torch.empty(numel, dtype=torch.bfloat16, pin_memory=True)
         self.dev = torch.empty(numel, dtype=torch.bfloat16, device=device)
