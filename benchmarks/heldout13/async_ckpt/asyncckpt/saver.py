@@ -1,4 +1,6 @@
-"""Checkpoint savers: each copies device tensors to the host with non-blocking copies."""
+"""Checkpoint savers: each copies device (CUDA) tensors to the host with non-blocking copies.
+
+Every tensor handed to these functions lives on the training GPU (state, losses, norms)."""
 
 from __future__ import annotations
 
