@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Container, Iterable
 
 
+from bufferlint.analysis.whole.callee_order import CalleesFirst
 from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
 from bufferlint.analysis.frontend.index import GLOBALS, FunctionInfo, ModuleInfo, ProjectIndex, dotted_name, module_name
 from bufferlint.analysis.transfer.facts import Outcome
@@ -106,6 +107,7 @@ class Program:
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see call_project.by_name_summary
         self.queued: set[str] = set()
         self.queued_later: set[str] = set()
+        self.callees_first = CalleesFirst()  # picks from ``worklist`` (``callee_order``)
         self.spans = Spans()  # each module's lines, split once
         # Every analysis's reads, writes and outcome, when the run is recorded for the cache
         # (``analysis.replay``: an edit inside one function is checked against them).
@@ -284,6 +286,8 @@ class Program:
             return
         waiting.add(qualname)
         (self.deferred if later else self.worklist).append(qualname)
+        if not later:
+            self.callees_first.add(self.index.functions[qualname])
 
     @property
     def has_work(self) -> bool:
@@ -291,7 +295,7 @@ class Program:
 
     def _next(self) -> str:
         if self.worklist:
-            qualname = self.worklist.popleft()
+            qualname = self.callees_first.pick(self.worklist, self.queued, self.index.functions)
             self.queued.discard(qualname)
             self.queued_later.discard(qualname)
             return qualname
