@@ -35,7 +35,7 @@ from bufferlint.analysis.frontend.textscan import (
     body_mentions, callee_words, defined_names, group_lines, match_lines, mentions_group, seed_groups, word_pattern,
 )
 from bufferlint.analysis.domain.conditions import FIELD, MAX_CONDITIONS, bounded, fails_by_default, field_operand
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, changes_returned_object_only, guards_kind, returns_borrowed
 from bufferlint.analysis.domain.values import (
     Borrow, Value, deep_leaves, evolve, held_in_heap, join, pinned_buffer, program_memory, same_object,
 )
@@ -514,11 +514,15 @@ class Program:
             if log is not None:
                 log.waiting = all(c in self.queued_later or c in self.queued or c not in self.index.functions
                                   for c in self.callers.get(qualname, ()))
-            if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
+            before = self.summaries.get(qualname, EMPTY_SUMMARY)
+            if outcome.summary != before:
                 self.summaries[qualname] = outcome.summary
                 if outcome.summary.advances or outcome.summary.synchronizes or outcome.summary.enters_synchronized:
                     self._calls_a_callee_word(info)
-                for caller in sorted(self.callers.get(qualname, ())):  # an order that is the same in every run
+                readers = self.callers.get(qualname, ())
+                if changes_returned_object_only(before, outcome.summary):  # only callers using its value
+                    readers = [c for c in readers if c not in self.outcomes or qualname in self.outcomes[c].returns_read]
+                for caller in sorted(readers):  # an order that is the same in every run
                     self.enqueue(caller, later=True)
 
 
