@@ -519,9 +519,9 @@ class Program:
                 self.summaries[qualname] = outcome.summary
                 if outcome.summary.advances or outcome.summary.synchronizes or outcome.summary.enters_synchronized:
                     self._calls_a_callee_word(info)
-                readers = self.callers.get(qualname, ())
+                readers = set(self.callers.get(qualname, ()))
                 if changes_returned_object_only(before, outcome.summary):  # only callers using its value
-                    readers = [c for c in readers if c not in self.outcomes or qualname in self.outcomes[c].returns_read]
+                    readers = {c for c in readers if c not in self.outcomes or qualname in self.outcomes[c].returns_read}
                 for caller in sorted(readers):  # an order that is the same in every run
                     self.enqueue(caller, later=True)
 
