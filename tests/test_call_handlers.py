@@ -105,7 +105,8 @@ TABLE = [
     ("containers", "kept.append(w)", ["Store"], lambda v, r: r[0].value is BORROWED),
     ("containers", "kept.pop(0)", ["Release", "ReadBack"], lambda v, r: (r[0].name, r[0].key) == ("kept", "0")),
     ("containers", "kept.clear()", ["Release"], lambda v, r: r[0].key is None),
-    ("project", "helper(w, pool)", ["Record", "Record"], lambda v, r: [e.kind for e in r] == ["callee", "edge"]),
+    ("project", "helper(w, pool)", ["Record", "Record", "Record"],
+     lambda v, r: [e.kind for e in r] == ["callee", "returns", "edge"]),
 ]
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bufferlint.analysis.whole import program as program_module
+from bufferlint.analysis.whole.callee_order import CalleesFirst
 from bufferlint.analysis.whole.program import Program, ProjectAnalysis, run_analysis
 from bufferlint.packs import builtin_vocabulary
 
@@ -80,3 +82,62 @@ def test_callees_first_order_does_not_change_the_findings(tmp_path: Path, monkey
     assert plain_program.analyses["pkg.loader.load"] > 1
     assert [(f.rule, f.span, f.trace) for f in ordered.findings] == [(f.rule, f.span, f.trace) for f in plain.findings]
     assert ordered.findings
+
+
+ORDER = '''
+import concurrent.futures
+from sglang.srt.model_loader.weight_utils import runai_safetensors_weights_iterator
+
+POOL = concurrent.futures.ThreadPoolExecutor(2)
+
+
+class Report:
+    pass
+
+
+def load(files, extra):
+    describe(files)
+    for name, w in runai_safetensors_weights_iterator(files):
+        POOL.submit(print, w)
+    return load_extra(extra)
+
+
+def describe(files):
+    count = sum(1 for _ in runai_safetensors_weights_iterator(files))
+    return Report()
+
+
+def load_extra(files):
+    return [w for _, w in runai_safetensors_weights_iterator(files)]
+'''
+
+
+def order_project(root: Path, text: str = ORDER) -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "order.py").write_text(text)
+
+
+def findings_of(result) -> list:
+    return [(f.rule, f.span, f.trace) for f in result.findings]
+
+
+def test_a_queued_callee_is_analysed_before_its_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    order_project(tmp_path)
+    program, ordered = run(tmp_path)
+    monkeypatch.setattr(CalleesFirst, "pick", lambda self, queue, queued, functions: queue.popleft())
+    plain_program, plain = run(tmp_path)
+    assert plain_program.analyses["pkg.order.load"] > program.analyses["pkg.order.load"], (program.analyses, plain_program.analyses)
+    assert findings_of(ordered) == findings_of(plain) and ordered.findings
+
+
+def test_a_discarded_value_changing_class_queues_no_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    order_project(tmp_path, ORDER.replace("return load_extra(extra)", "return None"))
+    monkeypatch.setattr(CalleesFirst, "pick", lambda self, queue, queued, functions: queue.popleft())
+    program, precise = run(tmp_path)
+    # ``describe(files)``'s value is discarded: its summary's change (it returns a
+    # ``Report``) queues ``load`` again only when every change queues every caller.
+    monkeypatch.setattr(program_module, "changes_returned_object_only", lambda old, new: False)
+    every_program, every = run(tmp_path)
+    assert every_program.analyses["pkg.order.load"] > program.analyses["pkg.order.load"], (program.analyses, every_program.analyses)
+    assert findings_of(precise) == findings_of(every) and precise.findings

@@ -7,7 +7,7 @@ callee's summary changes, until nothing changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from bufferlint.analysis.domain.values import EMPTY, WIDENED, Borrow, ParamRef, Value, deep_leaves
@@ -165,6 +165,17 @@ def widened(summary: Summary) -> bool:
     paths += [called.path for called in summary.calls]
     paths += [leaf.path for leaf in deep_leaves(summary.returns, through_lazy=True) if isinstance(leaf, ParamRef)]
     return any(WIDENED in path for path in paths)
+
+
+def changes_returned_object_only(old: Summary, new: Summary) -> bool:
+    """Is ``new`` ``old`` but for what the function returns, with no leaf (nothing borrowed,
+    no pinned buffer, no parameter's value) in either: the class of an object, a constant?
+    A call whose value is discarded is then done the same (only a returned leaf makes an
+    effect there: ``call_project._project_result``), so a caller that uses no call's value
+    of the function (``Outcome.returns_read``) need not run again."""
+    return (old.returns != new.returns and replace(old, returns=new.returns) == new
+            and next(deep_leaves(old.returns, through_lazy=True), None) is None
+            and next(deep_leaves(new.returns, through_lazy=True), None) is None)
 
 
 def returns_borrowed(summary: Summary) -> bool:

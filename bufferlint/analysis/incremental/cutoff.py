@@ -35,10 +35,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Container, Mapping, Sequence
 
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, changes_returned_object_only
 from bufferlint.analysis.frontend.index import FunctionInfo
 from bufferlint.analysis.incremental.codec import Unencodable, digest
-from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, NotRecorded, Watch, outcome_digest, replay_runs
+from bufferlint.analysis.incremental.replay import AnalysisLog, ModuleSource, NotRecorded, Watch, outcome_digest, replay_runs, step_facts
 from bufferlint.analysis.whole.program import (
     MAX_ANALYSES_PER_FUNCTION, dedupe, direct_routes, findings_of, returns_borrowed, routes_to_sites,
 )
@@ -183,7 +183,7 @@ class _CutOff:
         if qualname not in self.old:
             old = self._replay("old", qualname, None)
             for (outcome, same, _), log in zip(old, logs):
-                if not same or digest((outcome.summary, outcome.callees, outcome.demands)) != log.step:
+                if not same or digest(step_facts(outcome)) != log.step:
                     raise GiveUp(f"{qualname}: the recorded analysis does not replay")
             if logs[-1].final is None or outcome_digest(old[-1][0]) != logs[-1].final:
                 raise GiveUp(f"{qualname}: the recorded outcome does not replay")
@@ -423,7 +423,9 @@ def _changed_summaries(old: list, new: list, logs: Sequence[AnalysisLog], settle
     ``settled``: the last analyses only (``_CutOff``), read as the final summary.
 
     The fixpoint re-analyses a function's readers after each analysis that changed its
-    summary, so the changes must come at the same analyses, with two exceptions:
+    summary (only those using its value when nothing else changed and nothing borrowed is
+    in it: ``_change_kind``), so the changes, of the same kind, must come at the same
+    analyses, with two exceptions:
 
     * at an analysis when every caller was already queued (``AnalysisLog.waiting``), a
       change queues nothing: the summary may start or stop changing there (a store into a
@@ -441,7 +443,8 @@ def _changed_summaries(old: list, new: list, logs: Sequence[AnalysisLog], settle
     same_pattern = True
     before_old, before_new = EMPTY_SUMMARY, EMPTY_SUMMARY
     for was, now, log in zip(old, new, logs):
-        if (was.summary != before_old) != (now.summary != before_new) and not (log.waiting and _queues_only(was, now)):
+        if _change_kind(before_old, was.summary) != _change_kind(before_new, now.summary) \
+                and not (log.waiting and _queues_only(was, now)):
             same_pattern = False
         before_old, before_new = was.summary, now.summary
     if same_pattern:
@@ -461,6 +464,14 @@ def _only_grew(old: Summary, new: Summary) -> bool:
             and all(getattr(old, f.name) == getattr(new, f.name) for f in fields(Summary) if f.name not in _MAY_FACTS))
 
 
+def _change_kind(before: Summary, after: Summary) -> int:
+    """0: no change; 1: a change queuing only the callers that use the returned value
+    (``summaries.changes_returned_object_only``); 2: one queuing every caller."""
+    if after == before:
+        return 0
+    return 1 if changes_returned_object_only(before, after) else 2
+
+
 def _queues_only(was, now) -> bool:
     """A change of this summary does nothing but queue the callers (it asks no function
     more for the file selection: ``Program._calls_a_callee_word``)."""
@@ -474,8 +485,9 @@ def _same_effects(qualname: str, old: list, new: list) -> None:
     borrowed values or built objects, advances or synchronises; and of its last outcome,
     the limits it hit and whether its next call makes findings."""
     for was, now in zip(old, new):
-        if was.callees != now.callees or was.demands != now.demands or was.used_as_guard != now.used_as_guard:
-            raise GiveUp(f"{qualname}: callees, demands or guards changed")
+        if (was.callees != now.callees or was.demands != now.demands or was.used_as_guard != now.used_as_guard
+                or was.returns_read != now.returns_read):
+            raise GiveUp(f"{qualname}: callees, the callees' values it uses, demands or guards changed")
         a, b = was.summary, now.summary
         if (returns_borrowed(a) != returns_borrowed(b) or a.returns.built != b.returns.built
                 or a.advances != b.advances or a.synchronizes != b.synchronizes

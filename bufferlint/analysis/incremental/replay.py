@@ -61,7 +61,7 @@ class AnalysisLog:
     where: dict = field(default_factory=dict)  # function or class qualname -> its module's name
     writes: int = 0
     parts: list | None = field(default_factory=list)  # until sealed: the writes (``write_part``)
-    produced: tuple | None = None  # until sealed: its summary, callees and demands
+    produced: tuple | None = None  # until sealed: its ``step_facts``
     written: bytes | None = None  # the fingerprint of its writes in order
     step: bytes | None = None  # the digest of its summary, callees and demands; None: it failed
     final: bytes | None = None  # the digest of the whole outcome, for a function's last analysis
@@ -81,7 +81,13 @@ class AnalysisLog:
 
     def close(self, outcome) -> None:
         """The analysis ended with ``outcome``: what the fixpoint goes on with."""
-        self.produced = (outcome.summary, outcome.callees, outcome.demands)
+        self.produced = step_facts(outcome)
+
+
+def step_facts(outcome) -> tuple:
+    """What the fixpoint goes on with after one analysis: its summary, and the callees,
+    demands and callees' returned values it read (whose changes queue it again)."""
+    return outcome.summary, outcome.callees, outcome.demands, outcome.returns_read
 
 
 # Questions whose answer cannot change while one analysis runs: summaries change only between
@@ -763,7 +769,7 @@ def replay_function(info: FunctionInfo, logs: list[AnalysisLog], vocab, raw_voca
         if runs is None:
             return False
         outcome, same, _ = runs[0]
-        if not same or digest((outcome.summary, outcome.callees, outcome.demands)) != log.step:
+        if not same or digest(step_facts(outcome)) != log.step:
             return False
         if i == len(logs) - 1 and (log.final is None or outcome_digest(outcome) != log.final):
             return False

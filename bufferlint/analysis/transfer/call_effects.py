@@ -288,7 +288,7 @@ class Reach:
 @dataclass(frozen=True)
 class Record:
     """A fact about the call for the project-wide analysis: ``kind`` is "callee",
-    "demand", "guard-use" or "edge"."""
+    "returns" (a callee whose returned value the call uses), "demand", "guard-use" or "edge"."""
 
     kind: str
     item: object

@@ -122,6 +122,7 @@ def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]
             continue
         program.activate(outer.qualname)
         call.effects.append(Record("callee", outer.qualname))  # re-run here when it is summarised
+        call.effects.append(Record("returns", outer.qualname))
         wrapper = index.functions.get(program.summary(outer.qualname).returns.ref or "")
         if wrapper is None:
             continue
@@ -304,6 +305,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
     caller = call.caller
     call.targets += [info.qualname for info in targets]
     keeps_futures = _receiver_keeps_futures(call)
+    discarded = _value_discarded(call)
     thread = starts_thread(call)
     started = hand_to_thread(call) if thread else frozenset()
     for info in targets:
@@ -312,6 +314,8 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         if keeps_futures and info.binds_receiver:
             program.activate(info.qualname)  # it may wait for the futures its receiver keeps
         summary = program.summary(info.qualname)
+        if not discarded:
+            call.effects.append(Record("returns", info.qualname))
         binding = ahead.get(info.qualname) if ahead else None
         signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg, binding)
         bound = bindings.get(signature)
@@ -395,9 +399,16 @@ def _activate_for_callback(call: CallSite, info: FunctionInfo, bound: dict[int, 
             if qualname not in program.index.functions:
                 continue
             call.effects.append(Record("callee", qualname))
+            call.effects.append(Record("returns", qualname))
             if returns_borrowed(program.summary(qualname)):
                 program.activate(info.qualname)
                 return
+
+
+def _value_discarded(call: CallSite) -> bool:
+    """Is the call a statement of its own (``helper(w)``), its value thrown away?"""
+    op = call.frame.op
+    return op is not None and isinstance(op.node, ast.Expr) and op.node.value is call.node
 
 
 def _receiver_keeps_futures(call: CallSite) -> bool:
@@ -480,13 +491,13 @@ def property_result(frame: Frame, node: ast.expr, getter: FunctionInfo, receiver
     called without arguments where no call is written (``__iter__`` of a ``for`` loop's
     object) is read so too, its trace step saying how (``said``)."""
     summary = frame.program.summary(getter.qualname)
+    effects: list = [Record("returns", getter.qualname)]
     if summary.returns == EMPTY:
-        return EMPTY, []
+        return EMPTY, effects
     step = frame.step(node, said or f"returned by the property `{ast.unparse(node)}`")
     callkey = (node.lineno, node.col_offset)
     result = _instantiate(summary.returns, {0: receiver}, step, callkey, frame.defaults,
                           ancestors=frame.program.index.class_ancestors)
-    effects: list = []
     if any(isinstance(leaf, Borrow) for leaf in deep_leaves(result)):
         effects.append(Issue(result))
         made = frozenset(leaf.site for leaf in deep_leaves(result) if pinned_buffer(leaf) and leaf.site[1:] == (callkey,))

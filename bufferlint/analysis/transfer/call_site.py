@@ -385,8 +385,10 @@ class CallSite:
         index, program = self.program.index, self.program
         for type_name in value.types:
             method = index.class_method(type_name, "__iter__") if type_name in index.classes else None
-            if method is not None and returns_borrowed(program.summary(method)):
-                return True
+            if method is not None:
+                self.effects.append(Record("returns", method))
+                if returns_borrowed(program.summary(method)):
+                    return True
         return False
 
     def passes_work(self) -> bool:

@@ -33,6 +33,10 @@ class Outcome:
     # leaves reading a kept buffer, met by the next call's write): none if every caller
     # synchronises before each call (``ProjectAnalysis.covered_by_callers``)
     next_call: frozenset = frozenset()
+    # the callees whose returned value it used (``Record("returns")``): a caller that only
+    # discards what a callee returns need not run again when that alone changes, while
+    # nothing borrowed is in it (``summaries.changes_returned_object_only``)
+    returns_read: frozenset = frozenset()
 
 
 class FunctionFacts:
@@ -55,6 +59,7 @@ class FunctionFacts:
         self.sited: dict[SinkReach, SinkReach] = {}
         self.findings: dict = {}  # (Hazard, Site) -> trace
         self.callees: set[str] = set()
+        self.returns_read: set[str] = set()  # ``Outcome.returns_read``
         self.used_as_guard: set[str] = set()
         self.demands: set = set()
         self.edges: list = []
@@ -217,6 +222,8 @@ class FunctionFacts:
             self.callees.add(item)  # type: ignore[arg-type]
         elif kind == "demand":
             self.demands.add(item)
+        elif kind == "returns":
+            self.returns_read.add(item)  # type: ignore[arg-type]
         elif kind == "guard-use":
             self.used_as_guard.add(item)  # type: ignore[arg-type]
         else:
@@ -278,7 +285,7 @@ class FunctionFacts:
             summary = EMPTY_SUMMARY
         return Outcome(
             summary, self.findings, self.callees, self.used_as_guard, self.demands, set(self.sited), self.edges, self.caps,
-            frozenset(self.next_call),
+            frozenset(self.next_call), frozenset(self.returns_read),
         )
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Container, Iterable
 
 
+from bufferlint.analysis.whole.callee_order import CalleesFirst
 from bufferlint.analysis.frontend.imports import ImportGraph, Reached, reached, scan_imports
 from bufferlint.analysis.frontend.index import GLOBALS, FunctionInfo, ModuleInfo, ProjectIndex, dotted_name, module_name
 from bufferlint.analysis.transfer.facts import Outcome
@@ -34,7 +35,7 @@ from bufferlint.analysis.frontend.textscan import (
     body_mentions, callee_words, defined_names, group_lines, match_lines, mentions_group, seed_groups, word_pattern,
 )
 from bufferlint.analysis.domain.conditions import FIELD, MAX_CONDITIONS, bounded, fails_by_default, field_operand
-from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, guards_kind, returns_borrowed
+from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, Summary, changes_returned_object_only, guards_kind, returns_borrowed
 from bufferlint.analysis.domain.values import (
     Borrow, Value, deep_leaves, evolve, held_in_heap, join, pinned_buffer, program_memory, same_object,
 )
@@ -106,6 +107,7 @@ class Program:
         self.by_name_summaries: dict[str, tuple[Summary, Summary]] = {}  # see call_project.by_name_summary
         self.queued: set[str] = set()
         self.queued_later: set[str] = set()
+        self.callees_first = CalleesFirst()  # picks from ``worklist`` (``callee_order``)
         self.spans = Spans()  # each module's lines, split once
         # Every analysis's reads, writes and outcome, when the run is recorded for the cache
         # (``analysis.replay``: an edit inside one function is checked against them).
@@ -284,6 +286,8 @@ class Program:
             return
         waiting.add(qualname)
         (self.deferred if later else self.worklist).append(qualname)
+        if not later:
+            self.callees_first.add(self.index.functions[qualname])
 
     @property
     def has_work(self) -> bool:
@@ -291,7 +295,7 @@ class Program:
 
     def _next(self) -> str:
         if self.worklist:
-            qualname = self.worklist.popleft()
+            qualname = self.callees_first.pick(self.worklist, self.queued, self.index.functions)
             self.queued.discard(qualname)
             self.queued_later.discard(qualname)
             return qualname
@@ -510,11 +514,15 @@ class Program:
             if log is not None:
                 log.waiting = all(c in self.queued_later or c in self.queued or c not in self.index.functions
                                   for c in self.callers.get(qualname, ()))
-            if outcome.summary != self.summaries.get(qualname, EMPTY_SUMMARY):
+            before = self.summaries.get(qualname, EMPTY_SUMMARY)
+            if outcome.summary != before:
                 self.summaries[qualname] = outcome.summary
                 if outcome.summary.advances or outcome.summary.synchronizes or outcome.summary.enters_synchronized:
                     self._calls_a_callee_word(info)
-                for caller in sorted(self.callers.get(qualname, ())):  # an order that is the same in every run
+                readers = set(self.callers.get(qualname, ()))
+                if changes_returned_object_only(before, outcome.summary):  # only callers using its value
+                    readers = {c for c in readers if c not in self.outcomes or qualname in self.outcomes[c].returns_read}
+                for caller in sorted(readers):  # an order that is the same in every run
                     self.enqueue(caller, later=True)
 
 
