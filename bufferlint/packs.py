@@ -464,6 +464,9 @@ class Vocabulary:
     collectors: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
+    # Calls true wherever device work can have been issued (``torch.cuda.is_available()``):
+    # on their false branch no device copy is in flight, as after a synchronisation.
+    device_available: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
     # Attributes or methods of a pending handle that are true once its work is done
     # (``tracker.done``, ``future.done()``): a branch where one is true has waited for it, and
@@ -996,6 +999,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("collectors", "calls whose result holds the elements of their iterable arguments, taken at once"),
     _call_list("binds", "calls whose result keeps their arguments for later"),
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
+    _call_list("device-available", "calls true wherever device work may be in flight: their false branch has none"),
     _call_list("retainers", "calls that keep their arguments: a method in its receiver, a function in its first argument"),
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),

@@ -191,6 +191,7 @@ class FunctionInterpreter:
                     state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
                     if not edge.truth:
                         state = self.effects.skip_periodic(state, edge.test)
+                    state = self.effects.no_device(state, edge.test, edge.truth)
                     state = self.ready_on_edge(state, edge)
                 if edge.case is not None and edge.truth:
                     taken = self.case_taken(state, edge.case)
