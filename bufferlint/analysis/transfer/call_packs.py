@@ -40,6 +40,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
+from bufferlint.analysis.transfer.refine import parameter_field_of
 from bufferlint.analysis.domain.state import LOOP_TURN, PRIOR_WAIT, current_stream_work, event_stand_in, issued_work, on_side_stream
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
@@ -448,8 +449,7 @@ def parameter_field(call: CallSite, condition) -> tuple[int, str] | None:
         expr = node.args[condition.position]
     if not isinstance(expr, ast.Attribute):
         return None
-    param = exact_parameter(call.args.values.get(id(expr.value)))
-    return (param, expr.attr) if param is not None else None
+    return parameter_field_of(expr, call.args.values)  # ``self.overlap``, ``self.cfg.overlap``
 
 
 def argument_origins(call: CallSite, pattern) -> str:
