@@ -254,6 +254,10 @@ class BorrowKind:
     # Classes every instance of which carries this kind's markers (a wrapper the producer hands
     # out): ``isinstance(v, C)`` checks the marker as ``getattr(v, marker, False)`` does.
     marked_classes: tuple[str, ...] = ()
+    # Classes every value of this kind is an instance of (the RunAI streamer's views are
+    # ``torch.Tensor``s) without naming the kind (``types`` does: a producer annotated with one
+    # of those is of this kind): a single dispatcher given one runs the overload for its class.
+    instance_of: tuple[str, ...] = ()
     # The reused buffer is accelerator memory, never the host's (InstantTensor's GPU ring): a
     # move of a value of this kind to the host (``host-allocations``: ``.to("cpu")``,
     # ``.cpu()``) is new host memory, a copy, not the maybe-view it is of a host tensor.
@@ -643,6 +647,7 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
         types = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "types", where))
         made_by = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "made-by", where))
         marked = tuple(_string_list(table, "marked-classes", where))
+        instance_of = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "instance-of", where))
         if marked and not table.get("markers"):
             raise PackError(f"{where}: 'marked-classes' needs the kind's 'markers' (guards are judged marker by marker)")
         if any(c.count(".") < 1 for c in marked):
@@ -657,7 +662,7 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
             raise PackError(f"{where}: 'marker-constants' must be qualified names such as \"mylib.MARKER_ATTR\"")
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
                                  _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked,
-                                 on_device=on_device, marker_constants=constants)
+                                 on_device=on_device, marker_constants=constants, instance_of=instance_of)
     return kinds
 
 
@@ -959,7 +964,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
             _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by",
-                                  "marked-classes", "on-device", "marker-constants"), names=list),
+                                  "marked-classes", "on-device", "marker-constants", "instance-of"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.transfer.guard_expressions import NO_CALLS, ExpressionFolder, _argument_at
 from bufferlint.analysis.transfer.guard_values import (
     BLIND,
@@ -111,6 +112,9 @@ class GuardEvaluator(ExpressionFolder):
         opaque (its calls' facts are its frame's); helpers of helpers are run up to
         ``MAX_INLINE`` deep. None (the call's facts decide, as before) when a path of it
         returns anything but a constant, or it cannot be run."""
+        nested = self.nested_helper(node, path)
+        if nested is not None:
+            return nested
         qualname = self.calls.helpers.get(id(node))
         info = self.index.functions.get(qualname) if qualname is not None else None
         if info is None or self.depth >= MAX_INLINE or not isinstance(info.node, ast.FunctionDef) \
@@ -140,6 +144,45 @@ class GuardEvaluator(ExpressionFolder):
             out.append((value, path.fork(e.path.certain)))
         self.touched = self.touched or inner.touched
         self.may_raise = True
+        return out or None
+
+    def nested_helper(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]] | None:
+        """``not _must_inline()`` of a function the guard defines in its own body: run here
+        on this path's variables (the closure reads the guard's parameters as they are
+        when it is called), its parameters bound to what the call passes. None when the
+        callee is no such function, takes more than the call passes positionally, or a
+        path of it returns anything but a constant."""
+        func = node.func
+        if not isinstance(func, ast.Name) or node.keywords or self.depth >= MAX_INLINE:
+            return None
+        defs = [s for s in self.info.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == func.id]  # type: ignore[attr-defined]
+        if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef) or defs[0].decorator_list:
+            return None
+        nested = defs[0]
+        args = nested.args
+        params = [a.arg for a in args.posonlyargs + args.args]
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or len(params) != len(node.args) \
+                or any(isinstance(a, ast.Starred) for a in node.args) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(nested)):
+            return None
+        env = dict(path.env)
+        for name, argument in zip(params, node.args):
+            env[name] = self.one(argument, path.fork())
+        inner = GuardEvaluator(self.info, self.index, self.vocab, NO_CALLS)
+        inner.param, inner.marker, inner.tags, inner.depth = self.param, self.marker, self.tags, self.depth + 1
+        inner.given_fields, inner.steps = self.given_fields, self.steps
+        try:
+            exits = inner.block(nested.body, Path(env, path.certain))
+        except GiveUp:
+            return None
+        self.steps = inner.steps
+        out = []
+        for e in exits:
+            value = e.value if e.how in ("return", "raise") else NONE
+            if value.kind not in ("const", "raise"):
+                return None
+            out.append((value, path.fork(e.path.certain)))
+        self.touched = self.touched or inner.touched
+        self.unknowns += inner.unknowns
         return out or None
 
     def undecided_why(self, exits: list[Exit]) -> str:
