@@ -128,23 +128,10 @@ class GuardEvaluator(ExpressionFolder):
             env[name] = self.one(argument, path.fork()) if argument is not None else BLIND
         if not any(v.kind == "subject" for v in env.values()) or any(v.kind in ("raise", "unknown") for v in env.values()):
             return None
-        inner = GuardEvaluator(info, self.index, self.vocab, NO_CALLS)
-        inner.param, inner.marker, inner.tags, inner.depth = self.param, self.marker, self.tags, self.depth + 1
-        inner.steps = self.steps
-        try:
-            exits = inner.block(info.node.body, Path(env))
-        except GiveUp:
-            return None
-        self.steps = inner.steps
-        out = []
-        for e in exits:
-            value = e.value if e.how in ("return", "raise") else NONE
-            if value.kind not in ("const", "raise"):
-                return None
-            out.append((value, path.fork(e.path.certain)))
-        self.touched = self.touched or inner.touched
-        self.may_raise = True
-        return out or None
+        out = self.run_inside(info, info.node.body, Path(env), path, {})
+        if out is not None:
+            self.may_raise = True
+        return out
 
     def nested_helper(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]] | None:
         """``not _must_inline()`` of a function the guard defines in its own body: run here
@@ -167,11 +154,17 @@ class GuardEvaluator(ExpressionFolder):
         env = dict(path.env)
         for name, argument in zip(params, node.args):
             env[name] = self.one(argument, path.fork())
-        inner = GuardEvaluator(self.info, self.index, self.vocab, NO_CALLS)
+        return self.run_inside(self.info, nested.body, Path(env, path.certain), path, self.given_fields)
+
+    def run_inside(self, info, body: list[ast.stmt], start: Path, path: Path, given_fields: dict) -> list[tuple[Abstract, Path]] | None:
+        """Run ``body`` (of ``info``) one level deeper from ``start``: each constant it may
+        return (or exception it may raise) on ``path``; None when a path returns anything
+        else, or the run gives up."""
+        inner = GuardEvaluator(info, self.index, self.vocab, NO_CALLS)
         inner.param, inner.marker, inner.tags, inner.depth = self.param, self.marker, self.tags, self.depth + 1
-        inner.given_fields, inner.steps = self.given_fields, self.steps
+        inner.given_fields, inner.steps = given_fields, self.steps
         try:
-            exits = inner.block(nested.body, Path(env, path.certain))
+            exits = inner.block(body, start)
         except GiveUp:
             return None
         self.steps = inner.steps
@@ -182,7 +175,6 @@ class GuardEvaluator(ExpressionFolder):
                 return None
             out.append((value, path.fork(e.path.certain)))
         self.touched = self.touched or inner.touched
-        self.unknowns += inner.unknowns
         return out or None
 
     def undecided_why(self, exits: list[Exit]) -> str:
