@@ -20,7 +20,7 @@ from bufferlint.analysis.domain.values import Value
 CALLBACK_METHODS = frozenset({"callback"})
 
 
-def exit_calls(context: Value, stmt: ast.With | ast.AsyncWith, item: int, cache: dict[int, list[ast.Call]]) -> list[ast.Call]:
+def exit_calls(context: Value, stmt: ast.With | ast.AsyncWith, item: int, cache: dict[int, ast.Call]) -> list[ast.Call]:
     """The calls the exit of ``stmt``'s ``item`` makes when it is an ``ExitStack`` bound by
     ``as stack``: ``fn(*args)`` for each ``stack.callback(fn, *args)`` statement of the
     block, last registered first. The calls are built once per statement (``cache``, keyed
@@ -30,7 +30,7 @@ def exit_calls(context: Value, stmt: ast.With | ast.AsyncWith, item: int, cache:
     target = stmt.items[item].optional_vars
     if not isinstance(target, ast.Name):
         return []
-    calls = []
+    calls: list[ast.Call] = []
     for statement in stmt.body:
         call = statement.value if isinstance(statement, ast.Expr) else None
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)

@@ -50,7 +50,7 @@ class FunctionTables:
         self._keyword_maps: frozenset[str] | None = None
         self._periodic: dict[int, frozenset[str]] | None = None
         self._ready_tests: dict[int, tuple[int, bool]] | None = None
-        self.exit_calls: dict[int, list[Any]] = {}  # ``exit_callbacks.exit_calls``'s calls, built once
+        self.exit_calls: dict[int, ast.Call] = {}  # ``exit_callbacks.exit_calls``'s calls, built once
 
     @property
     def keyword_maps(self) -> frozenset[str]:

@@ -76,7 +76,7 @@ def blocking_here(st: State) -> None:
     t.to("cpu", non_blocking=self.cfg.overlap)`` is in flight on no path where ``self.cfg.overlap``
     is false, so after ``if self.cfg.overlap: torch.cuda.synchronize()`` it has landed on
     both (the join of the two branches would forget the false branch's assumption)."""
-    whens: dict[object, list] = {}
+    whens: dict[object, list[frozenset[ParamTest]]] = {}
     for value in st.vars.values():
         for leaf in deep_leaves(value):
             if isinstance(leaf, Borrow) and leaf.flight and leaf.site in st.flying:
