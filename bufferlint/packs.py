@@ -254,6 +254,10 @@ class BorrowKind:
     # Classes every instance of which carries this kind's markers (a wrapper the producer hands
     # out): ``isinstance(v, C)`` checks the marker as ``getattr(v, marker, False)`` does.
     marked_classes: tuple[str, ...] = ()
+    # Classes every value of this kind is an instance of (the RunAI streamer's views are
+    # ``torch.Tensor``s) without naming the kind (``types`` does: a producer annotated with one
+    # of those is of this kind): a single dispatcher given one runs the overload for its class.
+    instance_of: tuple[str, ...] = ()
     # The reused buffer is accelerator memory, never the host's (InstantTensor's GPU ring): a
     # move of a value of this kind to the host (``host-allocations``: ``.to("cpu")``,
     # ``.cpu()``) is new host memory, a copy, not the maybe-view it is of a host tensor.
@@ -464,6 +468,9 @@ class Vocabulary:
     collectors: list[CallPattern] = field(default_factory=list)
     binds: list[CallPattern] = field(default_factory=list)
     synchronizers: list[CallPattern] = field(default_factory=list)
+    # Calls true wherever device work can have been issued (``torch.cuda.is_available()``):
+    # on their false branch no device copy is in flight, as after a synchronisation.
+    device_available: list[CallPattern] = field(default_factory=list)
     retainers: list[CallPattern] = field(default_factory=list)
     # Attributes or methods of a pending handle that are true once its work is done
     # (``tracker.done``, ``future.done()``): a branch where one is true has waited for it, and
@@ -640,6 +647,7 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
         types = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "types", where))
         made_by = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "made-by", where))
         marked = tuple(_string_list(table, "marked-classes", where))
+        instance_of = tuple(t if "." in t else f"builtins.{t}" for t in _string_list(table, "instance-of", where))
         if marked and not table.get("markers"):
             raise PackError(f"{where}: 'marked-classes' needs the kind's 'markers' (guards are judged marker by marker)")
         if any(c.count(".") < 1 for c in marked):
@@ -654,7 +662,7 @@ def _kinds(key: "PackKey", data: dict, origin: str, vocab: Vocabulary) -> dict[s
             raise PackError(f"{where}: 'marker-constants' must be qualified names such as \"mylib.MARKER_ATTR\"")
         kinds[name] = BorrowKind(name, tuple(_string_list(table, "markers", where)), copy, remedy, origin,
                                  _lends_in(table, where), types=types, made_by=made_by, marked_classes=marked,
-                                 on_device=on_device, marker_constants=constants)
+                                 on_device=on_device, marker_constants=constants, instance_of=instance_of)
     return kinds
 
 
@@ -956,7 +964,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
             _string_set, _union, names=list),
     PackKey("kinds", "kinds", "tables", "kinds of borrowed value: their markers, copy and remedy",
             _kinds, _update, ("name", "markers", "copy", "remedy", "doc", "lends-in", "types", "made-by",
-                                  "marked-classes", "on-device", "marker-constants"), names=list),
+                                  "marked-classes", "on-device", "marker-constants", "instance-of"), names=list),
     PackKey("signatures", "signatures", "table", "parameter names of functions, for arguments passed by keyword",
             _signatures, _update),
     PackKey("sources", "sources", "tables", "callables (or attributes) whose results are borrowed",
@@ -996,6 +1004,7 @@ PACK_KEYS: tuple[PackKey, ...] = (
     _call_list("collectors", "calls whose result holds the elements of their iterable arguments, taken at once"),
     _call_list("binds", "calls whose result keeps their arguments for later"),
     _call_list("synchronizers", "calls that wait for all outstanding device work"),
+    _call_list("device-available", "calls true wherever device work may be in flight: their false branch has none"),
     _call_list("retainers", "calls that keep their arguments: a method in its receiver, a function in its first argument"),
     _call_list("host-reads", "calls that read a host tensor's bytes now"),
     _call_list("metadata-reads", "calls that read a value's length, type or shape, never its bytes"),

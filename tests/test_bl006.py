@@ -122,6 +122,18 @@ def test_each_receiver_write_changes_its_receiver_in_place(method: str) -> None:
         "mul_": lambda t: t.mul_(3),
         "div_": lambda t: t.div_(2),
         "clamp_": lambda t: t.clamp_(max=2),
+        "lerp_": lambda t: t.lerp_(torch.zeros(8), 0.5),
+        "addcmul_": lambda t: t.addcmul_(torch.ones(8), torch.ones(8)),
+        "addcdiv_": lambda t: t.addcdiv_(torch.ones(8), torch.ones(8)),
+        "pow_": lambda t: t.pow_(2),
+        "sqrt_": lambda t: t.sqrt_(),
+        "neg_": lambda t: t.neg_(),
+        "exp_": lambda t: t.exp_(),
+        "log_": lambda t: t.log_(),
+        "round_": lambda t: t.round_(decimals=-1),
+        "clamp_min_": lambda t: t.clamp_min_(5),
+        "clamp_max_": lambda t: t.clamp_max_(2),
+        "index_reduce_": lambda t: t.index_reduce_(0, index, torch.zeros(2), "prod"),
         "fill": lambda t: t.numpy().fill(0),
     }
     assert method in calls, f"add a call of `.{method}` here"

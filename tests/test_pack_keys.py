@@ -46,6 +46,7 @@ EVERY_KEY = {
     "collectors": ["every.collector"],
     "binds": ["every.bind"],
     "synchronizers": ["every.synchronizer"],
+    "device-available": ["every.device_available"],
     "retainers": [".every_retainer"],
     "host-reads": [".every_host_read"],
     "metadata-reads": [".every_metadata_read"],

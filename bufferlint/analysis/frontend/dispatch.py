@@ -4,7 +4,9 @@ A call of the dispatcher (``to_host(batch)``) runs the overload registered for i
 argument's class (``@to_host.register`` with an annotated first parameter, or
 ``@to_host.register(dict)``), or the dispatcher's own body when none is. The analysis does
 not know the argument's class, so a call reaches every one of them, and the call's effects
-are the union of theirs (``call_project.through_decorators``). The overloads are usually all
+are the union of theirs (``call_project.through_decorators``); except for an argument made
+only of borrowed values of one kind whose classes the packs name (``types``, ``instance-of``):
+it runs the one overload registered for such a class (``call_project._dispatched_for_kind``). The overloads are usually all
 named ``_``: each is its own function of the index all the same (``overload_qualname``),
 since the name ``_`` rebound by the next ``def`` does not take the registered function away.
 """

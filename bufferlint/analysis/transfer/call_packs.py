@@ -40,6 +40,7 @@ from bufferlint.analysis.domain.values import (
     view_of,
 )
 from bufferlint.analysis.domain.conditions import ATTR, FLAG, MATCHES, ParamTest, exact_parameter
+from bufferlint.analysis.transfer.refine import parameter_field_of
 from bufferlint.analysis.domain.state import LOOP_TURN, PRIOR_WAIT, current_stream_work, event_stand_in, issued_work, on_side_stream
 from bufferlint.analysis.frontend.index import FunctionInfo, annotation_types, dotted_name
 from bufferlint.analysis.frontend.vocabmatch import CallShape
@@ -448,8 +449,7 @@ def parameter_field(call: CallSite, condition) -> tuple[int, str] | None:
         expr = node.args[condition.position]
     if not isinstance(expr, ast.Attribute):
         return None
-    param = exact_parameter(call.args.values.get(id(expr.value)))
-    return (param, expr.attr) if param is not None else None
+    return parameter_field_of(expr, call.args.values)  # ``self.overlap``, ``self.cfg.overlap``
 
 
 def argument_origins(call: CallSite, pattern) -> str:
@@ -782,6 +782,22 @@ def on_view(call: CallSite, spec) -> Value:
     return evolve(view, dtype=dtype) if dtype is not None else view
 
 
+def _record_with_fields(call: CallSite) -> Value | None:
+    """A bind given one record whose fields are known and keywords naming some of them
+    (``dataclasses.replace(host, ready=ev)``): that record with those fields replaced, the
+    others as they were (``Value.fields``), so ``new.token_ids`` is still ``host``'s. None for
+    any other call."""
+    args = call.args
+    record = args.positional[0][0] if len(args.positional) == 1 and not args.positional[0][1] else None
+    if record is None or record.fields is None or record.items is None or not args.keywords:
+        return None
+    changes = dict(args.keywords)
+    if None in changes or not set(changes) <= set(record.fields):
+        return None
+    items = tuple(changes.get(name, item) for name, item in zip(record.fields, record.items))
+    return replace(record, items=items)
+
+
 def on_bind(call: CallSite, spec) -> Value:
     """A value that keeps its arguments; bound to a callable (``functools.partial(fn, pool)``,
     ``partial(self.load, ...)``), it is also that callable with the other arguments bound
@@ -789,8 +805,11 @@ def on_bind(call: CallSite, spec) -> Value:
     if waits_on_its_own(call, spec):  # ``zmq.MessageTracker(t1, t2)``: a handle for both sends
         return Value(pending=frozenset().union(*(deep_pending(v) for v in call.args.flat())),
                      types=frozenset({spec.qualname}))
-    held = container(join_all(call.args.flat()))
     positional = call.args.positional
+    replaced = _record_with_fields(call)
+    if replaced is not None:
+        return replaced
+    held = container(join_all(call.args.flat()))
     if not positional or any(starred for _, starred in positional):
         return held
     function = positional[0][0]

@@ -132,9 +132,45 @@ def through_decorators(call: CallSite, info: FunctionInfo) -> list[FunctionInfo]
             call.transparent.add(wrapper.qualname)
         targets = [wrapper] + (targets if passes else [])
     if is_dispatcher(info.node):  # any overload may run: the class of the argument is not known
-        overloads = (index.functions.get(q) for q in index.dispatch_overloads(info.qualname))
-        targets += [o for o in overloads if o is not None and o not in targets]
+        overloads = [o for o in (index.functions.get(q) for q in index.dispatch_overloads(info.qualname)) if o is not None]
+        chosen = _dispatched_for_kind(call, overloads)
+        if chosen is not None:
+            return [chosen]
+        targets += [o for o in overloads if o not in targets]
     return targets
+
+
+def _dispatched_for_kind(call: CallSite, overloads: list[FunctionInfo]) -> FunctionInfo | None:
+    """The overload a single dispatcher runs for an argument whose class is known: a value
+    made only of borrowed objects of one kind is an instance of that kind's ``types`` or
+    ``instance-of`` (``torch.Tensor``), so ``defer_ok(w)`` runs the overload registered for one of them
+    (``@defer_ok.register`` over ``def _(value: torch.Tensor)``, or ``.register(torch.Tensor)``)
+    when exactly one is. None (every overload may run) otherwise."""
+    argument = call.args.arg(0) if call.args.positional else None
+    if argument is None or not argument.leaves or not all(isinstance(leaf, Borrow) and leaf.kind for leaf in argument.leaves):
+        return None
+    kinds = {leaf.kind for leaf in argument.leaves if isinstance(leaf, Borrow)}
+    specs = [call.vocab.vocab.kind(kind) for kind in kinds]
+    if len(specs) != 1 or specs[0] is None or not (specs[0].types or specs[0].instance_of):
+        return None
+    index = call.program.index
+    types = {index.canonical(t) for t in specs[0].types + specs[0].instance_of}
+    chosen = [o for o in overloads if (registered := _registered_class(o)) is not None and index.canonical(registered) in types]
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def _registered_class(info: FunctionInfo) -> str | None:
+    """The class an overload is registered for: ``@f.register(cls)``'s argument, or the
+    annotation of its first parameter under a bare ``@f.register``; None if not named."""
+    node = info.node
+    for decorator in getattr(node, "decorator_list", ()):
+        if isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute) and decorator.func.attr == "register":
+            return base_name(info.module, decorator.args[0]) if len(decorator.args) == 1 else None
+        if isinstance(decorator, ast.Attribute) and decorator.attr == "register":
+            args = getattr(node, "args", None)
+            first = (args.posonlyargs + args.args)[0] if args is not None and (args.posonlyargs + args.args) else None
+            return base_name(info.module, first.annotation) if first is not None and first.annotation is not None else None
+    return None
 
 
 def targets_typed(call: CallSite) -> list[FunctionInfo]:

@@ -509,6 +509,25 @@ class Effects:
         st.pending = kept
         return st
 
+    def no_device(self, st: State, test: ast.expr, truth: bool) -> State:
+        """``st`` on the branch of ``test`` where a pack ``device-available`` call
+        (``torch.cuda.is_available()``, under any number of ``not``) is False: no device
+        exists there, so no device copy was issued on this path and none is in flight (the
+        way ``if torch.cuda.is_available(): torch.cuda.synchronize()`` waits on every path
+        that issued one)."""
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, truth = test.operand, not truth
+        if truth or not isinstance(test, ast.Call) or not (st.flying or st.pending):
+            return st
+        name = base_name(self.frame.module, test.func)
+        available = {p.qualname for p in self.frame.vocab.vocab.device_available if p.qualname}
+        if name is None or self.frame.program.index.canonical(name) not in available:
+            return st
+        st = st.copy()
+        st.pending = frozenset(p for p in st.pending if not p.hazard.settled_by_sync)
+        st.flying = frozenset()
+        return st
+
     def _device_sync(self, call: ast.Call) -> bool:
         """Is ``call`` a device-wide synchroniser of the packs (``torch.cuda.synchronize()``:
         a function, not a stream's or an event's method)?"""

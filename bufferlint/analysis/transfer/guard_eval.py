@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bufferlint.analysis.frontend.index import dotted_name
+from bufferlint.analysis.frontend.syntax import walk
 from bufferlint.analysis.transfer.guard_expressions import NO_CALLS, ExpressionFolder, _argument_at
 from bufferlint.analysis.transfer.guard_values import (
     BLIND,
@@ -111,6 +112,9 @@ class GuardEvaluator(ExpressionFolder):
         opaque (its calls' facts are its frame's); helpers of helpers are run up to
         ``MAX_INLINE`` deep. None (the call's facts decide, as before) when a path of it
         returns anything but a constant, or it cannot be run."""
+        nested = self.nested_helper(node, path)
+        if nested is not None:
+            return nested
         qualname = self.calls.helpers.get(id(node))
         info = self.index.functions.get(qualname) if qualname is not None else None
         if info is None or self.depth >= MAX_INLINE or not isinstance(info.node, ast.FunctionDef) \
@@ -124,11 +128,43 @@ class GuardEvaluator(ExpressionFolder):
             env[name] = self.one(argument, path.fork()) if argument is not None else BLIND
         if not any(v.kind == "subject" for v in env.values()) or any(v.kind in ("raise", "unknown") for v in env.values()):
             return None
+        out = self.run_inside(info, info.node.body, Path(env), path, {})
+        if out is not None:
+            self.may_raise = True
+        return out
+
+    def nested_helper(self, node: ast.Call, path: Path) -> list[tuple[Abstract, Path]] | None:
+        """``not _must_inline()`` of a function the guard defines in its own body: run here
+        on this path's variables (the closure reads the guard's parameters as they are
+        when it is called), its parameters bound to what the call passes. None when the
+        callee is no such function, takes more than the call passes positionally, or a
+        path of it returns anything but a constant."""
+        func = node.func
+        if not isinstance(func, ast.Name) or node.keywords or self.depth >= MAX_INLINE:
+            return None
+        defs = [s for s in self.info.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == func.id]  # type: ignore[attr-defined]
+        if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef) or defs[0].decorator_list:
+            return None
+        nested = defs[0]
+        args = nested.args
+        params = [a.arg for a in args.posonlyargs + args.args]
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or len(params) != len(node.args) \
+                or any(isinstance(a, ast.Starred) for a in node.args) or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(nested)):
+            return None
+        env = dict(path.env)
+        for name, argument in zip(params, node.args):
+            env[name] = self.one(argument, path.fork())
+        return self.run_inside(self.info, nested.body, Path(env, path.certain), path, self.given_fields)
+
+    def run_inside(self, info, body: list[ast.stmt], start: Path, path: Path, given_fields: dict) -> list[tuple[Abstract, Path]] | None:
+        """Run ``body`` (of ``info``) one level deeper from ``start``: each constant it may
+        return (or exception it may raise) on ``path``; None when a path returns anything
+        else, or the run gives up."""
         inner = GuardEvaluator(info, self.index, self.vocab, NO_CALLS)
         inner.param, inner.marker, inner.tags, inner.depth = self.param, self.marker, self.tags, self.depth + 1
-        inner.steps = self.steps
+        inner.given_fields, inner.steps = given_fields, self.steps
         try:
-            exits = inner.block(info.node.body, Path(env))
+            exits = inner.block(body, start)
         except GiveUp:
             return None
         self.steps = inner.steps
@@ -139,7 +175,6 @@ class GuardEvaluator(ExpressionFolder):
                 return None
             out.append((value, path.fork(e.path.certain)))
         self.touched = self.touched or inner.touched
-        self.may_raise = True
         return out or None
 
     def undecided_why(self, exits: list[Exit]) -> str:

@@ -50,6 +50,7 @@ from bufferlint.analysis.frontend.syntax import (
 from bufferlint.analysis.transfer import call_effects
 from bufferlint.analysis.transfer.call_packs import queried_stream, shape_of, stream_work
 from bufferlint.analysis.transfer.effects import HANDED_BACK, Effects, refills_not_taken
+from bufferlint.analysis.transfer.exit_callbacks import exit_calls
 from bufferlint.analysis.transfer.expressions import ExpressionEvaluator
 from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
 from bufferlint.analysis.transfer.frame import Frame, node_key
@@ -190,6 +191,7 @@ class FunctionInterpreter:
                     state = refills_not_taken(refined, edge.test, edge.truth, self.facts, frame.tables)
                     if not edge.truth:
                         state = self.effects.skip_periodic(state, edge.test)
+                    state = self.effects.no_device(state, edge.test, edge.truth)
                     state = self.ready_on_edge(state, edge)
                 if edge.case is not None and edge.truth:
                     taken = self.case_taken(state, edge.case)
@@ -443,6 +445,8 @@ class FunctionInterpreter:
             return
         self.freed_at_exit(value, op.node)
         self.effects.settle_owned_by(value)
+        for call in exit_calls(value, cast(ast.With, op.node), cast(int, op.extra), self.frame.tables.exit_calls):
+            self.evaluator.eval(call)  # ``stack.callback(fut.result)``: the exit calls it
         exit_name = "__aexit__" if isinstance(op.node, ast.AsyncWith) else "__exit__"
         if self.st.pending:  # work in flight: a class of a file not read yet may wait for it
             self.demand_classes(value)

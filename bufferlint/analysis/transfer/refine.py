@@ -6,8 +6,10 @@ import ast
 from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State, waited_for
-from bufferlint.analysis.domain.conditions import APPROVES, ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter
-from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, clean, clear_leaf, fact_tags, program_memory
+from bufferlint.analysis.domain.conditions import (
+    APPROVES, ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter, refuted,
+)
+from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, clean, clear_leaf, deep_leaves, fact_tags, program_memory
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
 
@@ -62,10 +64,46 @@ def refine(st: State, test: ast.expr, branch: bool, values: dict[int, Value], de
         # made with ``non_blocking=self.overlap`` (``conditions.refuted``); a path with none
         # keeps no such test (every ``if self.x:`` would make its facts apart, and their
         # number grow through the methods calling each other on ``self``)
-        owner = exact_parameter(values.get(id(test.value)))
-        if owner is not None:
-            st.assume = st.assume | {ParamTest(owner, ATTR, (test.attr, branch))}
+        field = parameter_field_of(test, values)
+        if field is not None:
+            st.assume = st.assume | {ParamTest(field[0], ATTR, (field[1], branch))}
+            blocking_here(st)
     return st
+
+
+def blocking_here(st: State) -> None:
+    """Take off ``st.flying`` the copies the path's assumptions made blocking: ``host =
+    t.to("cpu", non_blocking=self.cfg.overlap)`` is in flight on no path where ``self.cfg.overlap``
+    is false, so after ``if self.cfg.overlap: torch.cuda.synchronize()`` it has landed on
+    both (the join of the two branches would forget the false branch's assumption)."""
+    whens: dict[object, list[frozenset[ParamTest]]] = {}
+    for value in st.vars.values():
+        for leaf in deep_leaves(value):
+            if isinstance(leaf, Borrow) and leaf.flight and leaf.site in st.flying:
+                whens.setdefault(leaf.site, []).append(leaf.when)
+    blocking = {site for site, each in whens.items() if all(when and refuted(when, st.assume) for when in each)}
+    if blocking:
+        st.flying = st.flying - blocking
+
+
+# Attributes a field test may go down from a parameter (``self.cfg.overlap``: two).
+MAX_FIELD_DEPTH = 3
+
+
+def parameter_field_of(expr: ast.Attribute, values: dict[int, Value]) -> tuple[int, str] | None:
+    """The parameter a field read (``self.overlap``, ``self.cfg.overlap``) starts from as
+    the caller passed it, and the dotted path read from it (``cfg.overlap``); None for any
+    other expression, or a path deeper than ``MAX_FIELD_DEPTH``. A test of the same path in
+    the function is a test of the same field: a record's field is read twice alike."""
+    attrs: list[str] = []
+    node: ast.expr = expr
+    while isinstance(node, ast.Attribute) and len(attrs) < MAX_FIELD_DEPTH:
+        attrs.append(node.attr)
+        node = node.value
+        owner = exact_parameter(values.get(id(node)))
+        if owner is not None:
+            return owner, ".".join(reversed(attrs))
+    return None
 
 
 def implied_truth(test: ast.expr, branch: bool) -> bool | None:
