@@ -963,9 +963,16 @@ def callback_path(path: tuple) -> bool:
     return not has_field(path) or (len(path) == 1 and isinstance(path[0], Field))
 
 
-def local_fields(value: Value) -> Value:
+def local_fields(value: Value, followed: Callable[[int, int], bool] | None = None) -> Value:
     """``value`` without the parts of record parameters' fields (``Field``): what a call
-    passes on or a summary hands back of them is nothing."""
-    if not any(isinstance(leaf, ParamRef) and has_field(leaf.path) for leaf in deep_leaves(value, through_lazy=True)):
+    passes on or a summary hands back of them is nothing, but for the fields ``followed``
+    says (parameter, position) a caller passed a borrowed value or a copy in flight in
+    (``Program.flow_fields``)."""
+    def local(leaf: Leaf) -> bool:
+        return isinstance(leaf, ParamRef) and has_field(leaf.path) and not (
+            followed is not None and isinstance(leaf.path[0], Field) and followed(leaf.index, leaf.path[0].position)
+        )
+
+    if not any(local(leaf) for leaf in deep_leaves(value, through_lazy=True)):
         return value
-    return map_leaves(value, lambda leaf: None if isinstance(leaf, ParamRef) and has_field(leaf.path) else leaf)
+    return map_leaves(value, lambda leaf: None if local(leaf) else leaf)
