@@ -113,7 +113,7 @@ class ProjectView(Protocol):
         """(function, parameter) pairs that may receive pinned buffers the program owns."""
 
     @property
-    def field_hot(self) -> Container[tuple]:
+    def field_hot(self) -> Container[tuple[object, ...]]:
         """(function, parameter, field position, kind) of record parameters whose field may
         hold a borrowed value (kind "borrowed") or a device copy in flight ("flight"), and
         (function, parameter) for a parameter with any such field."""

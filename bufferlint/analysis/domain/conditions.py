@@ -152,7 +152,7 @@ class ParamTest:
             attr, truth = attr_operand(self)
             return replace(self, operand=(attr, not truth))
         if self.test == FIELD_NONE:
-            position, attr, none = self.operand  # type: ignore[misc]
+            position, attr, none = field_none_operand(self)
             return replace(self, operand=(position, attr, not none))
         test = NEGATED.get(self.test)
         return None if test is None else ParamTest(self.param, test, self.operand, self.default_known, self.default)
@@ -178,7 +178,7 @@ class ParamTest:
             attr, truth = attr_operand(self)
             return f"{name}.{attr}" if truth else f"not {name}.{attr}"
         if self.test == FIELD_NONE:
-            _, attr, none = self.operand  # type: ignore[misc]
+            _, attr, none = field_none_operand(self)
             return f"{name}.{attr} is {'' if none else 'not '}None"
         return f"{name} {self.test} {self.operand!r}"
 
@@ -272,7 +272,7 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
 def _field_is_none(test: ParamTest, actual: Value) -> bool | None:
     """Does a ``FIELD_NONE`` test hold for the record ``actual`` the call built: the constant
     at that position, or an object surely not None there (None: not known)."""
-    position, _, none = test.operand  # type: ignore[misc]
+    position, _, none = field_none_operand(test)
     items = actual.items if actual.fields is not None else None
     part = items[position] if items is not None and position < len(items) else None
     if part is None:
@@ -303,6 +303,13 @@ def surely_passed(tests: frozenset, bound: dict[int, Value],
         if not (known and test.decide(value)):
             return False
     return True
+
+
+def field_none_operand(test: ParamTest) -> tuple[int, str, bool]:
+    """A ``FIELD_NONE`` test's field position, attribute and whether it wants None there."""
+    operand = test.operand
+    assert isinstance(operand, tuple)
+    return int(operand[0]), str(operand[1]), bool(operand[2])
 
 
 def attr_operand(test: ParamTest) -> tuple[str, bool]:

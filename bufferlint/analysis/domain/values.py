@@ -181,10 +181,11 @@ class Cleared:
 class Field:
     """A path step: the field at ``position`` of a record parameter (``payload.value`` of a
     parameter annotated ``payload: Payload``), resolved as ``payload[position]`` in the
-    record the caller built. A part reached only so is local to the function: it may reach
-    the function's own sinks (a ``SinkReach``), and nothing else of it leaves the function
-    (``local_fields``), since a record passed everywhere (a batch handed to every layer) would
-    otherwise put a path per field into every summary and every callee's parameters."""
+    record the caller built. A part reached only so may reach the function's own sinks (a
+    ``SinkReach``); nothing else of it leaves the function (``local_fields``) unless a caller
+    put a borrowed value or a copy in flight in that field (``Program.field_hot``), since a
+    record passed everywhere (a batch handed to every layer) would otherwise put a path per
+    field into every summary and every callee's parameters."""
 
     position: int
 

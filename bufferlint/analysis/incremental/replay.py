@@ -293,7 +293,7 @@ class RecordingProgram:
 class _Members:
     """``(function, parameter) in program.hot`` (or another of its growing sets), logged."""
 
-    def __init__(self, members: Container[tuple], name: str, log: AnalysisLog) -> None:
+    def __init__(self, members: Container[tuple[object, ...]], name: str, log: AnalysisLog) -> None:
         self._members, self._name, self._log = members, name, log
 
     def __contains__(self, item: object) -> bool:

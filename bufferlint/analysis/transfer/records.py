@@ -90,9 +90,10 @@ def parameter_field(index_view: IndexView, base: Value, attr: str, step: TraceSt
     ``self.value`` in a record's own method (``job.launch(pool)`` of ``Job(name, w)`` submits
     the ``w`` that call built the record with): the part the caller built
     the record with, as a ``Field`` step of the parameter's path; None when ``base`` holds no
-    such parameter or its one class is no record with a field ``attr``. The part stays local
-    to the function (``values.local_fields``): it is for a helper that sends what it reads
-    out of the record it is given (``send(sock, payload)`` reading ``payload.value``)."""
+    such parameter or its one class is no record with a field ``attr``. The part leaves the
+    function only where a caller filled that field (``values.local_fields``,
+    ``followed_fields``): else it is for a helper that sends what it reads out of the record
+    it is given (``send(sock, payload)`` reading ``payload.value``)."""
     params = [leaf for leaf in base.leaves if isinstance(leaf, ParamRef) and not leaf.path]
     classes = base.types | base.declared
     if not params or len(classes) != 1:

@@ -72,7 +72,7 @@ class Program:
         # (function, parameter, field position, kind): record parameters' fields that may hold
         # a borrowed value ("borrowed") or a device copy in flight ("flight") (``flow_fields``),
         # and (function, parameter) for a parameter with any such field
-        self.field_hot: set[tuple] = set()
+        self.field_hot: set[tuple[object, ...]] = set()
         self._hot_fields: dict[tuple[str, int], set[tuple[int, str]]] = {}  # the same, by parameter
         # Functions to analyse: ``worklist`` first; ``deferred`` holds callers whose callee's
         # summary changed, analysed once the work in hand is done, callees first (so a caller
