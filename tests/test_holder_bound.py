@@ -44,4 +44,4 @@ def test_recursion_through_receivers_fields_converges(tmp_path: Path) -> None:
     files = [tmp_path / FIXTURE.name]
     result = analyze_project(tmp_path, files, files, builtin_vocabulary())
     assert result.notices == []
-    assert sorted((f.span.line, f.rule) for f in result.findings) == [(27, "BL004"), (30, "BL004")]
+    assert sorted((f.span.line, f.rule) for f in result.findings) == [(27, "BL004"), (30, "BL004"), (61, "BL005")]

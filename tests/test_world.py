@@ -88,8 +88,10 @@ VIEW: dict[str, Question] = {
     "hot": lambda view: ("pkg.helper", 0) in view.hot,
     "flight_hot": lambda view: ("pkg.helper", 0) in view.flight_hot,
     "pinned_hot": lambda view: ("pkg.helper", 0) in view.pinned_hot,
+    "field_hot": lambda view: ("pkg.helper", 0, 1, "borrowed") in view.field_hot,
     "activate": lambda view: view.activate("pkg.helper"),
     "flow": lambda view: view.flow("pkg.Loader.load", "pkg.helper", 0, True, frozenset()),
+    "flow_fields": lambda view: view.flow_fields("pkg.Loader.load", "pkg.helper", 0, ((1, "borrowed"),), ()),
     "store_field": lambda view: view.store_field("pkg.Loader", "pool", _borrowed()),
     "buffer_fill": lambda view: view.buffer_fill((("pkg.helper", 18, 11), frozenset()), "pkg.Loader"),
     "fill_buffer": lambda view: view.fill_buffer((("pkg.helper", 18, 11), frozenset()), _borrowed(), ""),
@@ -145,7 +147,7 @@ def test_every_member_of_the_world_has_a_question_here() -> None:
 @pytest.mark.parametrize("kind", [RecordingProgram, ReplayProgram])
 def test_the_recording_and_replaying_programs_are_the_view_and_no_more(kind: type) -> None:
     public = {name for name in dir(kind) if not name.startswith("_")}
-    instance = {"index", "vocab", "raw_vocab", "by_name_summaries", "hot", "flight_hot", "pinned_hot", "span"}
+    instance = {"index", "vocab", "raw_vocab", "by_name_summaries", "hot", "flight_hot", "pinned_hot", "field_hot", "span"}
     assert public | instance == _members(ProjectView) | OWN[kind]
 
 

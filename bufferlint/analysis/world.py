@@ -112,6 +112,12 @@ class ProjectView(Protocol):
     def pinned_hot(self) -> Container[tuple[str, int]]:
         """(function, parameter) pairs that may receive pinned buffers the program owns."""
 
+    @property
+    def field_hot(self) -> Container[tuple[object, ...]]:
+        """(function, parameter, field position, kind) of record parameters whose field may
+        hold a borrowed value (kind "borrowed") or a device copy in flight ("flight"), and
+        (function, parameter) for a parameter with any such field."""
+
     def span(self, module: ModuleInfo, node: ast.AST) -> Span: ...
 
     def summary(self, qualname: str) -> Summary: ...
@@ -136,6 +142,9 @@ class ProjectView(Protocol):
 
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset[int],
              flight: bool = False, pinned: bool = False) -> None: ...
+
+    def flow_fields(self, caller: str, callee: str, param: int, fields: tuple[tuple[int, str], ...],
+                    records: tuple[int, ...]) -> None: ...
 
     def store_field(self, owner: str, attr: str, value: Value) -> None: ...
 

@@ -66,6 +66,13 @@ ATTR = "attr"
 # approving them decides it (``DECIDED_BY``: its guard finding stands for the fact's finding).
 APPROVES = "approves"
 
+# A record parameter's field compared with None (``operand``: ``(position, attr, is_none)``,
+# the field's ``values.Field`` position): ``if out.ready is not None: out.ready.synchronize()``
+# waits only where the caller built the record with an object there. A call decides it by the
+# part it built the record with (``_field_is_none``); the caller's own parameter passed on
+# gives the same test of it; anything else may hold.
+FIELD_NONE = "field is None"
+
 IN = "in"  # membership in a module constant's tuple (``device not in _CPU_DEVICES``)
 NOT_IN = "not in"
 
@@ -110,7 +117,7 @@ class ParamTest:
             return value == expected and type(value) is type(expected)
         if test == INSTANCE:  # a literal is no instance of a project class
             return False
-        if test in (ATTR, APPROVES):  # a literal's field is not read here; a literal is no guard
+        if test in (ATTR, APPROVES, FIELD_NONE):  # a literal's field is not read here; a literal is no guard
             return True
         if test in (IN, NOT_IN):
             member = membership(value, operand)
@@ -144,6 +151,9 @@ class ParamTest:
         if self.test == ATTR:
             attr, truth = attr_operand(self)
             return replace(self, operand=(attr, not truth))
+        if self.test == FIELD_NONE:
+            position, attr, none = field_none_operand(self)
+            return replace(self, operand=(position, attr, not none))
         test = NEGATED.get(self.test)
         return None if test is None else ParamTest(self.param, test, self.operand, self.default_known, self.default)
 
@@ -167,6 +177,9 @@ class ParamTest:
         if self.test == ATTR:
             attr, truth = attr_operand(self)
             return f"{name}.{attr}" if truth else f"not {name}.{attr}"
+        if self.test == FIELD_NONE:
+            _, attr, none = field_none_operand(self)
+            return f"{name}.{attr} is {'' if none else 'not '}None"
         return f"{name} {self.test} {self.operand!r}"
 
 
@@ -235,6 +248,9 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
                 return None
         elif test.test == INSTANCE and not may_be_instance(actual, str(test.operand), ancestors):
             return None  # an object of a class that is none of the override's
+        elif test.test == FIELD_NONE and _field_is_none(test, actual) is not None:
+            if not _field_is_none(test, actual):
+                return None
         elif actual.has_const:
             if not test.decide(actual.const):
                 return None
@@ -251,6 +267,21 @@ def decide_at_call(tests: Iterable[ParamTest], bound: dict[int, Value], defaults
             elif not test.unknown_holds:
                 return None
     return frozenset(left)
+
+
+def _field_is_none(test: ParamTest, actual: Value) -> bool | None:
+    """Does a ``FIELD_NONE`` test hold for the record ``actual`` the call built: the constant
+    at that position, or an object surely not None there (None: not known)."""
+    position, _, none = field_none_operand(test)
+    items = actual.items if actual.fields is not None else None
+    part = items[position] if items is not None and position < len(items) else None
+    if part is None:
+        return None
+    if part.has_const:
+        return (part.const is None) == none
+    if part.not_none:
+        return not none
+    return None
 
 
 def surely_passed(tests: frozenset, bound: dict[int, Value],
@@ -272,6 +303,13 @@ def surely_passed(tests: frozenset, bound: dict[int, Value],
         if not (known and test.decide(value)):
             return False
     return True
+
+
+def field_none_operand(test: ParamTest) -> tuple[int, str, bool]:
+    """A ``FIELD_NONE`` test's field position, attribute and whether it wants None there."""
+    operand = test.operand
+    assert isinstance(operand, tuple)
+    return int(operand[0]), str(operand[1]), bool(operand[2])
 
 
 def attr_operand(test: ParamTest) -> tuple[str, bool]:

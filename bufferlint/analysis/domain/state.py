@@ -94,12 +94,12 @@ class Pending:
 
 class State:
     __slots__ = ("vars", "assume", "pending", "cleaned", "stale", "synced", "flying", "refilled", "tested", "kept", "waits",
-                 "landed")
+                 "landed", "unsynced_when")
 
     def __init__(
         self, vars=None, assume=frozenset(), pending=frozenset(), cleaned=frozenset(), stale=frozenset(), synced=False,
         flying=frozenset(), refilled=frozenset(), tested=frozenset(), kept=frozenset(), waits=frozenset(),
-        landed=frozenset(),
+        landed=frozenset(), unsynced_when=frozenset(),
     ):
         self.vars: dict[str, Value] = vars if vars is not None else {}
         self.assume: frozenset = assume
@@ -128,10 +128,16 @@ class State:
         # ``event.synchronize()``): a field read again does not put them back in flight
         # (``Effects.arrive``); joined by intersection
         self.landed: frozenset = landed
+        # Without ``synced``: conditions (``ParamTest``s) besides ``assume`` that every path
+        # reaching here unsynchronised took (``if out.ready is not None: out.ready.synchronize()``
+        # joins a synchronised path with one where the field is None): a host read of a
+        # parameter here is a reach only under them. Joined by intersection of the
+        # unsynchronised paths' conditions.
+        self.unsynced_when: frozenset = unsynced_when
 
     def copy(self) -> "State":
         return State(dict(self.vars), self.assume, self.pending, self.cleaned, self.stale, self.synced, self.flying, self.refilled,
-                     self.tested, self.kept, self.waits, self.landed)
+                     self.tested, self.kept, self.waits, self.landed, self.unsynced_when)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -148,6 +154,7 @@ class State:
             and self.kept == other.kept
             and self.waits == other.waits
             and self.landed == other.landed
+            and self.unsynced_when == other.unsynced_when
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -295,7 +302,15 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     kept = old.kept & new.kept
     waits = old.waits | new.waits
     landed = old.landed & new.landed
-    changed = copied or (
+    if synced:
+        unsynced_when: frozenset = frozenset()
+    elif old.synced or new.synced:
+        unsynced_side = new if old.synced else old
+        unsynced_when = unsynced_side.assume | unsynced_side.unsynced_when
+    else:
+        unsynced_when = (old.assume | old.unsynced_when) & (new.assume | new.unsynced_when)
+    unsynced_when = unsynced_when - assume
+    changed = copied or unsynced_when != old.unsynced_when or (
         len(assume) != len(old.assume) or len(pending) != len(old.pending) or len(cleaned) != len(old.cleaned)
         or len(stale) != len(old.stale) or synced != old.synced or len(flying) != len(old.flying)
         or len(refilled) != len(old.refilled) or len(tested) != len(old.tested) or len(kept) != len(old.kept)
@@ -304,4 +319,4 @@ def join_into(old: State, new: State) -> tuple[State, bool]:
     )
     if not changed:
         return old, False
-    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept, waits, landed), True
+    return State(out, assume, pending, cleaned, stale, synced, flying, refilled, tested, kept, waits, landed, unsynced_when), True

@@ -181,10 +181,11 @@ class Cleared:
 class Field:
     """A path step: the field at ``position`` of a record parameter (``payload.value`` of a
     parameter annotated ``payload: Payload``), resolved as ``payload[position]`` in the
-    record the caller built. A part reached only so is local to the function: it may reach
-    the function's own sinks (a ``SinkReach``), and nothing else of it leaves the function
-    (``local_fields``), since a record passed everywhere (a batch handed to every layer) would
-    otherwise put a path per field into every summary and every callee's parameters."""
+    record the caller built. A part reached only so may reach the function's own sinks (a
+    ``SinkReach``); nothing else of it leaves the function (``local_fields``) unless a caller
+    put a borrowed value or a copy in flight in that field (``Program.field_hot``), since a
+    record passed everywhere (a batch handed to every layer) would otherwise put a path per
+    field into every summary and every callee's parameters."""
 
     position: int
 
@@ -963,9 +964,16 @@ def callback_path(path: tuple) -> bool:
     return not has_field(path) or (len(path) == 1 and isinstance(path[0], Field))
 
 
-def local_fields(value: Value) -> Value:
+def local_fields(value: Value, followed: Callable[[int, int], bool] | None = None) -> Value:
     """``value`` without the parts of record parameters' fields (``Field``): what a call
-    passes on or a summary hands back of them is nothing."""
-    if not any(isinstance(leaf, ParamRef) and has_field(leaf.path) for leaf in deep_leaves(value, through_lazy=True)):
+    passes on or a summary hands back of them is nothing, but for the fields ``followed``
+    says (parameter, position) a caller passed a borrowed value or a copy in flight in
+    (``Program.flow_fields``)."""
+    def local(leaf: Leaf) -> bool:
+        return isinstance(leaf, ParamRef) and has_field(leaf.path) and not (
+            followed is not None and isinstance(leaf.path[0], Field) and followed(leaf.index, leaf.path[0].position)
+        )
+
+    if not any(local(leaf) for leaf in deep_leaves(value, through_lazy=True)):
         return value
-    return map_leaves(value, lambda leaf: None if isinstance(leaf, ParamRef) and has_field(leaf.path) else leaf)
+    return map_leaves(value, lambda leaf: None if local(leaf) else leaf)

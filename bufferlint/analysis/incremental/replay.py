@@ -101,7 +101,7 @@ STABLE = frozenset({"summary", "in_project", "methods_named", "overrides_of", "c
 # Sets that only grow, and only by the writes of the analysis asking while it runs (the
 # parameters that receive borrowed values, copies in flight, pinned buffers): a member at
 # some point stays one after it, and one that is not was not before.
-GROWING = frozenset({"hot", "flight", "pinned"})
+GROWING = frozenset({"hot", "flight", "pinned", "fields"})
 
 
 def _grown_answer(reads: dict, question: tuple, writes: int) -> bool | None:
@@ -238,6 +238,7 @@ class RecordingProgram:
         self.hot = _Members(program.hot, "hot", log)
         self.flight_hot = _Members(program.flight_hot, "flight", log)
         self.pinned_hot = _Members(program.pinned_hot, "pinned", log)
+        self.field_hot = _Members(program.field_hot, "fields", log)
         self.span = program.span
         if info is not None:
             # Whether each parameter may receive borrowed values, as the analysis starts: an
@@ -277,6 +278,11 @@ class RecordingProgram:
         self._log.write(("flow", caller, callee, param, concrete, params, flight, pinned))
         self._program.flow(caller, callee, param, concrete, params, flight, pinned)
 
+    def flow_fields(self, caller: str, callee: str, param: int, fields: tuple[tuple[int, str], ...],
+                    records: tuple[int, ...]) -> None:
+        self._log.write(("flow_fields", caller, callee, param, fields, records))
+        self._program.flow_fields(caller, callee, param, fields, records)
+
     def store_field(self, owner: str, attr: str, value: Value) -> None:
         self._log.write(("store_field", owner, attr, value))
         self._program.store_field(owner, attr, value)
@@ -291,9 +297,9 @@ class RecordingProgram:
 
 
 class _Members:
-    """``(function, parameter) in program.hot``, logged."""
+    """``(function, parameter) in program.hot`` (or another of its growing sets), logged."""
 
-    def __init__(self, members: Container[tuple[str, int]], name: str, log: AnalysisLog) -> None:
+    def __init__(self, members: Container[tuple[object, ...]], name: str, log: AnalysisLog) -> None:
         self._members, self._name, self._log = members, name, log
 
     def __contains__(self, item: object) -> bool:
@@ -408,6 +414,7 @@ class ReplayProgram:
         self.hot = _Answers(self, "hot")
         self.flight_hot = _Answers(self, "flight")
         self.pinned_hot = _Answers(self, "pinned")
+        self.field_hot = _Answers(self, "fields")
         self._spans = Spans()
 
     def span(self, module: ModuleInfo, node: ast.AST) -> Span:
@@ -477,6 +484,10 @@ class ReplayProgram:
     def flow(self, caller: str, callee: str, param: int, concrete: bool, params: frozenset[int],
              flight: bool = False, pinned: bool = False) -> None:
         self.wrote(("flow", caller, callee, param, concrete, params, flight, pinned))
+
+    def flow_fields(self, caller: str, callee: str, param: int, fields: tuple[tuple[int, str], ...],
+                    records: tuple[int, ...]) -> None:
+        self.wrote(("flow_fields", caller, callee, param, fields, records))
 
     def store_field(self, owner: str, attr: str, value: Value) -> None:
         self.wrote(("store_field", owner, attr, value))

@@ -49,7 +49,9 @@ from bufferlint.analysis.domain.values import (
     resolve,
 )
 from bufferlint.analysis.transfer.construction import field_at_construction
-from bufferlint.analysis.transfer.records import field_of as record_field, parameter_field as record_parameter_field
+from bufferlint.analysis.transfer.records import (
+    field_of as record_field, followed_fields, parameter_field as record_parameter_field, pass_record,
+)
 from bufferlint.analysis.frontend.index import AttachedCallable, FunctionInfo, base_name, is_cached_property
 from bufferlint.analysis.transfer.call_effects import (
     Adopt,
@@ -356,8 +358,9 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
         signature = (info.binds_receiver, info.n_positional, tuple(info.params), info.vararg, info.kwarg, binding)
         bound = bindings.get(signature)
         if bound is None:  # a record parameter's field is passed on as nothing (``values.Field``)
-            first = 1 if info.binds_receiver else 0
-            bound = bindings[signature] = {param: local_fields(value if param < first else _iterated(call, value))
+            first = 1 if info.binds_receiver else 0  # unless a caller put something in it
+            followed = followed_fields(program, caller)
+            bound = bindings[signature] = {param: local_fields(value if param < first else _iterated(call, value), followed)
                                            for param, value in bind(call, info, binding).items()}
             if thread:  # what ``__init__`` keeps is the started thread's to read (``call_threads``)
                 bound = bindings[signature] = {param: value if param == 0 else kept_by_thread(value)
@@ -373,6 +376,7 @@ def apply_project(call: CallSite, targets: list[FunctionInfo], by_name: bool = F
                 pinned = any(pinned_buffer(leaf) for leaf in deep_leaves(value, through_lazy=True))
                 known = facts[id(value)] = (value, concrete, params, futures, flight, pinned)
             program.flow(caller, info.qualname, param, known[1], known[2], known[4], known[5])
+            pass_record(program, caller, info.qualname, param, value)
             if known[3] or value.built:
                 # it may wait for the futures it is given, or read a producer it is given
                 # (``reader.tensors()``: ``produced.parameter_produces``)

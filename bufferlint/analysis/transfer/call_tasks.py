@@ -22,6 +22,7 @@ from bufferlint.analysis.transfer.call_project import (
     CallEdge, adopt_future, bind, reads_in_flight, targets_static, targets_typed,
 )
 from bufferlint.analysis.transfer.call_site import Args, CallSite, origins
+from bufferlint.analysis.transfer.records import pass_record
 from bufferlint.findings import TraceStep
 from bufferlint.packs import TaskCall
 
@@ -43,6 +44,8 @@ def judge_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> bool:
         bound = {param: flying for param, value in passed.items() if (flying := _in_flight_part(value))}
         for param in sorted(bound):
             program.flow(call.caller, info.qualname, param, False, frozenset(), True)
+        for param, value in sorted(passed.items()):
+            pass_record(program, call.caller, info.qualname, param, value)  # a record's fields in flight
         edge = CallEdge(info.qualname, bound, call.assume, step, call.frame.defaults)
         for reach in program.summary(info.qualname).sinks:
             if not reach.hazard.about_in_flight:
@@ -77,6 +80,7 @@ def hand_to_task(call: CallSite, task: TaskCall, params: tuple[str, ...]) -> Non
         for param, value in sorted(bound.items()):
             concrete, origins_of = origins([value])
             program.flow(call.caller, info.qualname, param, concrete, origins_of)
+            pass_record(program, call.caller, info.qualname, param, value)
         call.effects.append(Record("edge", CallEdge(info.qualname, bound, call.assume, step, call.frame.defaults)))
         _apply_kept(call, program.summary(info.qualname), bound, step)
 

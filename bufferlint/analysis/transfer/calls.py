@@ -247,9 +247,9 @@ def dispatch(call: CallSite) -> Value:
     if vocab.match("recorded-events", call.shape) is not None and call.frame.st is not None:
         current = call.receiver is not None and call.receiver.objects == CURRENT_STREAM and not call.frame.contexts
         work = current_stream_work(call.frame.st, call.frame.side_issued) if current else issued_work(call.frame.st)
-        result = evolve(result, recorded=work)  # ``stream.record_event()``
+        result = evolve(result, recorded=work, not_none=True)  # ``stream.record_event()``
     if vocab.match("new-events", call.shape) is not None:
-        result = evolve(result, recorded=frozenset())  # ``torch.cuda.Event()``: covers nothing yet
+        result = evolve(result, recorded=frozenset(), not_none=True)  # ``torch.cuda.Event()``: covers nothing yet
     if vocab.match("current-streams", call.shape) is not None and not call.frame.contexts:
         result = evolve(result, objects=CURRENT_STREAM)  # the stream the host's own work goes to
     pinned = vocab.match("pinned-allocations", call.shape)

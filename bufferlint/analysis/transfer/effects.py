@@ -18,6 +18,7 @@ from bufferlint.analysis.domain.summaries import SinkReach
 from bufferlint.analysis.domain.values import (
     EMPTY,
     Borrow,
+    Field,
     ParamRef,
     Value,
     deep_leaves,
@@ -393,12 +394,12 @@ class Effects:
     def read_host(self, node: ast.AST, value: Value, what: str) -> None:
         """The host reads the value's bytes now (a hazard if they are still in flight). A
         parameter read before this function synchronises is a reach: the caller decides.
-        Not a record parameter's field (``values.Field``): a parameter's host reads matter
-        once a caller passes it a copy in flight (``Program.flight_hot``), a whole parameter
-        at a time, so a batch record passed to every layer with one field in flight would make
-        every field's host read in every layer a reach (every comparison, ``.item()``,
-        ``int(...)``), each carried up to every caller: fields are for the sinks that send
-        what they read (a record's field handed to a thread, a socket), not for host reads."""
+        A parameter's host reads matter once a caller passes it a copy in flight
+        (``Program.flight_hot``); a record parameter's field's (``values.Field``) only once a
+        caller passes a copy in flight in that field (``Program.field_hot``): a whole
+        parameter at a time, a batch record passed to every layer with one field in flight
+        made every field's host read in every layer a reach (every comparison, ``.item()``,
+        ``int(...)``), each carried up to every caller."""
         frame = self.frame
         st = frame.st
         if st is None or not value.leaves:
@@ -409,14 +410,24 @@ class Effects:
                 if not (leaf.flight and leaf.site in st.flying and holds_by_default(leaf.when)) \
                         or refuted(leaf.when, st.assume):
                     continue  # landed, a copy to the host only if the callers say so, or blocking on this path
-            elif st.synced or (frame.info.qualname, leaf.index) not in frame.program.flight_hot or has_field(leaf.path):
-                continue  # a record parameter's field: see ``read_host``'s docstring
+            elif st.synced or not self._reads_in_flight(leaf):
+                continue
             if step is None:
                 step = replace(frame.step(node, ""), fact=("sink", Hazard.HOST_READS_IN_FLIGHT, what))
             if isinstance(leaf, Borrow):
                 self.facts.report(frame.site(node, what), leaf.trace + (step,), Hazard.HOST_READS_IN_FLIGHT)
             else:  # lifted: the caller passing a copy in flight is where it is reported
-                self.facts.add_reach(SinkReach(leaf.index, leaf.path, st.assume | leaf.when, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
+                assume = st.assume | st.unsynced_when | leaf.when  # where it is read unsynchronised
+                self.facts.add_reach(SinkReach(leaf.index, leaf.path, assume, None, (step,), Hazard.HOST_READS_IN_FLIGHT))
+
+    def _reads_in_flight(self, leaf: ParamRef) -> bool:
+        """May a caller pass a copy in flight in this part of a parameter (``read_host``)?"""
+        program, qualname = self.frame.program, self.frame.info.qualname
+        if not has_field(leaf.path):
+            return (qualname, leaf.index) in program.flight_hot
+        field = leaf.path[0]
+        return isinstance(field, Field) and (qualname, leaf.index) in program.field_hot \
+            and (qualname, leaf.index, field.position, "flight") in program.field_hot
 
     def stage(self, node: ast.AST, read: Value, what: str) -> None:
         """``gpu.copy_(pinned, non_blocking=True)``, ``pinned.to(device, non_blocking=True)``:

@@ -9,8 +9,11 @@ from collections.abc import Callable
 
 from bufferlint.analysis.domain.conditions import ParamTest, captured_variable
 from bufferlint.analysis.domain.state import LOOP_TURN, State, join_states
+from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.domain.values import (
     EMPTY,
+    Field,
+    ParamRef,
     Preset,
     Cond,
     Value,
@@ -385,6 +388,8 @@ class ExpressionEvaluator:
                 kept = join(kept, container(registered_handlers(program.index, handlers)))
             if declared or kept is not None:
                 return self.field_object(join(Value(declared=declared), kept) or EMPTY, classes, node.attr)
+        if not classes and not vocab.knows_method(node.attr):
+            self.deeper_field(node, base)
         if base.leaves or base.types or base.declared or base.alloc:
             # Maybe a bound method (``submit = executor.submit``). One of a borrowed value
             # that the packs know as a method (``w.clone``) holds the value itself.
@@ -393,6 +398,21 @@ class ExpressionEvaluator:
             method = bool(classes) and all(program.index.class_method(c, node.attr) for c in sorted(classes))
             return Value(leaves=holds, method=node.attr, bound=base, not_none=method)
         return EMPTY
+
+    def deeper_field(self, node: ast.Attribute, base: Value) -> None:
+        """``outer.inner.tensor`` of a record parameter's field a caller filled
+        (``Program.field_hot``): a field's field is past the depth followed (one), so what
+        the caller put there is lost here; told as a notice, never silently."""
+        program, qualname = self.frame.program, self.info.qualname
+        followed = records.followed_fields(program, qualname)
+        for leaf in base.leaves:
+            if isinstance(leaf, ParamRef) and len(leaf.path) == 1 and isinstance(leaf.path[0], Field) \
+                    and followed(leaf.index, leaf.path[0].position):
+                self.facts.caps.append(Limit(
+                    f"{self.info.display}: `.{node.attr}` at line {node.lineno} reads a field of a record parameter's "
+                    "field, deeper than the one level followed; findings through it may be missed"
+                ))
+                return
 
     def property_value(self, node: ast.Attribute, base: Value, classes: frozenset) -> Value | None:
         """``pool.staging`` where ``staging`` is a ``@property`` of the object's project

@@ -5,13 +5,14 @@ of the interpreter write their results to."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from bufferlint.analysis.domain.limits import Limit
 from bufferlint.analysis.domain.state import MAX_HOLDER_ATTRIBUTES, Pending
 from bufferlint.analysis.domain.summaries import EMPTY_SUMMARY, NO_FACTS, FieldStore, ParamCall, SinkReach, Site, Summary, keep_best
 from bufferlint.analysis.domain.conditions import MAX_CONDITIONS, bounded
-from bufferlint.analysis.domain.values import EMPTY, Value, callback_path, conditional_types, evolve, has_field, join, local_fields, map_leaves
+from bufferlint.analysis.domain.values import EMPTY, Field, Value, callback_path, conditional_types, evolve, has_field, join, local_fields, map_leaves
 from bufferlint.findings import PASSED_GUARD, TraceStep, preferred_trace
 from bufferlint.analysis.transfer.rotation import rotating_indices
 from bufferlint.hazards import Hazard
@@ -250,15 +251,17 @@ class FunctionFacts:
                 return replace(reach, trace=reach.trace + (step,))
         return reach
 
-    def outcome(self, is_generator: bool) -> Outcome:
-        """The function's summary and the rest of what the analysis found."""
+    def outcome(self, is_generator: bool, followed: Callable[[int, int], bool] | None = None) -> Outcome:
+        """The function's summary and the rest of what the analysis found. Of its record
+        parameters' fields (``values.Field``), what it returns or keeps in a field is only
+        those ``followed`` says a caller put a borrowed value or a copy in flight in."""
         self.add_read_backs()
         returns = self.returns or EMPTY
         if self.returns_unknown_class and (returns.types or returns.declared):
             returns = evolve(returns, types=frozenset(), type_when=frozenset(), declared=frozenset())
         if is_generator:
             returns = Value(lazy=True, elems=self.yields)
-        returns = local_fields(returns)  # record parameters' fields reach sinks only (``values.Field``)
+        returns = local_fields(returns, followed)
         evaluated = self.evaluated
         rejects, accepts, undecided = evaluated.rejects, evaluated.accepts, evaluated.undecided
         guards = _proven(self.truthy_returns) | rejects
@@ -272,7 +275,7 @@ class FunctionFacts:
             enters_synchronized=bool(self.yield_synced) and all(self.yield_synced),
             futures=frozenset(self.futures),
             settles=frozenset.intersection(*self.exit_settled) if self.exit_settled else frozenset(),
-            field_stores=frozenset(store for store in self.field_stores if not has_field(store.path)),
+            field_stores=frozenset(store for store in self.field_stores if _kept_store(store, followed)),
             releases=frozenset(self.released),
             keeps_futures=frozenset.intersection(*self.exit_kept) if self.exit_kept else frozenset(),
             advances=self.advanced,
@@ -287,6 +290,15 @@ class FunctionFacts:
             summary, self.findings, self.callees, self.used_as_guard, self.demands, set(self.sited), self.edges, self.caps,
             frozenset(self.next_call), frozenset(self.returns_read),
         )
+
+
+def _kept_store(store: FieldStore, followed: Callable[[int, int], bool] | None) -> bool:
+    """Does a summary keep this store: not of a record parameter's field, or of one
+    ``followed`` (see ``FunctionFacts.outcome``)?"""
+    if not has_field(store.path):
+        return True
+    field = store.path[0]
+    return followed is not None and isinstance(field, Field) and followed(store.param, field.position)
 
 
 def _proven(cleaned_sets: list[frozenset]) -> frozenset:

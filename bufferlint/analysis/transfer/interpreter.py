@@ -56,6 +56,7 @@ from bufferlint.analysis.transfer.facts import FunctionFacts, Outcome
 from bufferlint.analysis.transfer.frame import Frame, node_key
 from bufferlint.analysis.transfer.guard_inline import InlineChecks
 from bufferlint.analysis.transfer.guard_judge import judge
+from bufferlint.analysis.transfer.records import followed_fields
 from bufferlint.analysis.transfer.refine import assume_clean, refine, truth_tested
 from bufferlint.analysis.transfer.stores import Stores
 from bufferlint.analysis.world import ProjectView
@@ -94,7 +95,7 @@ class FunctionInterpreter:
             self.solve(self.frame.tables.graph, self.entry_state())
             self.effects.carried_over()
             self.facts.evaluated = judge(self.frame)
-            outcome = self.facts.outcome(self.info.is_generator)
+            outcome = self.facts.outcome(self.info.is_generator, followed_fields(self.frame.program, self.info.qualname))
             if widened(outcome.summary):  # a limit hit, reported as MAX_BLOCK_VISITS is
                 outcome.caps.append(Limit(
                     f"{self.info.display}: an access path into a parameter is longer than {MAX_PATH} steps and "

@@ -12,11 +12,14 @@ new record of the same shape.
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
-from bufferlint.analysis.domain.values import EMPTY, MAX_DEPTH, Field, ParamRef, Value, cap, const, container, evolve, index, join
+from bufferlint.analysis.domain.values import (
+    EMPTY, MAX_DEPTH, Borrow, Field, ParamRef, Value, cap, const, container, deep_leaves, evolve, index, join,
+)
 from bufferlint.analysis.frontend.index import ModuleInfo, base_name
 from bufferlint.analysis.transfer.call_site import CallSite
-from bufferlint.analysis.world import IndexView
+from bufferlint.analysis.world import IndexView, ProjectView
 from bufferlint.findings import TraceStep
 
 
@@ -87,9 +90,10 @@ def parameter_field(index_view: IndexView, base: Value, attr: str, step: TraceSt
     ``self.value`` in a record's own method (``job.launch(pool)`` of ``Job(name, w)`` submits
     the ``w`` that call built the record with): the part the caller built
     the record with, as a ``Field`` step of the parameter's path; None when ``base`` holds no
-    such parameter or its one class is no record with a field ``attr``. The part stays local
-    to the function (``values.local_fields``): it is for a helper that sends what it reads
-    out of the record it is given (``send(sock, payload)`` reading ``payload.value``)."""
+    such parameter or its one class is no record with a field ``attr``. The part leaves the
+    function only where a caller filled that field (``values.local_fields``,
+    ``followed_fields``): else it is for a helper that sends what it reads out of the record
+    it is given (``send(sock, payload)`` reading ``payload.value``)."""
     params = [leaf for leaf in base.leaves if isinstance(leaf, ParamRef) and not leaf.path]
     classes = base.types | base.declared
     if not params or len(classes) != 1:
@@ -100,6 +104,61 @@ def parameter_field(index_view: IndexView, base: Value, attr: str, step: TraceSt
         return None
     position = Field(shape[0].index(attr))
     return Value(leaves=frozenset(leaf.extend(position, step) for leaf in params))
+
+
+# What a record parameter's field may hold that is followed past the function's own sinks
+# (``Program.field_hot``): a producer's borrowed value, a device copy in flight.
+FIELD_KINDS = ("borrowed", "flight")
+
+
+def followed_fields(program: ProjectView, qualname: str, kinds: tuple[str, ...] = FIELD_KINDS) -> Callable[[int, int], bool]:
+    """Whether a field (parameter, position) of ``qualname``'s record parameters may hold
+    one of ``kinds``: a caller built the record so, or passed on its own such field
+    (``pass_record``). Only those fields leave the function (``values.local_fields``) or
+    make host reads reaches: a batch record handed to every layer with nothing borrowed in
+    it adds no path to any summary."""
+    def followed(param: int, position: int) -> bool:
+        return (qualname, param) in program.field_hot and any(
+            (qualname, param, position, kind) in program.field_hot for kind in kinds
+        )
+    return followed
+
+
+def pass_record(program: ProjectView, caller: str, callee: str, param: int, value: Value) -> None:
+    """A call passes ``value`` into ``callee``'s parameter ``param``: the fields of a record
+    built here that hold borrowed values or copies in flight, and the caller's own record
+    parameters passed whole with such fields, make the callee's same fields followed
+    (``Program.flow_fields``)."""
+    fields = _hot_positions(program, caller, value)
+    records = tuple(sorted({leaf.index for leaf in value.leaves
+                            if isinstance(leaf, ParamRef) and not leaf.path and (caller, leaf.index) in program.field_hot}))
+    if fields or records:
+        program.flow_fields(caller, callee, param, fields, records)
+
+
+def _hot_positions(program: ProjectView, caller: str, value: Value) -> tuple[tuple[int, str], ...]:
+    """(position, kind) of the fields of the record ``value`` (none if it is no record)
+    that may hold a borrowed value or a copy in flight: one of the caller's, or what one of
+    its parameters (or their followed fields) may receive."""
+    if value.fields is None or not value.items:
+        return ()
+    found: set[tuple[int, str]] = set()
+    for position, item in enumerate(value.items):
+        for leaf in deep_leaves(item, through_lazy=True):
+            if isinstance(leaf, Borrow):
+                if leaf.flight:
+                    found.add((position, "flight"))
+                elif not leaf.pinned:
+                    found.add((position, "borrowed"))
+            elif leaf.path and isinstance(leaf.path[0], Field):
+                followed = (caller, leaf.index, leaf.path[0].position)
+                found.update((position, kind) for kind in FIELD_KINDS if (*followed, kind) in program.field_hot)
+            else:
+                if (caller, leaf.index) in program.hot:
+                    found.add((position, "borrowed"))
+                if (caller, leaf.index) in program.flight_hot:
+                    found.add((position, "flight"))
+    return tuple(sorted(found))
 
 
 # ``replace(record, **changes)``; ``copy.copy(record)`` is a shallow copy, a new record of the

@@ -7,9 +7,11 @@ from dataclasses import replace
 
 from bufferlint.analysis.domain.state import State, waited_for
 from bufferlint.analysis.domain.conditions import (
-    APPROVES, ATTR, EQ, FALSY, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter, refuted,
+    APPROVES, ATTR, EQ, FALSY, FIELD_NONE, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter, refuted,
 )
-from bufferlint.analysis.domain.values import Borrow, ParamRef, Value, clean, clear_leaf, deep_leaves, fact_tags, program_memory
+from bufferlint.analysis.domain.values import (
+    Borrow, Field, ParamRef, Value, clean, clear_leaf, deep_leaves, fact_tags, program_memory,
+)
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
 
@@ -181,6 +183,9 @@ def parameter_compared(test: ast.expr, values: dict[int, Value], defaults: dict[
         if param is None or not (right.has_const and isinstance(right.const, tuple)):
             return None
         return ParamTest(param, kind, right.const).on(param, defaults)
+    field = record_field_compared(test.left, left, right, kind)
+    if field is not None:
+        return field
     param, other = exact_parameter(left), right
     if param is None:
         param, other = exact_parameter(right), left
@@ -189,6 +194,20 @@ def parameter_compared(test: ast.expr, values: dict[int, Value], defaults: dict[
     if kind in (IS, IS_NOT) and not (other.const is None or isinstance(other.const, bool)):
         return None
     return ParamTest(param, kind, other.const).on(param, defaults)
+
+
+def record_field_compared(node: ast.expr, left: Value, right: Value, kind: str) -> ParamTest | None:
+    """``out.ready is None`` (``is not``) of a record parameter's field (``values.Field``),
+    as a test each call decides by the record it builds (``conditions.FIELD_NONE``)."""
+    if kind not in (IS, IS_NOT) or not (right.has_const and right.const is None) or left.has_const \
+            or not isinstance(node, ast.Attribute):
+        return None
+    fields = {(leaf.index, leaf.path[0].position) for leaf in left.leaves
+              if isinstance(leaf, ParamRef) and len(leaf.path) == 1 and isinstance(leaf.path[0], Field)}
+    if len(fields) != 1 or len(left.leaves) != 1:
+        return None
+    ((param, position),) = fields
+    return ParamTest(param, FIELD_NONE, (position, node.attr, kind == IS))
 
 
 def parameter_test(node: ast.expr, values: dict[int, Value], defaults: dict[int, object]) -> ParamTest | None:

@@ -70,6 +70,11 @@ class Program:
         self.hot: set[tuple[str, int]] = set()
         self.flight_hot: set[tuple[str, int]] = set()  # parameters that may get a device copy in flight
         self.pinned_hot: set[tuple[str, int]] = set()  # parameters that may get a pinned buffer (their writes matter)
+        # (function, parameter, field position, kind): record parameters' fields that may hold
+        # a borrowed value ("borrowed") or a device copy in flight ("flight") (``flow_fields``),
+        # and (function, parameter) for a parameter with any such field
+        self.field_hot: set[tuple[object, ...]] = set()
+        self._hot_fields: dict[tuple[str, int], set[tuple[int, str]]] = {}  # the same, by parameter
         # Functions to analyse: ``worklist`` first; ``deferred`` holds callers whose callee's
         # summary changed, analysed once the work in hand is done, callees first (so a caller
         # that dispatches to hundreds of methods runs once after they settle, not once each).
@@ -462,6 +467,27 @@ class Program:
         if (callee, param) not in self.pinned_hot and (pinned or any((caller, p) in self.pinned_hot for p in params)):
             self.pinned_hot.add((callee, param))
             self.activate(callee)
+
+    def flow_fields(self, caller: str, callee: str, param: int, fields: tuple[tuple[int, str], ...],
+                    records: tuple[int, ...]) -> None:
+        """A call passes a record into ``callee``'s parameter: the record's fields at these
+        positions hold borrowed values or copies in flight (``fields``: (position, kind)),
+        and so do the hot fields of the caller's own record parameters passed whole
+        (``records``). Only such fields of the parameter are followed past the callee's own
+        sinks (``values.Field``): what the callee passes on, returns or keeps of them, and its
+        host reads of fields in flight. Depth one: a field's field is no such field."""
+        given = set(fields)
+        for record in records:
+            given.update(self._hot_fields.get((caller, record), ()))
+        known = self._hot_fields.setdefault((callee, param), set())
+        new = given - known
+        if not new:
+            return
+        known.update(new)
+        self.field_hot.add((callee, param))  # asked first: has the parameter any such field?
+        self.field_hot.update((callee, param, position, kind) for position, kind in new)
+        self.activate(callee)
+        self.enqueue(callee)
 
     def solve(self, tick: Callable[[], None] | None = None, starting: Callable[[str], None] | None = None) -> None:
         """Run the worklist to a fixpoint; ``tick`` after each function analysed, ``starting``
