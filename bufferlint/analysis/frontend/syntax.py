@@ -31,6 +31,15 @@ def annotations_of(node: ast.AST) -> dict[str, ast.expr]:
     return {a.arg: a.annotation for a in every if a.annotation is not None}
 
 
+def callable_annotation(annotation: ast.expr | None) -> bool:
+    """Does the annotation say the parameter is a callable (``Callable[..., Any]``,
+    ``typing.Callable``, ``collections.abc.Callable``)?"""
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    name = annotation.attr if isinstance(annotation, ast.Attribute) else getattr(annotation, "id", None)
+    return name == "Callable"
+
+
 def parameter_defaults(node: ast.AST) -> dict[int, ast.expr]:
     """The default expressions of a function's parameters, by their index in
     ``FunctionInfo.params`` (positional ones, then ``*args``, then keyword-only ones)."""

@@ -12,6 +12,7 @@ from bufferlint.analysis.domain.values import (
     EMPTY, ParamRef, Value, container, index, iterate, join, on_host, pinned_buffer,
 )
 from bufferlint.analysis.frontend.syntax import holder_name, is_slice, short, walk
+from bufferlint.analysis.transfer.chosen import forget
 from bufferlint.analysis.transfer.effects import Effects
 from bufferlint.analysis.transfer.frame import Frame
 from bufferlint.analysis.transfer.keyword_maps import stored_key
@@ -42,6 +43,7 @@ class Assignment:
         if st is None:
             return
         if isinstance(target, ast.Name):
+            forget(st, target.id)
             st.vars[target.id] = value
             if target.id in st.stale:
                 st.stale = st.stale - {target.id}

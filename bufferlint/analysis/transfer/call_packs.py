@@ -123,15 +123,16 @@ def _aliasing_with_arguments(call: CallSite) -> Value | None:
 
 
 def users_word(call: CallSite) -> Value | None:
-    """A source or sink the project itself declared applies even where the tree defines
-    that function (only the shipped packs yield to the tree's own code). A declared guard
-    is different: its own code is checked (does it reject marked values?) and decides what
-    it protects."""
+    """A source, sink or registrar the project itself declared applies even where the tree
+    defines that function (only the shipped packs yield to the tree's own code: a declared
+    ``reader.on_record(fn)`` calls ``fn`` back with borrowed views although its body only
+    appends ``fn`` to a list). A declared guard is different: its own code is checked (does
+    it reject marked values?) and decides what it protects."""
     vocab = call.vocab
     if not vocab.names(call.shape):
         return None
     for kind, handler in HANDLERS:
-        if kind in ("sources", "sinks"):
+        if kind in ("sources", "sinks", "registrars"):
             spec = vocab.match(kind, call.shape, call.frame.contexts if kind == "sinks" else frozenset())
             if spec is not None and vocab.is_users(spec):
                 return handler(call, spec)

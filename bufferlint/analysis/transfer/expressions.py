@@ -36,6 +36,7 @@ from bufferlint.analysis.frontend.constants import static_constant
 from bufferlint.analysis.frontend.index import FunctionInfo, PartialBinding, dotted_name, generator_context, globals_owner, is_property
 from bufferlint.analysis.frontend.syntax import holder_name, short, walk
 from bufferlint.analysis.transfer.assign import Assignment
+from bufferlint.analysis.transfer.chosen import chosen_call
 from bufferlint.analysis.transfer.produced import borrowed_from
 from bufferlint.analysis.transfer.call_site import Args
 from bufferlint.analysis.transfer.call_project import property_result
@@ -209,7 +210,7 @@ class ExpressionEvaluator:
             # buffers the module keeps there
             built = module.variable_classes.get(name)
             held = self.program.field_value((globals_owner(module.name),), name)
-            record = records.module_record(project, module, name)
+            record = records.module_record(project, module, name) or records.module_functions(project, module, name)
             if record is not None:
                 for part in record.items or ():
                     if part.ref is not None and part.ref not in project.functions:
@@ -708,6 +709,10 @@ class ExpressionEvaluator:
         return iterate(self.eval(node.value))
 
     def expr_Call(self, node: ast.Call) -> Value:
+        st = self.frame.st
+        conditional = chosen_call(st, node, self.frame.info.node) if st is not None and isinstance(node.func, ast.Name) else None
+        if conditional is not None:  # ``run(...)`` of ``run = pool.submit if offload(w) else run_inline``
+            return self.eval(conditional)
         unrolled = self.any_over_constants(node)
         return unrolled if unrolled is not None else self.calls.evaluate(node)
 
@@ -726,26 +731,43 @@ class ExpressionEvaluator:
         loop = gen.generators[0]
         if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) or self.lookup(func.id).ref != f"builtins.{func.id}":
             return None
-        if any(isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in PURE_CHECKS)
+        name = loop.target.id
+        if any(isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in PURE_CHECKS | {name})
                for n in walk(gen.elt)):
             return None
         names = self.eval(loop.iter)
-        if not (names.has_const and isinstance(names.const, tuple) and 0 < len(names.const) <= MAX_UNROLLED):
+        items = _unrolled_items(names, calls_target=any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                                                        and n.func.id == name for n in walk(gen.elt)))
+        if items is None:
             return None
         st = self.frame.st
         if st is None:
             return EMPTY
-        name = loop.target.id
         before = st.vars.get(name)
         conds = []
-        for item in names.const:
-            st.vars[name] = const(item)
+        for item in items:
+            st.vars[name] = item
             conds.append(self.eval(gen.elt).cond or Cond())
         if before is None:
             st.vars.pop(name, None)
         else:
             st.vars[name] = before
         return Value(cond=either(conds) if func.id == "any" else both(conds))
+
+def _unrolled_items(names: Value, calls_target: bool) -> list[Value] | None:
+    """What an ``any``/``all`` is unrolled over: the constants of a constant tuple, or, when the
+    element calls the loop's name (``all(check(w) for check in CHECKS)``), the functions of a
+    tuple of them (lambdas or functions, each one's summary deciding what its call tells); None
+    for anything else, or more than ``MAX_UNROLLED``."""
+    if calls_target:
+        items = names.items
+        if items is None or not 0 < len(items) <= MAX_UNROLLED or any(item.ref is None or item.leaves for item in items):
+            return None
+        return list(items)
+    if not (names.has_const and isinstance(names.const, tuple) and 0 < len(names.const) <= MAX_UNROLLED):
+        return None
+    return [const(item) for item in names.const]
+
 
 PURE_CHECKS = frozenset({"getattr", "hasattr", "isinstance"})  # calls an unrolled ``any`` element may make
 MAX_UNROLLED = 16  # constants an ``any``/``all`` is unrolled over (more: evaluated as a plain call)

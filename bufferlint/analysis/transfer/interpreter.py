@@ -47,7 +47,7 @@ from bufferlint.analysis.frontend.index import FunctionInfo, generator_context, 
 from bufferlint.analysis.frontend.syntax import (
     annotations_of, assigned_names, holder_name, parameter_defaults, short, walk,
 )
-from bufferlint.analysis.transfer import call_effects
+from bufferlint.analysis.transfer import call_effects, chosen
 from bufferlint.analysis.transfer.call_packs import queried_stream, shape_of, stream_work
 from bufferlint.analysis.transfer.effects import HANDED_BACK, Effects, refills_not_taken
 from bufferlint.analysis.transfer.exit_callbacks import exit_calls
@@ -635,6 +635,8 @@ class FunctionInterpreter:
         value = self.eval(stmt.value)
         for target in stmt.targets:
             self.assignment.assign(target, value, stmt)
+        if isinstance(stmt.value, ast.IfExp) and self.st is not None:
+            chosen.choose(self.st, stmt)
 
     def stmt_AnnAssign(self, stmt: ast.AnnAssign) -> None:
         """``s: Sink = make()``: the local is of the annotated class (or a subclass), which

@@ -197,7 +197,7 @@ def module_record(index_view: IndexView, module: ModuleInfo, name: str) -> Value
     built = module.variable_classes.get(name)
     shape = index_view.record_shape(index_view.canonical(built)) if built else None
     call = _bound_once(module, name)
-    if shape is None or call is None:
+    if shape is None or not isinstance(call, ast.Call):
         return None
     names, positional = shape
     parts: list[Value] = [EMPTY] * len(names)
@@ -214,8 +214,29 @@ def module_record(index_view: IndexView, module: ModuleInfo, name: str) -> Value
     return evolve(container(None, tuple(parts)), types=frozenset({index_view.canonical(built or "")}), fields=names)
 
 
-def _bound_once(module: ModuleInfo, name: str) -> ast.Call | None:
-    """The call a top-level ``name = Cls(...)`` (or ``name: T = Cls(...)``) binds."""
+def module_functions(index_view: IndexView, module: ModuleInfo, name: str) -> Value | None:
+    """A module variable bound once at the top level to a tuple of functions (``CHECKS =
+    (is_cpu, lambda w: not getattr(w, M, False))``): that tuple, each element the function
+    (a lambda as the index names it), so ``all(check(w) for check in CHECKS)`` is unrolled
+    over them (``expressions._unrolled_items``); None for any other variable, or a tuple
+    holding anything else."""
+    bound = _bound_once(module, name, ast.Tuple)
+    top = index_view.functions.get(f"{module.name}.<module>")
+    if not isinstance(bound, ast.Tuple) or top is None or not bound.elts:
+        return None
+    parts = []
+    for elt in bound.elts:
+        target = top.lambda_name(elt) if isinstance(elt, ast.Lambda) else (
+            base_name(module, elt) if isinstance(elt, (ast.Name, ast.Attribute)) else None)
+        if target is None or index_view.functions.get(index_view.canonical(target)) is None:
+            return None
+        parts.append(Value(ref=index_view.canonical(target), not_none=True))
+    return container(None, tuple(parts))
+
+
+def _bound_once(module: ModuleInfo, name: str, kind: type = ast.Call) -> ast.expr | None:
+    """The call (or other ``kind`` of expression) a top-level ``name = Cls(...)`` (or
+    ``name: T = Cls(...)``) binds."""
     for stmt in module.tree.body:
         target: ast.expr
         value: ast.expr | None
@@ -226,5 +247,5 @@ def _bound_once(module: ModuleInfo, name: str) -> ast.Call | None:
         else:
             continue
         if isinstance(target, ast.Name) and target.id == name:
-            return value if isinstance(value, ast.Call) else None
+            return value if isinstance(value, kind) else None
     return None

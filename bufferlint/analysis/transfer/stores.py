@@ -14,7 +14,7 @@ from bufferlint.analysis.domain.values import (
     EMPTY, Borrow, ParamRef, Value, container, deep_leaves, evolve, map_leaves, pinned_buffer,
 )
 from bufferlint.analysis.frontend.index import FunctionInfo, dotted_expr, globals_owner
-from bufferlint.analysis.frontend.syntax import holder_name, root_name
+from bufferlint.analysis.frontend.syntax import annotations_of, callable_annotation, holder_name, root_name
 from bufferlint.analysis.transfer.effects import Effects, sink_fact
 from bufferlint.analysis.transfer.facts import FunctionFacts
 from bufferlint.analysis.transfer.frame import Frame, node_key
@@ -116,7 +116,21 @@ class Stores:
             # Which positions of a stored tuple hold them: the fix copies only those.
             parts = [str(i) for i, item in enumerate(value.items or ()) if leaves & frozenset(deep_leaves(item))]
             subject = "items:" + ",".join(parts) if parts else ""
-            self.effects.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), subject, hazard=Hazard.KEPT_PAST_STEP, holder=holder)
+            hazard = Hazard.ASYNC_READ_AFTER_ADVANCE if self.parks_task(value) else Hazard.KEPT_PAST_STEP
+            self.effects.add_pending(stmt, Value(leaves=leaves), holder_text, frozenset(), subject, hazard=hazard, holder=holder)
+
+    def parks_task(self, value: Value) -> bool:
+        """Is the stored tuple a task parked for later: it holds a parameter annotated as a
+        callable (``self._queued.append((fut, fn, args, kwargs))`` in a project executor's
+        ``submit(self, fn: Callable, /, *args)``)? Its arguments are then consumed when the
+        receiver runs the task, asynchronously for the caller: an async sink, reported
+        (lifted) at the caller's hand-off, not a view kept inside the executor."""
+        names, annotations = self.frame.info.params, annotations_of(self.frame.info.node)
+        callables = {i for i, name in enumerate(names) if callable_annotation(annotations.get(name))}
+        return bool(callables) and any(
+            isinstance(leaf, ParamRef) and leaf.index in callables and not leaf.path
+            for item in value.items or () for leaf in item.leaves
+        )
 
     def note_kept(self, stmt: ast.AST, value: Value, holder_text: str, retained_in: str | None) -> None:
         """Where each borrowed object was first put into a container (``views.append(v)``):
