@@ -5,12 +5,33 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from bufferlint.analysis.domain.state import State, waited_for
 from bufferlint.analysis.domain.conditions import (
-    APPROVES, ATTR, EQ, FALSY, FIELD_NONE, IN, IS, IS_NOT, NE, NOT_IN, TRUTHY, ParamTest, exact_parameter, refuted,
+    APPROVES,
+    ATTR,
+    EQ,
+    FALSY,
+    FIELD_NONE,
+    IN,
+    IS,
+    IS_NOT,
+    NE,
+    NOT_IN,
+    TRUTHY,
+    ParamTest,
+    exact_parameter,
+    refuted,
 )
+from bufferlint.analysis.domain.state import State, waited_for
 from bufferlint.analysis.domain.values import (
-    Borrow, Field, ParamRef, Value, clean, clear_leaf, deep_leaves, fact_tags, program_memory,
+    Borrow,
+    Field,
+    ParamRef,
+    Value,
+    clean,
+    clear_leaf,
+    deep_leaves,
+    fact_tags,
+    program_memory,
 )
 from bufferlint.analysis.transfer.class_tests import narrow_classes
 from bufferlint.analysis.world import IndexView
