@@ -47,17 +47,26 @@ def forget(st: State, name: str) -> None:
         st.vars[CHOSEN] = Value(const=kept, has_const=True)
 
 
-def chosen_call(st: State, node: ast.Call, function: ast.AST) -> ast.IfExp | None:
+def chosen_call(st: State, node: ast.Call, function: ast.AST, cache: dict[tuple, ast.IfExp | None]) -> ast.IfExp | None:
     """The conditional call ``node`` (a call of a name bound to a choice in force) stands
     for, located at ``node``; None for any other call. ``function``: the function's node,
-    where the choice's expression is found by its position."""
+    where the choice's expression is found by its position. The conditional call is built
+    once per call and choice (``cache``, the function's ``FunctionTables.chosen_calls``), so
+    that each visit of a loop evaluates the same nodes, as ``exit_callbacks`` does."""
     if not isinstance(node.func, ast.Name):
         return None
     found = next((c for c in _choices(st) if c[0] == node.func.id), None)
     if found is None:
         return None
+    key = (id(node), found[1], found[2])
+    if key not in cache:
+        cache[key] = _conditional_call(node, function, found[1:3])
+    return cache[key]
+
+
+def _conditional_call(node: ast.Call, function: ast.AST, position: tuple) -> ast.IfExp | None:
     choice = next((n for n in ast.walk(function) if isinstance(n, ast.IfExp)
-                   and (n.lineno, n.col_offset) == found[1:3]), None)
+                   and (n.lineno, n.col_offset) == position), None)
     if choice is None:
         return None
     branches = [ast.copy_location(ast.Call(func=f, args=node.args, keywords=node.keywords), node)

@@ -710,7 +710,7 @@ class ExpressionEvaluator:
 
     def expr_Call(self, node: ast.Call) -> Value:
         st = self.frame.st
-        conditional = chosen_call(st, node, self.frame.info.node) if st is not None and isinstance(node.func, ast.Name) else None
+        conditional = chosen_call(st, node, self.frame.info.node, self.frame.tables.chosen_calls) if st is not None and isinstance(node.func, ast.Name) else None
         if conditional is not None:  # ``run(...)`` of ``run = pool.submit if offload(w) else run_inline``
             return self.eval(conditional)
         unrolled = self.any_over_constants(node)

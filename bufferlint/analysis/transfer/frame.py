@@ -38,7 +38,8 @@ class FunctionTables:
     """What is derived once from a function's tree: its graph, each loop body's bound names,
     and the parents and regions inline marker checks evaluate (``guard_inline``)."""
 
-    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline", "_stable", "_keyword_maps", "_periodic", "_ready_tests", "exit_calls")
+    __slots__ = ("node", "_graph", "loop_names", "loop_fresh", "inline", "_stable", "_keyword_maps", "_periodic", "_ready_tests", "exit_calls",
+                 "chosen_calls")
 
     def __init__(self, node: ast.AST) -> None:
         self.node = node
@@ -51,6 +52,7 @@ class FunctionTables:
         self._periodic: dict[int, frozenset[str]] | None = None
         self._ready_tests: dict[int, tuple[int, bool]] | None = None
         self.exit_calls: dict[int, ast.Call] = {}  # ``exit_callbacks.exit_calls``'s calls, built once
+        self.chosen_calls: dict[tuple, ast.IfExp | None] = {}  # ``chosen.chosen_call``'s calls, built once
 
     @property
     def keyword_maps(self) -> frozenset[str]:
